@@ -1,0 +1,1 @@
+//! Criterion benchmarks live in `benches/`; this crate has no code of its own.

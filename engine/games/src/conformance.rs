@@ -1,0 +1,166 @@
+//! The one harness every game passes: it plays random games and checks, in every position, the
+//! contracts written on [`Game`]. A game's own tests call [`check_random_games`] with its start
+//! positions; nothing here knows any particular game.
+
+use std::collections::HashSet;
+
+use rand::rngs::SmallRng;
+use rand::seq::SliceRandom;
+use rand::SeedableRng;
+
+use crate::Game;
+
+/// What one run of the harness covered, so a test can assert that it really exercised the game.
+#[derive(Clone, Debug, Default)]
+pub struct Coverage {
+    pub games: usize,
+    pub finished_games: usize,
+    pub positions: usize,
+    pub actions_checked: usize,
+}
+
+/// Plays `games` random games from `start` (at most `max_plies` each) and checks every position
+/// they pass through. Panics with the position's text on the first broken contract.
+pub fn check_random_games<G: Game>(
+    start: &G,
+    games: usize,
+    max_plies: usize,
+    seed: u64,
+) -> Coverage {
+    let mut rng = SmallRng::seed_from_u64(seed);
+    let mut cov = Coverage::default();
+    for _ in 0..games {
+        let mut state = start.clone();
+        for _ in 0..max_plies {
+            check_position(&state, &mut cov);
+            let mut actions = Vec::new();
+            state.legal_actions(&mut actions);
+            let Some(&action) = actions.choose(&mut rng) else {
+                break;
+            };
+            state.play(action).unwrap_or_else(|e| {
+                panic!(
+                    "legal action {action:?} refused in {}: {e}",
+                    state.to_text()
+                )
+            });
+        }
+        cov.games += 1;
+        if state.outcome().is_some() {
+            cov.finished_games += 1;
+            check_position(&state, &mut cov);
+        }
+    }
+    cov
+}
+
+/// Checks every contract of [`Game`] in one position.
+pub fn check_position<G: Game>(state: &G, cov: &mut Coverage) {
+    let text = state.to_text();
+    let shape = state.shape();
+    let mut legal = Vec::new();
+    state.legal_actions(&mut legal);
+    cov.positions += 1;
+
+    assert_eq!(
+        legal.is_empty(),
+        state.outcome().is_some(),
+        "legal actions empty ⇔ game over, in {text}"
+    );
+    let legal_set: HashSet<_> = legal.iter().copied().collect();
+    assert_eq!(
+        legal_set.len(),
+        legal.len(),
+        "duplicate legal actions in {text}"
+    );
+
+    // The text format reads back to the same position.
+    let reread = state
+        .parse_position(&text)
+        .unwrap_or_else(|e| panic!("own text {text} does not parse: {e}"));
+    assert_eq!(reread.to_text(), text, "text round trip");
+
+    // Each legal action round-trips through its policy index and its notation, and plays.
+    let mut indices = HashSet::new();
+    for &a in &legal {
+        let i = state.action_index(a);
+        assert!(i < shape.policy_size, "index {i} out of range in {text}");
+        assert!(
+            indices.insert(i),
+            "two legal actions share index {i} in {text}"
+        );
+        assert_eq!(
+            state.index_action(i),
+            Some(a),
+            "index round trip of {a:?} in {text}"
+        );
+        let t = state.format_action(a);
+        assert_eq!(
+            state.parse_action(&t).as_ref(),
+            Ok(&a),
+            "text round trip of {t} in {text}"
+        );
+        assert!(state.is_legal(a), "is_legal rejects legal {t} in {text}");
+        let mut next = state.clone();
+        next.play(a)
+            .unwrap_or_else(|e| panic!("{t} refused in {text}: {e}"));
+        cov.actions_checked += 1;
+    }
+
+    // `play` accepts nothing else: every action any index names is legal iff listed.
+    for i in 0..shape.policy_size {
+        if let Some(a) = state.index_action(i) {
+            let listed = legal_set.contains(&a);
+            assert_eq!(state.is_legal(a), listed, "is_legal({a:?}) in {text}");
+            let mut next = state.clone();
+            let before = next.to_text();
+            let played = next.play(a).is_ok();
+            assert_eq!(played, listed, "play({a:?}) accepted = {played} in {text}");
+            if !played {
+                assert_eq!(next.to_text(), before, "a refused play changed the state");
+            }
+        }
+    }
+
+    // The encoding has the declared shape and holds only finite numbers.
+    let mut planes = vec![f32::NAN; shape.input_len()];
+    state.encode(&mut planes);
+    assert!(
+        planes.iter().all(|x| x.is_finite()),
+        "encoding not finite in {text}"
+    );
+
+    // Each symmetry maps legal actions to legal actions and commutes with play.
+    let syms = state.symmetries();
+    assert!(!syms.is_empty() && syms[0] == crate::Symmetry::IDENTITY);
+    for &sym in syms {
+        let image = state.transform(sym);
+        let mut image_legal = Vec::new();
+        image.legal_actions(&mut image_legal);
+        let mapped: HashSet<_> = legal
+            .iter()
+            .map(|&a| state.transform_action(sym, a))
+            .collect();
+        let image_set: HashSet<_> = image_legal.iter().copied().collect();
+        assert_eq!(
+            mapped, image_set,
+            "symmetry {sym:?} of legal actions in {text}"
+        );
+        assert_eq!(
+            image.outcome(),
+            state.outcome(),
+            "symmetry {sym:?} changed the outcome"
+        );
+        if let Some(&a) = legal.first() {
+            let mut after = state.clone();
+            after.play_unchecked(a);
+            let mut image_after = image.clone();
+            image_after.play_unchecked(state.transform_action(sym, a));
+            assert_eq!(
+                after.transform(sym).to_text(),
+                image_after.to_text(),
+                "symmetry {sym:?} does not commute with play in {text}"
+            );
+        }
+    }
+}
