@@ -3,6 +3,7 @@
 //! Search, inference, self-play and the protocol faces see games only through this trait, so a
 //! game added here joins all of them. Every game runs the shared [`conformance`] harness.
 
+pub mod agent;
 pub mod conformance;
 
 pub mod symmetry;
@@ -10,6 +11,7 @@ pub mod symmetry;
 use std::fmt::{self, Debug, Display};
 use std::hash::Hash;
 
+pub use agent::{Agent, AgentError, RandomAgent};
 pub use symmetry::Symmetry;
 
 /// One of the two sides. Each game names them in its own notation: Liuzhou and Go say

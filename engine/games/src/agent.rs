@@ -1,0 +1,65 @@
+//! Something that chooses actions: the random agent here; MCTS, alpha-beta and external
+//! programs (UCI, GTP) elsewhere. `engine match` and the protocol faces drive agents only
+//! through this trait.
+
+use rand::rngs::SmallRng;
+use rand::SeedableRng;
+
+use crate::{random_action, Game};
+
+/// Why an agent could not choose (an external engine died, a model failed, …).
+#[derive(Debug, thiserror::Error)]
+#[error("{agent}: {reason}")]
+pub struct AgentError {
+    pub agent: String,
+    pub reason: String,
+}
+
+/// Chooses actions in games of `G`.
+///
+/// A match calls `new_game` once, then for every action of the game either `select_action`
+/// (when this agent is to act) followed by `observe`, or only `observe` (the opponent's
+/// actions), so agents that keep a tree or talk to another program can follow the game.
+pub trait Agent<G: Game>: Send {
+    /// A short name for match tables and logs.
+    fn name(&self) -> String;
+
+    /// Chooses an action for the player to act in `state`, which is not finished.
+    fn select_action(&mut self, state: &G) -> Result<G::Action, AgentError>;
+
+    /// A new game starts from `start`.
+    fn new_game(&mut self, _start: &G) -> Result<(), AgentError> {
+        Ok(())
+    }
+
+    /// `action` was played in `before` (by either side).
+    fn observe(&mut self, _before: &G, _action: G::Action) -> Result<(), AgentError> {
+        Ok(())
+    }
+}
+
+/// Plays uniformly at random among the legal actions.
+pub struct RandomAgent {
+    rng: SmallRng,
+}
+
+impl RandomAgent {
+    pub fn new(seed: u64) -> Self {
+        RandomAgent {
+            rng: SmallRng::seed_from_u64(seed),
+        }
+    }
+}
+
+impl<G: Game> Agent<G> for RandomAgent {
+    fn name(&self) -> String {
+        "random".into()
+    }
+
+    fn select_action(&mut self, state: &G) -> Result<G::Action, AgentError> {
+        random_action(state, &mut self.rng).ok_or_else(|| AgentError {
+            agent: "random".into(),
+            reason: "no legal action".into(),
+        })
+    }
+}
