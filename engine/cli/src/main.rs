@@ -2,6 +2,7 @@
 
 mod cmd;
 mod config;
+mod models;
 
 use std::process::ExitCode;
 

@@ -3,6 +3,7 @@
 mod bench;
 mod perft;
 mod play;
+mod selfplay;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
@@ -25,6 +26,8 @@ enum Command {
     Bench(bench::Args),
     /// Play a game in the terminal.
     Play(play::Args),
+    /// Play games against itself and write training shards.
+    Selfplay(selfplay::Args),
 }
 
 impl Cli {
@@ -33,6 +36,7 @@ impl Cli {
             Command::Perft(args) => perft::run(args),
             Command::Bench(args) => bench::run(args),
             Command::Play(args) => play::run(args),
+            Command::Selfplay(args) => selfplay::run(args),
         }
     }
 }
@@ -42,4 +46,13 @@ impl Cli {
 pub enum GameKind {
     /// 六洲棋 Liuzhou chess, 6 × 6.
     Liuzhou,
+}
+
+impl GameKind {
+    /// The config file used when `--config` is not given.
+    pub fn default_config(self) -> std::path::PathBuf {
+        match self {
+            GameKind::Liuzhou => "configs/liuzhou.yaml".into(),
+        }
+    }
 }
