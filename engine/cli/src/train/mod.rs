@@ -116,8 +116,7 @@ pub fn run<G: Game>(start: &G, train: &TrainConfig, setup: &Setup<'_>) -> anyhow
                 .arg("--config")
                 .arg(setup.config_path)
                 .arg("--out")
-                .arg(&models_dir)
-                .args(["--name", "0000"])
+                .arg(models_dir.join("0000"))
                 .status_ok("trainer-bridge init")?;
         }
         state.initialised = true;
