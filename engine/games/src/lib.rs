@@ -5,6 +5,7 @@
 
 pub mod agent;
 pub mod conformance;
+pub mod go;
 
 pub mod symmetry;
 

@@ -1,0 +1,628 @@
+//! Rules scenarios, a naive reference implementation the fast board must agree with, and the
+//! shared conformance harness.
+
+use super::*;
+use crate::conformance::check_random_games;
+use crate::{perft, PlayError};
+use rand::rngs::SmallRng;
+use rand::seq::SliceRandom;
+use rand::{Rng, SeedableRng};
+
+fn rules(size: usize) -> GoRules {
+    GoRules::with_size(size)
+}
+
+/// A position from a diagram (rows from the top, `/`-separated, `.` empty) under `rules`.
+fn pos(rules: GoRules, diagram: &str, side: &str) -> GoState {
+    let base = GoState::new(rules).unwrap();
+    let text = format!("{} {side}", diagram.replace(' ', ""));
+    base.parse_position(&text)
+        .unwrap_or_else(|e| panic!("{text}: {e}"))
+}
+
+fn mv(s: &GoState, text: &str) -> Move {
+    s.parse_action(text).unwrap()
+}
+
+fn play(s: &mut GoState, text: &str) {
+    let m = mv(s, text);
+    s.play(m)
+        .unwrap_or_else(|e| panic!("{text} in {}: {e}", s.to_text()));
+    s.board.validate();
+}
+
+fn board_part(s: &GoState) -> String {
+    s.to_text().split(' ').next().unwrap().to_string()
+}
+
+#[test]
+fn single_stone_capture() {
+    let mut s = pos(
+        rules(5),
+        "...../..X../.XO../..X../.....",
+        "b",
+    );
+    play(&mut s, "D3");
+    assert_eq!(s.stone_at(Point::new(2, 2)), None, "C3 captured");
+    assert_eq!(board_part(&s), "5/2X2/1X1X1/2X2/5");
+    assert_eq!(s.area(), (25, 0));
+}
+
+#[test]
+fn multi_stone_capture_in_the_corner() {
+    // White A1, B1, A2 have two liberties, A3 and C1.
+    let mut s = pos(rules(5), "...../...../...../OX.../OO.X.", "b");
+    play(&mut s, "A3");
+    play(&mut s, "pass");
+    assert_eq!(s.stones_of(Player::Second).len(), 3);
+    play(&mut s, "C1");
+    assert!(s.stones_of(Player::Second).is_empty(), "three stones captured");
+    assert_eq!(s.stones_of(Player::First).len(), 4);
+    assert_eq!(s.to_text(), "5/5/X4/1X3/2XX1 w 0 - 3");
+}
+
+#[test]
+fn diagrams_without_liberties_are_refused() {
+    let base = GoState::with_size(5);
+    let e = base.parse_position("5/5/X4/OX3/OOX2 b").unwrap_err();
+    assert!(e.to_string().contains("without liberties"), "{e}");
+}
+
+#[test]
+fn capture_saves_a_group_from_suicide() {
+    // Black B1's last liberty is A1, which is also the last liberty of White A2-B2: playing A1
+    // would leave A1-B1 without liberties, but White's pair is captured first.
+    let mut s = pos(rules(4), "..../XX../OOX./.XO.", "b");
+    assert!(s.is_legal(mv(&s, "A1")));
+    play(&mut s, "A1");
+    assert_eq!(s.stone_at(Point::new(1, 0)), None, "A2 captured");
+    assert_eq!(s.stone_at(Point::new(1, 1)), None, "B2 captured");
+    assert_eq!(s.stone_at(Point::new(0, 0)), Some(Player::First));
+    assert_eq!(s.stone_at(Point::new(0, 1)), Some(Player::First));
+}
+
+#[test]
+fn single_stone_suicide() {
+    let diagram = "..../..../O.../.O..";
+    let s = pos(rules(4), diagram, "b");
+    let a1 = mv(&s, "A1");
+    assert!(!s.is_legal(a1), "suicide is illegal by default");
+    let mut t = s.clone();
+    match t.play(a1) {
+        Err(PlayError::Illegal { reason, .. }) => assert_eq!(reason, "suicide"),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(t.to_text(), s.to_text());
+
+    // Allowed suicide: a lone stone that dies recreates the position, which superko forbids …
+    let allow = GoRules {
+        allow_suicide: true,
+        ..rules(4)
+    };
+    let s = pos(allow.clone(), diagram, "b");
+    assert!(!s.is_legal(a1), "single-stone suicide repeats the position");
+    // … and simple ko lets it through as a move that changes nothing but the turn.
+    let simple = GoRules {
+        ko: KoRule::Simple,
+        ..allow
+    };
+    let mut s = pos(simple, diagram, "b");
+    let before = board_part(&s);
+    assert!(s.is_legal(a1));
+    play(&mut s, "A1");
+    assert_eq!(board_part(&s), before);
+    assert_eq!(s.to_act(), Player::Second);
+}
+
+#[test]
+fn multi_stone_suicide() {
+    // Black B1 has only A1; White surrounds. Black A1 would leave {A1, B1} without liberties.
+    let diagram = "..../..../OO../.XO.";
+    let s = pos(rules(4), diagram, "b");
+    let a1 = mv(&s, "A1");
+    assert!(!s.is_legal(a1), "illegal by default");
+    for ko in [KoRule::PositionalSuperko, KoRule::Simple] {
+        let r = GoRules {
+            allow_suicide: true,
+            ko,
+            ..rules(4)
+        };
+        let mut s = pos(r, diagram, "b");
+        assert!(s.is_legal(a1), "{ko:?}");
+        play(&mut s, "A1");
+        assert!(s.stones_of(Player::First).is_empty(), "both stones removed");
+        assert_eq!(s.stones_of(Player::Second).len(), 3);
+    }
+}
+
+#[test]
+fn snapback() {
+    // White A2-B2-C2-C1 has two liberties, A1 and B1. Black throws in at B1; White takes it
+    // with A1, which leaves White's whole group on the single liberty B1; Black retakes there.
+    let mut s = pos(rules(5), "...../...../XXXX./OOOX./..OX.", "b");
+    play(&mut s, "B1");
+    play(&mut s, "A1");
+    assert_eq!(s.stone_at(Point::new(0, 1)), None, "B1 captured");
+    assert_eq!(s.stones_of(Player::Second).len(), 5);
+    assert_eq!(s.to_text().split(' ').nth(3), Some("-"), "not a ko");
+    assert!(s.is_legal(mv(&s, "B1")));
+    play(&mut s, "B1");
+    assert!(s.stones_of(Player::Second).is_empty(), "snapback takes all five");
+}
+
+#[test]
+fn simple_ko_forbids_the_immediate_recapture() {
+    for ko in [KoRule::Simple, KoRule::PositionalSuperko] {
+        let r = GoRules { ko, ..rules(5) };
+        // Ko shape around C3/D3: Black to capture at D3.
+        let mut s = pos(r, "...../..XO./.XO.O/..XO./.....", "b");
+        play(&mut s, "D3");
+        assert_eq!(s.stone_at(Point::new(2, 2)), None, "C3 captured");
+        let recapture = mv(&s, "C3");
+        assert!(!s.is_legal(recapture), "{ko:?}: immediate recapture");
+        assert!(s.to_text().contains(" C3 "), "ko point in the text: {}", s.to_text());
+        // A move elsewhere (and the answer) lifts the ban.
+        play(&mut s, "A1");
+        play(&mut s, "A5");
+        assert!(s.is_legal(recapture), "{ko:?}: after a ko threat");
+        play(&mut s, "C3");
+        assert_eq!(s.stone_at(Point::new(2, 3)), None, "D3 captured back");
+    }
+}
+
+/// A cycle on 2×2 found by search: after these moves, Black's next stone would recreate an
+/// earlier position that is not the one just before (so simple ko does not see it).
+#[test]
+fn positional_superko_cycle_that_simple_ko_allows() {
+    let (moves, last) = find_superko_cycle();
+    for ko in [KoRule::Simple, KoRule::PositionalSuperko] {
+        let r = GoRules { ko, ..rules(2) };
+        let mut s = GoState::new(r).unwrap();
+        let mut seen = vec![board_part(&s)];
+        for &m in &moves {
+            s.play(m).unwrap();
+            seen.push(board_part(&s));
+        }
+        let legal = s.is_legal(last);
+        let mut after = s.clone();
+        after.play_unchecked(last);
+        let repeats = seen[..seen.len() - 1].contains(&board_part(&after));
+        assert!(repeats, "the last move recreates an earlier position");
+        match ko {
+            KoRule::Simple => assert!(legal, "simple ko allows it"),
+            KoRule::PositionalSuperko => assert!(!legal, "superko forbids it"),
+        }
+    }
+}
+
+/// Searches short games on 2×2 (simple ko) for a stone that recreates a position older than
+/// the previous one; deterministic, so the test always sees the same cycle.
+fn find_superko_cycle() -> (Vec<Move>, Move) {
+    let start = GoState::new(GoRules {
+        ko: KoRule::Simple,
+        ..rules(2)
+    })
+    .unwrap();
+    let mut stack = vec![(start, Vec::new(), vec![])];
+    while let Some((s, moves, seen)) = stack.pop() {
+        let mut seen: Vec<String> = seen;
+        seen.push(board_part(&s));
+        let mut legal = Vec::new();
+        s.legal_actions(&mut legal);
+        for &m in &legal {
+            if m == Move::Pass {
+                continue;
+            }
+            let mut t = s.clone();
+            t.play_unchecked(m);
+            let b = board_part(&t);
+            if seen[..seen.len() - 1].contains(&b) {
+                return (moves, m);
+            }
+            if moves.len() < 8 {
+                let mut mv2 = moves.clone();
+                mv2.push(m);
+                stack.push((t, mv2, seen.clone()));
+            }
+        }
+    }
+    panic!("no superko cycle on 2x2 within 9 moves");
+}
+
+#[test]
+fn scoring_with_dame() {
+    // Black owns columns A–B, White D–E, column C is dame.
+    let r = GoRules {
+        komi: 0.5,
+        ..rules(5)
+    };
+    let mut s = pos(r, ".X.O./.X.O./.X.O./.X.O./.X.O.", "b");
+    assert_eq!(s.area(), (10, 10));
+    play(&mut s, "pass");
+    assert_eq!(s.outcome(), None);
+    play(&mut s, "pass");
+    assert_eq!(s.outcome(), Some(Outcome::Win(Player::Second)));
+    assert_eq!(s.score_text(), "W+0.5");
+    let mut legal = Vec::new();
+    s.legal_actions(&mut legal);
+    assert!(legal.is_empty());
+}
+
+#[test]
+fn scoring_with_seki() {
+    // Black {B4 A3 B3 A2 A1 B1} with eye A4 and White {C4 … D1} with eye D4 share B2:
+    // neither may fill B2 without being captured, and B2 belongs to nobody.
+    let r = GoRules {
+        komi: 0.0,
+        ..rules(4)
+    };
+    let mut s = pos(r, ".XO./XXOO/X.OO/XXOO", "b");
+    assert_eq!(s.area(), (7, 8));
+    // The seki holds: Black may fill B2 only as a self-atari that White punishes.
+    let mut t = s.clone();
+    play(&mut t, "B2");
+    assert!(t.is_legal(mv(&t, "A4")), "White captures through the eye");
+    play(&mut t, "A4");
+    assert!(t.stones_of(Player::First).is_empty());
+    // And White's eye is no move for Black.
+    assert!(!s.is_legal(mv(&s, "D4")));
+    play(&mut s, "pass");
+    play(&mut s, "pass");
+    assert_eq!(s.score(), -1.0);
+    assert_eq!(s.outcome(), Some(Outcome::Win(Player::Second)));
+    // An integer komi can draw.
+    let drawn = pos(
+        GoRules {
+            komi: -1.0,
+            ..rules(4)
+        },
+        ".XO./XXOO/X.OO/XXOO",
+        "b",
+    )
+    .parse_position(".XO./XXOO/X.OO/XXOO b 2")
+    .unwrap();
+    assert_eq!(drawn.outcome(), Some(Outcome::Draw));
+}
+
+#[test]
+fn move_cap_ends_the_game() {
+    let r = GoRules {
+        move_cap: MoveCap::Moves(3),
+        ..rules(5)
+    };
+    let mut s = GoState::new(r).unwrap();
+    play(&mut s, "C3");
+    play(&mut s, "D4");
+    assert_eq!(s.outcome(), None);
+    play(&mut s, "pass");
+    // One stone each, the rest dame: komi decides.
+    assert_eq!(s.area(), (1, 1));
+    assert_eq!(s.outcome(), Some(Outcome::Win(Player::Second)));
+    assert_eq!(GoRules::with_size(9).cap(), Some(162));
+}
+
+#[test]
+fn gtp_coordinates_skip_i() {
+    let s = GoState::with_size(19);
+    assert_eq!(mv(&s, "J1"), Move::Place(Point::new(0, 8)));
+    assert_eq!(mv(&s, "t19"), Move::Place(Point::new(18, 18)));
+    assert_eq!(mv(&s, "PASS"), Move::Pass);
+    for bad in ["I5", "A0", "A20", "Z1", "", "A", "A1x", "A+1"] {
+        assert!(s.parse_action(bad).is_err(), "{bad}");
+    }
+    let small = GoState::with_size(9);
+    assert!(small.parse_action("K9").is_err());
+    assert!(small.parse_action("J10").is_err());
+}
+
+#[test]
+fn text_format_round_trips_and_rejects_nonsense() {
+    let s = GoState::with_size(9);
+    assert_eq!(s.to_text(), "9/9/9/9/9/9/9/9/9 b 0 - 0");
+    for bad in [
+        "",
+        "9/9 b",
+        "10/9/9/9/9/9/9/9/9 b",
+        "9/9/9/9/9/9/9/9/9 x",
+        "9/9/9/9/9/9/9/9/9 b 3",
+        "9/9/9/9/9/9/9/9/9 b 0 Z9",
+        "9/9/9/9/9/9/9/9/9 b 0 - -1",
+        "9/9/9/9/9/9/9/9/8Q b",
+        "9/9/9/9/9/9/9/9/0X8 b",
+        "9/9/9/9/9/9/9/9/X7 b",
+        "X8/9/9/9/9/9/9/9/9 b 0 A9 0",
+        "9/9/9/9/9/9/9/9/9 b 0 - 0 extra",
+    ] {
+        assert!(s.parse_position(bad).is_err(), "{bad:?} accepted");
+    }
+    let t = s.parse_position("3/1X1/3 w 1 A1 7").unwrap();
+    assert_eq!(t.size(), 3);
+    assert_eq!(t.to_text(), "3/1X1/3 w 1 A1 7");
+    assert_eq!(t.komi(), s.komi());
+}
+
+#[test]
+fn encoding_planes_follow_the_mover_and_the_past() {
+    let mut s = GoState::with_size(5);
+    play(&mut s, "A1"); // black at index 0
+    play(&mut s, "E5"); // white at index 24
+    let shape = s.shape();
+    assert_eq!(shape.planes, 17);
+    assert_eq!(shape.policy_size, 26);
+    let mut x = vec![0.0; shape.input_len()];
+    s.encode(&mut x);
+    let a = 25;
+    // Black to move: own plane 0 has A1, opponent plane 1 has E5.
+    assert_eq!(x[0], 1.0);
+    assert_eq!(x[a + 24], 1.0);
+    // One move ago (t = 1): only A1 was on the board.
+    assert_eq!(x[2 * a], 1.0);
+    assert_eq!(x[3 * a + 24], 0.0);
+    // Two moves ago: empty.
+    assert!(x[4 * a..6 * a].iter().all(|&v| v == 0.0));
+    assert!(x[16 * a..].iter().all(|&v| v == 1.0), "Black to move");
+    assert_eq!(x.iter().filter(|&&v| v == 1.0).count(), 3 + 25);
+    play(&mut s, "C3");
+    s.encode(&mut x);
+    // White to move: own plane holds E5, opponent plane A1 and C3; colour plane zero.
+    assert_eq!(x[24], 1.0);
+    assert_eq!(x[a] + x[a + 12], 2.0);
+    assert!(x[16 * a..].iter().all(|&v| v == 0.0));
+}
+
+#[test]
+fn conformance_on_several_sizes() {
+    for (size, games, plies) in [(2, 40, 60), (3, 30, 80), (5, 12, 80), (9, 3, 200), (19, 1, 120)]
+    {
+        let cov = check_random_games(&GoState::with_size(size), games, plies, size as u64);
+        assert!(cov.actions_checked > 0);
+        assert_eq!(cov.games, games);
+    }
+    // Variants: simple ko and suicide on a small board, where both matter.
+    let r = GoRules {
+        allow_suicide: true,
+        ko: KoRule::Simple,
+        ..rules(3)
+    };
+    let cov = check_random_games(&GoState::new(r).unwrap(), 30, 100, 7);
+    assert!(cov.finished_games > 0);
+}
+
+#[test]
+fn symmetric_states_hash_alike_only_when_equal() {
+    let mut s = GoState::with_size(5);
+    play(&mut s, "B2");
+    let t = s.transform(Symmetry::TRANSPOSE);
+    assert_eq!(s.hash(), t.hash(), "B2 is on the diagonal");
+    let u = s.transform(Symmetry::MIRROR_FILES);
+    assert_ne!(s.hash(), u.hash());
+    assert_eq!(u.to_text(), "5/5/5/3X1/5 w 0 - 1");
+}
+
+// ---------------------------------------------------------------------------------------------
+// A naive reference: whole-board copies and flood fills, written for clarity, not speed.
+
+#[derive(Clone)]
+struct Naive {
+    n: usize,
+    grid: Vec<u8>,
+    to_act: u8,
+    history: Vec<Vec<u8>>,
+    ko: Option<usize>,
+    superko: bool,
+    suicide: bool,
+}
+
+impl Naive {
+    fn new(n: usize, superko: bool, suicide: bool) -> Naive {
+        Naive {
+            n,
+            grid: vec![0; n * n],
+            to_act: 1,
+            history: vec![vec![0; n * n]],
+            ko: None,
+            superko,
+            suicide,
+        }
+    }
+
+    fn nbrs(&self, p: usize) -> Vec<usize> {
+        let (r, c, n) = (p / self.n, p % self.n, self.n);
+        let mut v = Vec::new();
+        if r > 0 {
+            v.push(p - n);
+        }
+        if r + 1 < n {
+            v.push(p + n);
+        }
+        if c > 0 {
+            v.push(p - 1);
+        }
+        if c + 1 < n {
+            v.push(p + 1);
+        }
+        v
+    }
+
+    /// The group at `p` and its liberties.
+    fn group(&self, g: &[u8], p: usize) -> (Vec<usize>, usize) {
+        let mut stones = vec![p];
+        let mut libs = std::collections::HashSet::new();
+        let mut i = 0;
+        while i < stones.len() {
+            for q in self.nbrs(stones[i]) {
+                if g[q] == 0 {
+                    libs.insert(q);
+                } else if g[q] == g[p] && !stones.contains(&q) {
+                    stones.push(q);
+                }
+            }
+            i += 1;
+        }
+        (stones, libs.len())
+    }
+
+    fn try_play(&self, p: usize) -> Option<(Vec<u8>, Option<usize>)> {
+        if self.grid[p] != 0 {
+            return None;
+        }
+        let (me, opp) = (self.to_act, 3 - self.to_act);
+        let mut g = self.grid.clone();
+        g[p] = me;
+        let mut captured = Vec::new();
+        for q in self.nbrs(p) {
+            if g[q] == opp {
+                let (stones, libs) = self.group(&g, q);
+                if libs == 0 {
+                    for s in stones {
+                        g[s] = 0;
+                        captured.push(s);
+                    }
+                }
+            }
+        }
+        let (own, libs) = self.group(&g, p);
+        if libs == 0 {
+            if !self.suicide {
+                return None;
+            }
+            for s in &own {
+                g[*s] = 0;
+            }
+        }
+        if self.superko {
+            if self.history.contains(&g) {
+                return None;
+            }
+        } else if self.ko == Some(p) {
+            return None;
+        }
+        let ko = (captured.len() == 1 && own.len() == 1 && libs == 1).then(|| captured[0]);
+        Some((g, ko))
+    }
+
+    fn legal(&self) -> Vec<usize> {
+        (0..self.n * self.n)
+            .filter(|&p| self.try_play(p).is_some())
+            .collect()
+    }
+
+    fn play(&mut self, p: Option<usize>) {
+        match p {
+            None => self.ko = None,
+            Some(p) => {
+                let (g, ko) = self.try_play(p).expect("legal");
+                self.grid = g;
+                self.ko = ko;
+                self.history.push(self.grid.clone());
+            }
+        }
+        self.to_act = 3 - self.to_act;
+    }
+
+    /// Leaves at exactly `depth` plies, as `crate::perft` counts them: a finished game (two
+    /// passes) has no actions.
+    fn perft(&self, depth: u32, passes: u32) -> u64 {
+        if depth == 0 {
+            return 1;
+        }
+        if passes >= 2 {
+            return 0;
+        }
+        let mut total = 0;
+        for p in self.legal() {
+            let mut t = self.clone();
+            t.play(Some(p));
+            total += t.perft(depth - 1, 0);
+        }
+        let mut t = self.clone();
+        t.play(None);
+        total + t.perft(depth - 1, passes + 1)
+    }
+}
+
+fn same_board(s: &GoState, naive: &Naive) -> bool {
+    let n = s.size();
+    (0..n * n).all(|i| {
+        let want = match naive.grid[i] {
+            1 => Some(Player::First),
+            2 => Some(Player::Second),
+            _ => None,
+        };
+        s.stone_at(Point::new(i / n, i % n)) == want
+    })
+}
+
+#[test]
+fn random_games_agree_with_the_naive_reference() {
+    let mut rng = SmallRng::seed_from_u64(11);
+    for (size, games) in [(2, 200), (3, 200), (4, 100), (5, 60), (7, 20)] {
+        for (superko, suicide) in [(true, false), (false, false), (true, true), (false, true)] {
+            let r = GoRules {
+                ko: if superko {
+                    KoRule::PositionalSuperko
+                } else {
+                    KoRule::Simple
+                },
+                allow_suicide: suicide,
+                move_cap: MoveCap::Moves(4 * (size * size) as u32),
+                ..rules(size)
+            };
+            for _ in 0..games {
+                let mut s = GoState::new(r.clone()).unwrap();
+                let mut naive = Naive::new(size, superko, suicide);
+                while s.outcome().is_none() {
+                    let mut legal = Vec::new();
+                    s.legal_actions(&mut legal);
+                    let mut points: Vec<usize> = legal
+                        .iter()
+                        .filter_map(|m| match m {
+                            Move::Place(p) => Some(p.row as usize * size + p.col as usize),
+                            Move::Pass => None,
+                        })
+                        .collect();
+                    points.sort();
+                    assert_eq!(points, naive.legal(), "legal moves in {}", s.to_text());
+                    // Passes rarely, so games reach captures and cycles.
+                    let m = if rng.gen_bool(0.05) {
+                        Move::Pass
+                    } else {
+                        *legal.choose(&mut rng).unwrap()
+                    };
+                    s.play(m).unwrap();
+                    s.board.validate();
+                    naive.play(match m {
+                        Move::Place(p) => Some(p.row as usize * size + p.col as usize),
+                        Move::Pass => None,
+                    });
+                    assert!(same_board(&s, &naive), "board after {m:?}: {}", s.to_text());
+                }
+            }
+        }
+    }
+}
+
+
+#[test]
+fn perft_agrees_with_the_naive_reference() {
+    for (size, depth) in [(2, 6), (3, 4), (4, 3)] {
+        for superko in [true, false] {
+            let r = GoRules {
+                ko: if superko {
+                    KoRule::PositionalSuperko
+                } else {
+                    KoRule::Simple
+                },
+                move_cap: MoveCap::Unlimited,
+                ..rules(size)
+            };
+            let s = GoState::new(r).unwrap();
+            let naive = Naive::new(size, superko, false);
+            assert_eq!(
+                perft(&s, depth),
+                naive.perft(depth, 0),
+                "{size}x{size} depth {depth} superko {superko}"
+            );
+        }
+    }
+}
