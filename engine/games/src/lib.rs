@@ -4,8 +4,10 @@
 //! game added here joins all of them. Every game runs the shared [`conformance`] harness.
 
 pub mod agent;
+pub mod bench;
 pub mod conformance;
 pub mod go;
+pub mod liuzhou;
 
 pub mod symmetry;
 
@@ -202,6 +204,16 @@ pub trait Game: Clone + Debug + Send + Sync + 'static {
     /// A human-readable board, for the terminal faces.
     fn render(&self) -> String {
         self.to_text()
+    }
+}
+
+/// The network interface of the game called `name` (Go's depends on `board_size`), for tools
+/// such as trainer-bridge that know games only by name.
+pub fn shape_of(name: &str, board_size: Option<usize>) -> Option<TensorShape> {
+    let _ = board_size;
+    match name {
+        liuzhou::Liuzhou::NAME => Some(liuzhou::Liuzhou::default().shape()),
+        _ => None,
     }
 }
 
