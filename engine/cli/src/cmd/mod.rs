@@ -1,7 +1,9 @@
 //! The subcommands of `engine`, one file each.
 
 mod bench;
+mod gtp;
 mod perft;
+mod perft_go;
 mod play;
 
 use clap::{Parser, Subcommand, ValueEnum};
@@ -25,6 +27,8 @@ enum Command {
     Bench(bench::Args),
     /// Play a game in the terminal.
     Play(play::Args),
+    /// Speak GTP version 2 on stdin/stdout (Go).
+    Gtp(gtp::Args),
 }
 
 impl Cli {
@@ -33,6 +37,7 @@ impl Cli {
             Command::Perft(args) => perft::run(args),
             Command::Bench(args) => bench::run(args),
             Command::Play(args) => play::run(args),
+            Command::Gtp(args) => gtp::run(args),
         }
     }
 }
@@ -42,4 +47,6 @@ impl Cli {
 pub enum GameKind {
     /// 六洲棋 Liuzhou chess, 6 × 6.
     Liuzhou,
+    /// 围棋 Go, 2 × 2 to 19 × 19.
+    Go,
 }

@@ -1035,7 +1035,7 @@ impl Game for GoState {
                 };
                 write!(s, " {ch}").unwrap();
             }
-            writeln!(s, " {:<2}", row + 1).unwrap();
+            writeln!(s, " {}", row + 1).unwrap();
         }
         writeln!(s, "   {letters}").unwrap();
         let (b, w) = self.area();
