@@ -96,10 +96,16 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
     rules.validate().context("Go rules")?;
     let mut session = Session::new(rules, make_agent(&gtp))?;
-    let stdin = io::stdin();
+    let mut stdin = io::stdin().lock();
     let mut out = io::stdout().lock();
-    for line in stdin.lock().lines() {
-        let line = line.context("reading stdin")?;
+    let mut raw = Vec::new();
+    loop {
+        raw.clear();
+        if stdin.read_until(b'\n', &mut raw).context("reading stdin")? == 0 {
+            break;
+        }
+        // Bytes that are not UTF-8 cannot form a known command; they must not end the session.
+        let line = String::from_utf8_lossy(&raw);
         if let Some(reply) = session.handle(&line) {
             out.write_all(reply.as_bytes())?;
             out.flush()?;
