@@ -22,11 +22,19 @@ fn midgame(size: usize, moves: usize) -> GoState {
 fn playouts(c: &mut Criterion) {
     for size in [9, 19] {
         // Moves per playout with this seed, so throughput reads per move.
-        let moves = play_throughput(size, 1, 42).moves;
+        // Ten different games per iteration, so no single game is learnt by the branch
+        // predictor; throughput reads per move.
+        let moves: u64 = (0..10)
+            .map(|seed| play_throughput(size, 1, seed).moves)
+            .sum();
         let mut group = c.benchmark_group(format!("go_playout_{size}x{size}"));
         group.throughput(Throughput::Elements(moves));
-        group.bench_function("play+legality per playout", |b| {
-            b.iter(|| play_throughput(size, 1, 42))
+        group.bench_function("play+legality, 10 playouts", |b| {
+            b.iter(|| {
+                (0..10)
+                    .map(|seed| play_throughput(size, 1, seed).moves)
+                    .sum::<u64>()
+            })
         });
         group.finish();
     }

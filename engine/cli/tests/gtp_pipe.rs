@@ -40,7 +40,10 @@ impl Engine {
         let mut lines = Vec::new();
         loop {
             let mut line = String::new();
-            assert!(self.stdout.read_line(&mut line).unwrap() > 0, "engine closed");
+            assert!(
+                self.stdout.read_line(&mut line).unwrap() > 0,
+                "engine closed"
+            );
             let line = line.trim_end_matches('\n');
             if line.is_empty() {
                 break;
@@ -86,7 +89,10 @@ fn a_session_through_pipes() {
         "final_score",
         "loadsgf",
     ] {
-        assert!(commands.lines().any(|l| l.trim_start_matches("= ") == c), "{c}");
+        assert!(
+            commands.lines().any(|l| l.trim_start_matches("= ") == c),
+            "{c}"
+        );
         assert_eq!(e.ask(&format!("known_command {c}")), "= true");
     }
     assert_eq!(e.ask("boardsize 7"), "=");
@@ -129,7 +135,9 @@ fn malformed_input_gets_error_responses() {
     assert!(e.ask("komi x").starts_with("? syntax error"));
     assert!(e.ask("komi inf").starts_with("? syntax error"));
     assert!(e.ask("genmove").starts_with("? syntax error"));
-    assert!(e.ask("loadsgf /nonexistent/file.sgf").starts_with("? cannot load file"));
+    assert!(e
+        .ask("loadsgf /nonexistent/file.sgf")
+        .starts_with("? cannot load file"));
     // Control characters are dropped, bytes that are not UTF-8 do not kill the session.
     e.send_raw("proto\x07col_version\n");
     assert_eq!(e.response(), "= 2");
@@ -145,11 +153,7 @@ fn malformed_input_gets_error_responses() {
 fn loadsgf_sets_up_the_recorded_position() {
     let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
     let path = dir.join("gtp_pipe_load.sgf");
-    std::fs::write(
-        &path,
-        "(;FF[4]GM[1]SZ[5]KM[0.5];B[cc];W[dc];B[bb];W[dd])",
-    )
-    .unwrap();
+    std::fs::write(&path, "(;FF[4]GM[1]SZ[5]KM[0.5];B[cc];W[dc];B[bb];W[dd])").unwrap();
     let mut e = Engine::start(&[]);
     let p = path.display();
     assert_eq!(e.ask(&format!("loadsgf {p}")), "= black");
@@ -163,7 +167,9 @@ fn loadsgf_sets_up_the_recorded_position() {
     assert_eq!(e.ask(&format!("loadsgf {p} 2")), "= white");
     assert_eq!(e.ask("undo"), "=");
     assert_eq!(e.ask("undo"), "? cannot undo");
-    assert!(e.ask(&format!("loadsgf {p} x")).starts_with("? syntax error"));
+    assert!(e
+        .ask(&format!("loadsgf {p} x"))
+        .starts_with("? syntax error"));
 }
 
 #[test]

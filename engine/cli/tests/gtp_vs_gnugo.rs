@@ -68,9 +68,13 @@ fn play_game(gnugo: &str, engine_color: Player, seed: u64) -> GoState {
             .unwrap_or_else(|e| panic!("genmove at ply {ply}: {e}"))
             // A resignation ends the game like passes would: score it as it stands.
             .unwrap_or(Move::Pass);
-        state
-            .play(mv)
-            .unwrap_or_else(|e| panic!("ply {ply}: {} played illegal {}: {e}", letter(who), mv.to_gtp()));
+        state.play(mv).unwrap_or_else(|e| {
+            panic!(
+                "ply {ply}: {} played illegal {}: {e}",
+                letter(who),
+                mv.to_gtp()
+            )
+        });
         other
             .send(&format!("play {} {}", letter(who), mv.to_gtp()))
             .unwrap_or_else(|e| panic!("ply {ply}: the other refused {}: {e}", mv.to_gtp()));
@@ -79,7 +83,11 @@ fn play_game(gnugo: &str, engine_color: Player, seed: u64) -> GoState {
     // Both programs hold the same stones as the referee.
     for client in [&mut engine, &mut gg] {
         for who in [Player::First, Player::Second] {
-            let color = if who == Player::First { "black" } else { "white" };
+            let color = if who == Player::First {
+                "black"
+            } else {
+                "white"
+            };
             if client.send("known_command list_stones").unwrap() == "true" {
                 let listed: Vec<Point> = client
                     .send(&format!("list_stones {color}"))
@@ -111,7 +119,8 @@ fn full_9x9_games_against_gnugo_level_1() {
             Player::Second => ("GNU Go level 1", "engine (playout)"),
         };
         let sgf = game_record(&state, black, white, None);
-        let path = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("engine_vs_gnugo_{seed}.sgf"));
+        let path =
+            Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("engine_vs_gnugo_{seed}.sgf"));
         write_file(&path, &sgf).unwrap();
         eprintln!(
             "{} moves, {}, written to {}",

@@ -135,7 +135,11 @@ fn agree(gnugo: &str, size: usize, games: usize, plies: usize, seed: u64) -> Che
                 .collect();
             if let Some(&p) = illegal.choose(&mut rng) {
                 let r = gg.send(&format!("play {} {}", color(state.to_act()), p.to_gtp()));
-                assert!(r.is_err(), "gnugo accepted our illegal {}, {context}", p.to_gtp());
+                assert!(
+                    r.is_err(),
+                    "gnugo accepted our illegal {}, {context}",
+                    p.to_gtp()
+                );
             }
             let mut legal = Vec::new();
             state.legal_actions(&mut legal);
@@ -158,7 +162,12 @@ fn agree(gnugo: &str, size: usize, games: usize, plies: usize, seed: u64) -> Che
             record.push(mv.to_gtp());
             checked.moves += 1;
         }
-        compare(&mut gg, &state, captures, &format!("{size}x{size} end of game {game}"));
+        compare(
+            &mut gg,
+            &state,
+            captures,
+            &format!("{size}x{size} end of game {game}"),
+        );
     }
     checked
 }

@@ -62,9 +62,18 @@ fn reader_follows_the_main_line_and_unescapes() {
     let game = SgfGame::parse(text).unwrap();
     assert_eq!(game.black_name.as_deref(), Some("a ] b"));
     assert_eq!(game.setup.len(), 5);
-    assert!(game.setup.contains(&(Point::new(4, 0), Player::First)), "aa = A5");
-    assert!(game.setup.contains(&(Point::new(3, 1), Player::First)), "bb = B4");
-    assert!(game.setup.contains(&(Point::new(1, 3), Player::Second)), "dd = D2");
+    assert!(
+        game.setup.contains(&(Point::new(4, 0), Player::First)),
+        "aa = A5"
+    );
+    assert!(
+        game.setup.contains(&(Point::new(3, 1), Player::First)),
+        "bb = B4"
+    );
+    assert!(
+        game.setup.contains(&(Point::new(1, 3), Player::Second)),
+        "dd = D2"
+    );
     assert_eq!(
         game.moves,
         vec![

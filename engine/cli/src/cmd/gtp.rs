@@ -76,10 +76,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             config::section::<GtpConfig>(&doc, "gtp", &args.config)?,
         )
     } else {
-        tracing::info!(
-            "no config at {}: default Go rules",
-            args.config.display()
-        );
+        tracing::info!("no config at {}: default Go rules", args.config.display());
         (GoRules::default(), GtpConfig::default())
     };
     if let Some(size) = args.size {
@@ -271,9 +268,7 @@ impl Session {
                     .play_as(who, mv)
                     .map_err(|_| "illegal move".to_string())?;
                 self.undo.push(before.clone());
-                self.agent
-                    .observe(&before, mv)
-                    .map_err(|e| e.to_string())?;
+                self.agent.observe(&before, mv).map_err(|e| e.to_string())?;
                 Ok(String::new())
             }
             "genmove" => {
@@ -293,9 +288,7 @@ impl Session {
                     .play_as(who, mv)
                     .map_err(|e| format!("agent chose an illegal move: {e}"))?;
                 self.undo.push(before.clone());
-                self.agent
-                    .observe(&before, mv)
-                    .map_err(|e| e.to_string())?;
+                self.agent.observe(&before, mv).map_err(|e| e.to_string())?;
                 Ok(mv.to_gtp())
             }
             "undo" => {
@@ -364,15 +357,17 @@ impl Session {
             komi: game.komi,
             ..self.rules.clone()
         };
-        let mut state = game.start(&rules).map_err(|e| format!("cannot load file: {e}"))?;
+        let mut state = game
+            .start(&rules)
+            .map_err(|e| format!("cannot load file: {e}"))?;
         let n = limit.unwrap_or(usize::MAX).min(game.moves.len());
         let mut undo = Vec::with_capacity(n);
         for (i, &(who, mv)) in game.moves[..n].iter().enumerate() {
             let mut before = state.clone();
             before.set_to_act(who);
-            state.play_as(who, mv).map_err(|e| {
-                format!("cannot load file: move {} ({}): {e}", i + 1, mv.to_gtp())
-            })?;
+            state
+                .play_as(who, mv)
+                .map_err(|e| format!("cannot load file: move {} ({}): {e}", i + 1, mv.to_gtp()))?;
             undo.push(before);
         }
         // The next move: the record's next mover, else the opponent of the last one.
@@ -435,7 +430,10 @@ mod tests {
             Some("= false\n\n")
         );
         assert!(s.handle("play").unwrap().starts_with("? syntax error"));
-        assert!(s.handle("boardsize x").unwrap().starts_with("? syntax error"));
+        assert!(s
+            .handle("boardsize x")
+            .unwrap()
+            .starts_with("? syntax error"));
         assert_eq!(
             s.handle("boardsize 25").as_deref(),
             Some("? unacceptable size\n\n")
@@ -455,16 +453,17 @@ mod tests {
     fn illegal_plays_are_refused_and_undo_restores() {
         let mut s = session(5);
         assert_eq!(s.handle("play b C3").as_deref(), Some("=\n\n"));
-        assert_eq!(
-            s.handle("play w C3").as_deref(),
-            Some("? illegal move\n\n")
-        );
+        assert_eq!(s.handle("play w C3").as_deref(), Some("? illegal move\n\n"));
         // The same colour may move twice under GTP.
         assert_eq!(s.handle("play w A1").as_deref(), Some("=\n\n"));
         assert_eq!(s.handle("play w B2").as_deref(), Some("=\n\n"));
         // White A1 is left with A2 once Black takes B1.
         assert_eq!(s.handle("play b B1").as_deref(), Some("=\n\n"));
-        assert_eq!(s.handle("play b A2").as_deref(), Some("=\n\n"), "captures A1");
+        assert_eq!(
+            s.handle("play b A2").as_deref(),
+            Some("=\n\n"),
+            "captures A1"
+        );
         assert_eq!(s.state.stone_at(games::go::Point::new(0, 0)), None);
         assert_eq!(s.handle("undo").as_deref(), Some("=\n\n"));
         assert_eq!(

@@ -504,7 +504,11 @@ impl Board {
             }
             assert!(libs > 0, "group without liberties on the board");
             let g = &self.cells[h];
-            assert_eq!((g.libs, g.lib_sum, g.lib_sq), (libs, sum, sq), "pseudo-liberties");
+            assert_eq!(
+                (g.libs, g.lib_sum, g.lib_sq),
+                (libs, sum, sq),
+                "pseudo-liberties"
+            );
             assert_eq!(self.in_atari(h), distinct.len() == 1, "atari test");
         }
     }

@@ -87,10 +87,13 @@ impl GtpClient {
         let mut answer = String::new();
         loop {
             let mut line = String::new();
-            let read = self.stdout.read_line(&mut line).map_err(|source| GtpClientError::Io {
-                command: self.command.clone(),
-                source,
-            })?;
+            let read = self
+                .stdout
+                .read_line(&mut line)
+                .map_err(|source| GtpClientError::Io {
+                    command: self.command.clone(),
+                    source,
+                })?;
             if read == 0 {
                 return Err(GtpClientError::Closed {
                     command: self.command.clone(),
@@ -123,13 +126,14 @@ impl GtpClient {
         // Skip the echoed id, if any.
         let body = rest.trim_start_matches(|c: char| c.is_ascii_digit());
         let body = body.strip_prefix(' ').unwrap_or(body).to_string();
-        match ok {
-            true => Ok(body),
-            false => Err(GtpClientError::Refused {
+        if ok {
+            Ok(body)
+        } else {
+            Err(GtpClientError::Refused {
                 command: self.command.clone(),
                 request: request.into(),
                 message: body,
-            }),
+            })
         }
     }
 

@@ -482,7 +482,12 @@ impl GoState {
     #[inline]
     fn repeats(&self, hash: u64, delta: i32) -> bool {
         let stones = self.board.stone_count() as i64 + delta as i64;
-        stones <= self.max_stones as i64 && self.history.contains(&hash)
+        // Without an early exit the scan vectorises: cheaper than branching on every entry.
+        stones <= self.max_stones as i64
+            && self
+                .history
+                .iter()
+                .fold(false, |seen, &h| seen | (h == hash))
     }
 
     /// Whether `p` is a true eye of the player to move (used by playout policies).
@@ -829,12 +834,10 @@ impl Game for GoState {
     fn hash(&self) -> u64 {
         let mut h = self.board.hash();
         h ^= mix(self.history_sum ^ 0x4849_5354);
-        h ^= mix(
-            self.to_act as u64
-                | (self.passes as u64) << 1
-                | (self.ko as u64) << 8
-                | (self.outcome.is_some() as u64) << 20,
-        );
+        h ^= mix(self.to_act as u64
+            | (self.passes as u64) << 1
+            | (self.ko as u64) << 8
+            | (self.outcome.is_some() as u64) << 20);
         for t in 1..=PAST {
             let Some(stones) = self.past_stones(t) else {
                 break;
@@ -993,10 +996,9 @@ impl Game for GoState {
         };
         let ko = match fields.get(3) {
             None | Some(&"-") => None,
-            Some(t) => Some(
-                Point::parse_gtp(t, n)
-                    .map_err(|e| ParseError::new(F, "ko", e.to_string()))?,
-            ),
+            Some(t) => {
+                Some(Point::parse_gtp(t, n).map_err(|e| ParseError::new(F, "ko", e.to_string()))?)
+            }
         };
         let moves = match fields.get(4) {
             None => 0,

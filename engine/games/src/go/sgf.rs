@@ -239,7 +239,7 @@ fn main_line(text: &str) -> Result<Vec<Vec<Property>>, SgfError> {
     }
 }
 
-fn single<'a>(p: &'a Property) -> Result<&'a str, SgfError> {
+fn single(p: &Property) -> Result<&str, SgfError> {
     match p.values.as_slice() {
         [v] => Ok(v.trim()),
         _ => err(p.offset, format!("{} takes one value", p.ident)),
@@ -254,7 +254,10 @@ fn parse_point(value: &str, size: usize, offset: usize) -> Result<Point, SgfErro
     let col = (b[0] - b'a') as usize;
     let from_top = (b[1] - b'a') as usize;
     if col >= size || from_top >= size {
-        return err(offset, format!("point {value:?} is off the {size}x{size} board"));
+        return err(
+            offset,
+            format!("point {value:?} is off the {size}x{size} board"),
+        );
     }
     Ok(Point::new(size - 1 - from_top, col))
 }
@@ -264,10 +267,7 @@ fn parse_points(value: &str, size: usize, offset: usize) -> Result<Vec<Point>, S
     match value.split_once(':') {
         None => Ok(vec![parse_point(value, size, offset)?]),
         Some((a, b)) => {
-            let (a, b) = (
-                parse_point(a, size, offset)?,
-                parse_point(b, size, offset)?,
-            );
+            let (a, b) = (parse_point(a, size, offset)?, parse_point(b, size, offset)?);
             let mut out = Vec::new();
             for row in a.row.min(b.row)..=a.row.max(b.row) {
                 for col in a.col.min(b.col)..=a.col.max(b.col) {
@@ -298,10 +298,8 @@ impl SgfGame {
         for p in &nodes[0] {
             let v = || single(p);
             match p.ident.as_str() {
-                "GM" => {
-                    if v()? != "1" {
-                        return err(p.offset, format!("GM[{}] is not Go (GM[1])", v()?));
-                    }
+                "GM" if v()? != "1" => {
+                    return err(p.offset, format!("GM[{}] is not Go (GM[1])", v()?));
                 }
                 "FF" => match v()?.parse::<u32>() {
                     Ok(1..=4) => {}
@@ -399,12 +397,14 @@ impl SgfGame {
             komi: self.komi,
             ..rules.clone()
         };
-        let first = self.first_player.unwrap_or(match (self.moves.first(), self.handicap) {
-            (Some(&(who, _)), _) => who,
-            // Handicap stones are Black's move: White starts.
-            (None, Some(h)) if h >= 2 => Player::Second,
-            _ => Player::First,
-        });
+        let first = self
+            .first_player
+            .unwrap_or(match (self.moves.first(), self.handicap) {
+                (Some(&(who, _)), _) => who,
+                // Handicap stones are Black's move: White starts.
+                (None, Some(h)) if h >= 2 => Player::Second,
+                _ => Player::First,
+            });
         GoState::from_setup(rules, &self.setup, first).map_err(|e| SgfError {
             offset: 0,
             reason: e.to_string(),
@@ -419,7 +419,12 @@ impl SgfGame {
         for (i, &(who, mv)) in self.moves[..n].iter().enumerate() {
             state.play_as(who, mv).map_err(|e| SgfError {
                 offset: 0,
-                reason: format!("move {} ({} {}): {e}", i + 1, color_letter(who), mv.to_gtp()),
+                reason: format!(
+                    "move {} ({} {}): {e}",
+                    i + 1,
+                    color_letter(who),
+                    mv.to_gtp()
+                ),
             })?;
         }
         Ok(state)
@@ -502,12 +507,7 @@ pub fn ruleset_name(rules: &GoRules) -> &'static str {
 
 /// Writes the record of `state`'s game with player names and a result (the score when the game
 /// is over and `result` is `None`): the function `engine match` calls.
-pub fn game_record(
-    state: &GoState,
-    black: &str,
-    white: &str,
-    result: Option<&str>,
-) -> String {
+pub fn game_record(state: &GoState, black: &str, white: &str, result: Option<&str>) -> String {
     let mut game = SgfGame::from_state(state);
     game.black_name = Some(black.into());
     game.white_name = Some(white.into());

@@ -37,11 +37,7 @@ fn board_part(s: &GoState) -> String {
 
 #[test]
 fn single_stone_capture() {
-    let mut s = pos(
-        rules(5),
-        "...../..X../.XO../..X../.....",
-        "b",
-    );
+    let mut s = pos(rules(5), "...../..X../.XO../..X../.....", "b");
     play(&mut s, "D3");
     assert_eq!(s.stone_at(Point::new(2, 2)), None, "C3 captured");
     assert_eq!(board_part(&s), "5/2X2/1X1X1/2X2/5");
@@ -56,7 +52,10 @@ fn multi_stone_capture_in_the_corner() {
     play(&mut s, "pass");
     assert_eq!(s.stones_of(Player::Second).len(), 3);
     play(&mut s, "C1");
-    assert!(s.stones_of(Player::Second).is_empty(), "three stones captured");
+    assert!(
+        s.stones_of(Player::Second).is_empty(),
+        "three stones captured"
+    );
     assert_eq!(s.stones_of(Player::First).len(), 4);
     assert_eq!(s.to_text(), "5/5/X4/1X3/2XX1 w 0 - 3");
 }
@@ -147,7 +146,10 @@ fn snapback() {
     assert_eq!(s.to_text().split(' ').nth(3), Some("-"), "not a ko");
     assert!(s.is_legal(mv(&s, "B1")));
     play(&mut s, "B1");
-    assert!(s.stones_of(Player::Second).is_empty(), "snapback takes all five");
+    assert!(
+        s.stones_of(Player::Second).is_empty(),
+        "snapback takes all five"
+    );
 }
 
 #[test]
@@ -160,7 +162,11 @@ fn simple_ko_forbids_the_immediate_recapture() {
         assert_eq!(s.stone_at(Point::new(2, 2)), None, "C3 captured");
         let recapture = mv(&s, "C3");
         assert!(!s.is_legal(recapture), "{ko:?}: immediate recapture");
-        assert!(s.to_text().contains(" C3 "), "ko point in the text: {}", s.to_text());
+        assert!(
+            s.to_text().contains(" C3 "),
+            "ko point in the text: {}",
+            s.to_text()
+        );
         // A move elsewhere (and the answer) lifts the ban.
         play(&mut s, "A1");
         play(&mut s, "A5");
@@ -372,8 +378,13 @@ fn encoding_planes_follow_the_mover_and_the_past() {
 
 #[test]
 fn conformance_on_several_sizes() {
-    for (size, games, plies) in [(2, 40, 60), (3, 30, 80), (5, 12, 80), (9, 3, 200), (19, 1, 120)]
-    {
+    for (size, games, plies) in [
+        (2, 40, 60),
+        (3, 30, 80),
+        (5, 12, 80),
+        (9, 3, 200),
+        (19, 1, 120),
+    ] {
         let cov = check_random_games(&GoState::with_size(size), games, plies, size as u64);
         assert!(cov.actions_checked > 0);
         assert_eq!(cov.games, games);
@@ -601,7 +612,6 @@ fn random_games_agree_with_the_naive_reference() {
         }
     }
 }
-
 
 #[test]
 fn perft_agrees_with_the_naive_reference() {
