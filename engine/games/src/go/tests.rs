@@ -636,3 +636,34 @@ fn perft_agrees_with_the_naive_reference() {
         }
     }
 }
+
+#[test]
+fn ownership_matches_the_area_count() {
+    let mut rng = SmallRng::seed_from_u64(5);
+    for size in [2, 5, 9] {
+        let mut s = GoState::with_size(size);
+        while s.outcome().is_none() {
+            let m = super::playout::playout_move(&s, &mut rng);
+            s.play(m).unwrap();
+            let own = s.ownership();
+            let black = own.iter().filter(|&&o| o == 1).count() as u32;
+            let white = own.iter().filter(|&&o| o == -1).count() as u32;
+            assert_eq!((black, white), s.area(), "{}", s.to_text());
+        }
+    }
+}
+
+#[test]
+fn score_estimate_removes_dead_stones() {
+    // A lone black stone inside White's two-eyed wall: dead, though the area rule counts it.
+    let s = pos(rules(5), "OOOOO/O.O.O/OOOOO/O.X.O/OOOOO", "b");
+    assert_eq!(s.area(), (1, 22), "B2 and D2 are dame while C2 stands");
+    let est = super::playout::estimate_score(&s, 100, 1);
+    assert_eq!(est.dead, vec![Point::new(1, 2)]);
+    assert_eq!(est.score, -25.0 - 7.5);
+    assert_eq!(est.text(), "W+32.5");
+    // Nothing is dead on an empty board, whatever the playouts do.
+    let empty = super::playout::estimate_score(&GoState::with_size(5), 50, 1);
+    assert!(empty.dead.is_empty());
+    assert_eq!(empty.text(), "W+7.5");
+}
