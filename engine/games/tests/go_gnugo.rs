@@ -206,3 +206,63 @@ fn random_games_agree_with_gnugo_on_13x13_and_19x19() {
     let moves = agree(&gnugo, 13, 2, 400, 13).moves + agree(&gnugo, 19, 2, 700, 19).moves;
     assert!(moves > 1_000, "{moves} moves compared");
 }
+
+/// Stones GNU Go holds for `who`, sorted as `stones_of` lists them.
+fn gnugo_stones(gg: &mut GtpClient, who: Player, size: usize) -> Vec<Point> {
+    let mut v: Vec<Point> = vertex_set(
+        &gg.send(&format!("list_stones {}", color(who))).unwrap(),
+        size,
+    )
+    .into_iter()
+    .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn gnugo_as_an_agent_plays_a_whole_game() {
+    use games::go::{GtpAgent, PlayoutAgent};
+    use games::Agent;
+    let Some(gnugo) = gnugo() else { return };
+    let mut gg = GtpAgent::spawn(&format!(
+        "{gnugo} --mode gtp --level 1 --chinese-rules --positional-superko"
+    ))
+    .unwrap();
+    assert!(gg.name().contains("GNU Go"), "{}", gg.name());
+    let mut us = PlayoutAgent::new(3);
+    let rules = GoRules {
+        move_cap: MoveCap::Unlimited,
+        ..GoRules::with_size(9)
+    };
+    // Start from a position with setup stones and a move already played: the agent must be
+    // told both.
+    let mut state = GoState::from_setup(
+        rules,
+        &[
+            (Point::new(2, 2), Player::First),
+            (Point::new(6, 6), Player::First),
+        ],
+        Player::Second,
+    )
+    .unwrap();
+    state.play(Move::Place(Point::new(4, 4))).unwrap();
+    gg.new_game(&state).unwrap();
+    us.new_game(&state).unwrap();
+    for who in [Player::First, Player::Second] {
+        assert_eq!(gnugo_stones(gg.client(), who, 9), state.stones_of(who));
+    }
+    while state.outcome().is_none() {
+        assert!(state.moves_played() < 1000, "game did not end");
+        let mv = if state.to_act() == Player::First {
+            us.select_action(&state).unwrap()
+        } else {
+            gg.select_action(&state).unwrap()
+        };
+        us.observe(&state, mv).unwrap();
+        gg.observe(&state, mv).unwrap();
+        state.play(mv).unwrap();
+    }
+    for who in [Player::First, Player::Second] {
+        assert_eq!(gnugo_stones(gg.client(), who, 9), state.stones_of(who));
+    }
+}
