@@ -25,13 +25,15 @@ pub fn playout_move<R: Rng + ?Sized>(state: &GoState, rng: &mut R) -> Move {
             return Move::Place(super::Point::new(r, c));
         }
     }
-    // Scan from a random start: every candidate is found, though not quite uniformly.
-    let start = rng.gen_range(0..n * n);
-    for i in 0..n * n {
-        let k = (start + i) % (n * n);
-        let p = board.point(k / n, k % n);
-        if board.color(p) == super::board::EMPTY && good(p) {
-            return Move::Place(super::Point::new(k / n, k % n));
+    // Scan row by row from a random row: every candidate is found, though not uniformly.
+    let first = rng.gen_range(0..n);
+    for i in 0..n {
+        let row = (first + i) % n;
+        for col in 0..n {
+            let p = board.point(row, col);
+            if board.color(p) == super::board::EMPTY && good(p) {
+                return Move::Place(super::Point::new(row, col));
+            }
         }
     }
     Move::Pass
