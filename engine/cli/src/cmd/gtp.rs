@@ -349,15 +349,8 @@ impl Session {
 
     fn set_komi(&mut self, komi: f32) -> Result<(), Failure> {
         self.rules.komi = komi;
-        let rules = GoRules {
-            size: self.state.size(),
-            ..self.rules.clone()
-        };
-        // Komi changes no legality: replaying under it cannot fail.
-        let redo = |s: &GoState| s.with_rules(rules.clone()).map_err(|e| e.to_string());
-        self.state = redo(&self.state)?;
-        for s in &mut self.undo {
-            *s = redo(s)?;
+        for s in self.undo.iter_mut().chain([&mut self.state]) {
+            s.set_komi(komi).map_err(|e| e.to_string())?;
         }
         Ok(())
     }
@@ -555,5 +548,83 @@ mod status_tests {
             .handle("final_status_list maybe")
             .unwrap()
             .starts_with("? syntax error"));
+    }
+}
+
+#[cfg(test)]
+mod random_input_tests {
+    use super::*;
+    use rand::rngs::SmallRng;
+    use rand::seq::SliceRandom;
+    use rand::{Rng, SeedableRng};
+
+    /// Two thousand random lines built from real commands, plausible and absurd arguments:
+    /// every answer is one well-formed response and the session keeps a consistent game.
+    #[test]
+    fn random_command_lines_always_get_a_well_formed_answer() {
+        let mut rng = SmallRng::seed_from_u64(3);
+        let mut s = Session::new(GoRules::with_size(5), make_agent(&GtpConfig::default())).unwrap();
+        let words: Vec<&str> = COMMANDS
+            .iter()
+            .copied()
+            .chain(["frob", "", "#", "play", "genmove", "undo"])
+            .collect();
+        let args = [
+            "b",
+            "w",
+            "black",
+            "WHITE",
+            "x",
+            "A1",
+            "c3",
+            "E5",
+            "J9",
+            "T19",
+            "I1",
+            "pass",
+            "PASS",
+            "resign",
+            "0",
+            "1",
+            "2",
+            "5",
+            "19",
+            "20",
+            "-3",
+            "7.5",
+            "nan",
+            "1e9",
+            "dead",
+            "alive",
+            "seki",
+            "/nonexistent",
+            "\u{1F600}",
+            "A",
+            "99999999999999999999",
+        ];
+        for _ in 0..2_000 {
+            let mut line = String::new();
+            if rng.gen_bool(0.3) {
+                line.push_str(&format!("{} ", rng.gen_range(0..1000)));
+            }
+            line.push_str(words.choose(&mut rng).unwrap());
+            for _ in 0..rng.gen_range(0..4) {
+                line.push(' ');
+                line.push_str(args.choose(&mut rng).unwrap());
+            }
+            if let Some(reply) = s.handle(&line) {
+                assert!(
+                    (reply.starts_with('=') || reply.starts_with('?')) && reply.ends_with("\n\n"),
+                    "{line:?} -> {reply:?}"
+                );
+                assert!(!reply[..reply.len() - 2].contains("\n\n"), "{reply:?}");
+            }
+            if s.quit {
+                s.quit = false;
+            }
+            // The game the session holds is always one the rules can read back.
+            let text = s.state.to_text();
+            assert_eq!(s.state.parse_position(&text).unwrap().to_text(), text);
+        }
     }
 }

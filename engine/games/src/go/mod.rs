@@ -582,6 +582,19 @@ impl GoState {
         GoState::from_root(self.rules.clone(), self.root.clone())
     }
 
+    /// Changes the komi of this game (GTP `komi`): it decides only the score, so no move
+    /// needs replaying.
+    pub fn set_komi(&mut self, komi: f32) -> Result<(), RulesError> {
+        let rules = GoRules {
+            komi,
+            ..(*self.rules).clone()
+        };
+        rules.validate()?;
+        self.rules = Arc::new(rules);
+        self.update_outcome();
+        Ok(())
+    }
+
     /// The same state under different rules of the same board size (komi, ko, suicide, cap):
     /// the game is replayed, so a move the new rules forbid makes this fail.
     pub fn with_rules(&self, rules: GoRules) -> Result<GoState, crate::PlayError> {
