@@ -595,18 +595,6 @@ impl GoState {
         Ok(())
     }
 
-    /// The same state under different rules of the same board size (komi, ko, suicide, cap):
-    /// the game is replayed, so a move the new rules forbid makes this fail.
-    pub fn with_rules(&self, rules: GoRules) -> Result<GoState, crate::PlayError> {
-        assert_eq!(rules.size, self.size(), "with_rules keeps the board size");
-        let mut s = GoState::from_root(Arc::new(rules), self.root.clone());
-        for (who, mv) in self.moves_since_start() {
-            s.play_as(who, mv)?;
-        }
-        s.to_act = self.to_act;
-        Ok(s)
-    }
-
     /// Stones setup of this state's start, for SGF `AB`/`AW`.
     pub fn start_stones(&self) -> Vec<(Point, Player)> {
         self.root

@@ -471,3 +471,17 @@ fn score_estimate_removes_dead_stones() {
     assert!(empty.dead.is_empty());
     assert_eq!(empty.text(), "W+7.5");
 }
+
+#[test]
+fn komi_changes_only_the_score() {
+    let mut s = pos(rules(5), ".X.O./.X.O./.X.O./.X.O./.X.O.", "b 2");
+    let text = s.to_text();
+    assert_eq!(s.outcome(), Some(Outcome::Win(Player::Second)));
+    s.set_komi(-0.5).unwrap();
+    assert_eq!(s.outcome(), Some(Outcome::Win(Player::First)));
+    s.set_komi(0.0).unwrap();
+    assert_eq!(s.outcome(), Some(Outcome::Draw));
+    assert!(s.set_komi(f32::NAN).is_err());
+    assert_eq!(s.komi(), 0.0);
+    assert_eq!(s.to_text(), text);
+}
