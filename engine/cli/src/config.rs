@@ -25,3 +25,23 @@ pub fn section<T: DeserializeOwned + Default>(
             .with_context(|| format!("config {}: section `{name}`", path.display())),
     }
 }
+
+/// The Liuzhou start position under the config's `game` section.
+pub fn liuzhou_start(
+    doc: &serde_yaml::Value,
+    path: &Path,
+) -> anyhow::Result<games::liuzhou::Liuzhou> {
+    let rules: games::liuzhou::Rules = section(doc, "game", path)?;
+    rules
+        .validate()
+        .map_err(anyhow::Error::msg)
+        .with_context(|| format!("config {}: section `game`", path.display()))?;
+    Ok(games::liuzhou::Liuzhou::new(rules))
+}
+
+/// The Go start position (empty board) under the config's `game` section.
+pub fn go_start(doc: &serde_yaml::Value, path: &Path) -> anyhow::Result<games::go::GoState> {
+    let rules: games::go::GoRules = section(doc, "game", path)?;
+    games::go::GoState::new(rules)
+        .with_context(|| format!("config {}: section `game`", path.display()))
+}

@@ -2,6 +2,8 @@
 
 mod cmd;
 mod config;
+mod models;
+mod train;
 
 use std::process::ExitCode;
 

@@ -5,6 +5,8 @@ mod gtp;
 mod perft;
 mod perft_go;
 mod play;
+mod selfplay;
+mod train;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
@@ -27,6 +29,10 @@ enum Command {
     Bench(bench::Args),
     /// Play a game in the terminal.
     Play(play::Args),
+    /// Play games against itself and write training shards.
+    Selfplay(selfplay::Args),
+    /// Run the AlphaZero loop: self-play, fit, gate, report (resumable).
+    Train(train::Args),
     /// Speak GTP version 2 on stdin/stdout (Go).
     Gtp(gtp::Args),
 }
@@ -37,6 +43,8 @@ impl Cli {
             Command::Perft(args) => perft::run(args),
             Command::Bench(args) => bench::run(args),
             Command::Play(args) => play::run(args),
+            Command::Selfplay(args) => selfplay::run(args),
+            Command::Train(args) => train::run_cmd(args),
             Command::Gtp(args) => gtp::run(args),
         }
     }
@@ -49,4 +57,14 @@ pub enum GameKind {
     Liuzhou,
     /// 围棋 Go, 2 × 2 to 19 × 19.
     Go,
+}
+
+impl GameKind {
+    /// The config file used when `--config` is not given.
+    pub fn default_config(self) -> std::path::PathBuf {
+        match self {
+            GameKind::Liuzhou => "configs/liuzhou.yaml".into(),
+            GameKind::Go => "configs/go.yaml".into(),
+        }
+    }
 }

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Context};
 use clap::Args as ClapArgs;
-use games::go::{GoRules, GoState, PlayoutAgent};
+use games::go::PlayoutAgent;
 use games::liuzhou::{Liuzhou, Rules};
 use games::{Agent, Game, Outcome, Player, RandomAgent};
 
@@ -37,12 +37,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         "none" => None,
         other => bail!("--human: {other:?} is not black, white or none"),
     };
-    let config_path = args.config.clone().unwrap_or_else(|| {
-        PathBuf::from(match args.game {
-            GameKind::Liuzhou => "configs/liuzhou.yaml",
-            GameKind::Go => "configs/go.yaml",
-        })
-    });
+    let config_path = args
+        .config
+        .clone()
+        .unwrap_or_else(|| args.game.default_config());
     match args.game {
         GameKind::Liuzhou => {
             let doc = config::load(&config_path)?;
@@ -56,8 +54,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         }
         GameKind::Go => {
             let doc = config::load(&config_path)?;
-            let rules: GoRules = config::section(&doc, "game", &config_path)?;
-            let state = GoState::new(rules).context("game")?;
+            let state = config::go_start(&doc, &config_path)?;
             let mut agent = PlayoutAgent::new(args.seed);
             play_game(state, human, &mut agent)
         }
