@@ -355,8 +355,11 @@ impl GoState {
         self.passes
     }
 
-    /// The stone on `p`, if any.
+    /// The stone on `p`, if any (`None` off the board too).
     pub fn stone_at(&self, p: Point) -> Option<Player> {
+        if p.row as usize >= self.size() || p.col as usize >= self.size() {
+            return None;
+        }
         match self
             .board
             .color(self.board.point(p.row as usize, p.col as usize))
