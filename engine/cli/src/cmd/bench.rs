@@ -36,8 +36,11 @@ fn rules_go(budget: Duration) {
         let games = ((budget.as_secs_f64() / first.elapsed.as_secs_f64().max(1e-9)) as usize)
             .clamp(1, 1_000_000);
         let f = play_throughput(size, games, 1);
+        let cpu = f
+            .cpu_ns_per_move()
+            .map_or(String::new(), |ns| format!(", {ns:.1} ns/move on CPU"));
         println!(
-            "{size:>2}x{size:<2} play + legality       {:8.1} ns/move ({} moves in {} games)",
+            "{size:>2}x{size:<2} play + legality       {:8.1} ns/move ({} moves in {} games{cpu})",
             f.ns_per_move(),
             f.moves,
             f.games

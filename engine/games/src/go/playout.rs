@@ -74,14 +74,34 @@ pub struct Throughput {
     pub size: usize,
     pub games: usize,
     pub moves: u64,
+    /// Wall-clock time.
     pub elapsed: Duration,
+    /// Time this thread spent on a CPU (Linux `/proc/thread-self/schedstat`), which a busy
+    /// shared machine does not inflate; `None` where the kernel does not say.
+    pub on_cpu: Option<Duration>,
 }
 
 impl Throughput {
-    /// Average time per move (legality checks and the move itself).
+    /// Average wall-clock time per move (legality checks and the move itself).
     pub fn ns_per_move(&self) -> f64 {
         self.elapsed.as_nanos() as f64 / self.moves.max(1) as f64
     }
+
+    /// Average on-CPU time per move, where known.
+    pub fn cpu_ns_per_move(&self) -> Option<f64> {
+        self.on_cpu
+            .map(|t| t.as_nanos() as f64 / self.moves.max(1) as f64)
+    }
+}
+
+/// Nanoseconds this thread has run on a CPU, from the first field of Linux's schedstat.
+fn thread_cpu_ns() -> Option<u64> {
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
 }
 
 /// Plays `games` random playouts on a `size` board (default rules) and times them: each move
@@ -91,6 +111,7 @@ pub fn play_throughput(size: usize, games: usize, seed: u64) -> Throughput {
     let start = GoState::new(GoRules::with_size(size)).expect("valid board size");
     let mut rng = SmallRng::seed_from_u64(seed);
     let mut moves = 0u64;
+    let cpu0 = thread_cpu_ns();
     let t0 = Instant::now();
     for _ in 0..games {
         let mut state = start.clone();
@@ -101,11 +122,18 @@ pub fn play_throughput(size: usize, games: usize, seed: u64) -> Throughput {
         }
         std::hint::black_box(&state);
     }
+    let elapsed = t0.elapsed();
+    let on_cpu = match (cpu0, thread_cpu_ns()) {
+        // No progress at all means the kernel does not keep the figure.
+        (Some(a), Some(b)) if b > a => Some(Duration::from_nanos(b - a)),
+        _ => None,
+    };
     Throughput {
         size,
         games,
         moves,
-        elapsed: t0.elapsed(),
+        elapsed,
+        on_cpu,
     }
 }
 
