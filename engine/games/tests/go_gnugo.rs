@@ -94,10 +94,27 @@ struct Checked {
     superko_positions: usize,
 }
 
-/// Plays `games` random games of at most `plies` moves on `size`, in step with GNU Go.
+/// Plays `games` random games of at most `plies` moves on `size`, in step with GNU Go, under
+/// positional superko (the default).
 fn agree(gnugo: &str, size: usize, games: usize, plies: usize, seed: u64) -> Checked {
+    agree_under(gnugo, KoRule::PositionalSuperko, size, games, plies, seed)
+}
+
+/// As [`agree`] under `ko`: GNU Go's own default is simple ko.
+fn agree_under(
+    gnugo: &str,
+    ko: KoRule,
+    size: usize,
+    games: usize,
+    plies: usize,
+    seed: u64,
+) -> Checked {
+    let superko_flag = match ko {
+        KoRule::PositionalSuperko => "--positional-superko",
+        KoRule::Simple => "",
+    };
     let mut gg = GtpClient::spawn(&format!(
-        "{gnugo} --mode gtp --positional-superko --chinese-rules"
+        "{gnugo} --mode gtp {superko_flag} --chinese-rules"
     ))
     .expect("start gnugo");
     let mut rng = SmallRng::seed_from_u64(seed);
@@ -107,6 +124,7 @@ fn agree(gnugo: &str, size: usize, games: usize, plies: usize, seed: u64) -> Che
         gg.send("clear_board").unwrap();
         let rules = GoRules {
             move_cap: MoveCap::Unlimited,
+            ko,
             ..GoRules::with_size(size)
         };
         let mut state = GoState::new(rules.clone()).unwrap();
@@ -194,6 +212,16 @@ fn random_games_agree_with_gnugo_on_small_boards() {
 }
 
 #[test]
+fn random_games_agree_with_gnugo_under_simple_ko() {
+    let Some(gnugo) = gnugo() else { return };
+    let mut moves = 0;
+    for (size, games, plies, seed) in [(2, 200, 40, 21), (3, 200, 60, 22), (5, 40, 120, 23)] {
+        moves += agree_under(&gnugo, KoRule::Simple, size, games, plies, seed).moves;
+    }
+    assert!(moves > 5_000, "{moves} moves compared");
+}
+
+#[test]
 fn random_games_agree_with_gnugo_on_9x9() {
     let Some(gnugo) = gnugo() else { return };
     let c = agree(&gnugo, 9, 12, 300, 9);
@@ -265,4 +293,26 @@ fn gnugo_as_an_agent_plays_a_whole_game() {
     for who in [Player::First, Player::Second] {
         assert_eq!(gnugo_stones(gg.client(), who, 9), state.stones_of(who));
     }
+}
+
+/// The long version: hundreds of games on every size. Minutes; run with
+/// `cargo test -p games --test go_gnugo -- --ignored`.
+#[test]
+#[ignore]
+fn many_random_games_agree_with_gnugo() {
+    let Some(gnugo) = gnugo() else { return };
+    let mut superko = 0;
+    for (size, games, plies, seed) in [
+        (2, 2000, 40, 101),
+        (3, 2000, 60, 102),
+        (4, 1000, 100, 103),
+        (5, 500, 150, 104),
+        (6, 200, 200, 105),
+        (9, 100, 400, 109),
+        (13, 20, 500, 113),
+        (19, 10, 800, 119),
+    ] {
+        superko += agree(&gnugo, size, games, plies, seed).superko_positions;
+    }
+    assert!(superko > 100, "{superko}");
 }
