@@ -32,7 +32,14 @@ struct ConvBn {
 }
 
 impl ConvBn {
-    fn new(cin: usize, cout: usize, k: usize, vb: VarBuilder, conv: &str, bn: &str) -> candle_core::Result<Self> {
+    fn new(
+        cin: usize,
+        cout: usize,
+        k: usize,
+        vb: VarBuilder,
+        conv: &str,
+        bn: &str,
+    ) -> candle_core::Result<Self> {
         let cfg = Conv2dConfig {
             padding: k / 2,
             ..Default::default()
@@ -87,10 +94,18 @@ impl Net {
             .collect::<candle_core::Result<Vec<_>>>()?;
         let p = vb.pp("policy");
         let policy_conv = ConvBn::new(c, config.policy_channels, 1, p.clone(), "conv", "bn")?;
-        let policy_fc = candle_nn::linear(config.policy_channels * cells, shape.policy_size, p.pp("fc"))?;
+        let policy_fc = candle_nn::linear(
+            config.policy_channels * cells,
+            shape.policy_size,
+            p.pp("fc"),
+        )?;
         let v = vb.pp("value");
         let value_conv = ConvBn::new(c, config.value_channels, 1, v.clone(), "conv", "bn")?;
-        let value_fc1 = candle_nn::linear(config.value_channels * cells, config.value_hidden, v.pp("fc1"))?;
+        let value_fc1 = candle_nn::linear(
+            config.value_channels * cells,
+            config.value_hidden,
+            v.pp("fc1"),
+        )?;
         let value_fc2 = candle_nn::linear(config.value_hidden, 1, v.pp("fc2"))?;
         Ok(Net {
             stem,
@@ -107,7 +122,11 @@ impl Net {
 
     /// A network with fresh random weights, and the `VarMap` that owns them (for an optimiser,
     /// saving, or export).
-    pub fn fresh(config: &NetConfig, shape: TensorShape, device: &Device) -> Result<(VarMap, Net), NetError> {
+    pub fn fresh(
+        config: &NetConfig,
+        shape: TensorShape,
+        device: &Device,
+    ) -> Result<(VarMap, Net), NetError> {
         let varmap = VarMap::new();
         let vb = VarBuilder::from_varmap(&varmap, DType::F32, device);
         let net = Net::new(vb, config, shape)?;
@@ -115,7 +134,12 @@ impl Net {
     }
 
     /// Loads a safetensors checkpoint written by [`Net::save`] for this config and shape.
-    pub fn load(path: &Path, config: &NetConfig, shape: TensorShape, device: &Device) -> Result<(VarMap, Net), NetError> {
+    pub fn load(
+        path: &Path,
+        config: &NetConfig,
+        shape: TensorShape,
+        device: &Device,
+    ) -> Result<(VarMap, Net), NetError> {
         let (mut varmap, net) = Net::fresh(config, shape, device)?;
         varmap.load(path).map_err(|e| NetError::Checkpoint {
             path: path.to_owned(),
@@ -155,9 +179,17 @@ impl Net {
             let y = block.b.forward_t(&y, train)?;
             h = (y + h)?.relu()?;
         }
-        let p = self.policy_conv.forward_t(&h, train)?.relu()?.flatten_from(1)?;
+        let p = self
+            .policy_conv
+            .forward_t(&h, train)?
+            .relu()?
+            .flatten_from(1)?;
         let policy = self.policy_fc.forward(&p)?;
-        let v = self.value_conv.forward_t(&h, train)?.relu()?.flatten_from(1)?;
+        let v = self
+            .value_conv
+            .forward_t(&h, train)?
+            .relu()?
+            .flatten_from(1)?;
         let v = self.value_fc1.forward(&v)?.relu()?;
         let value = self.value_fc2.forward(&v)?.tanh()?.squeeze(1)?;
         Ok((policy, value))
@@ -166,7 +198,10 @@ impl Net {
 
 /// `path` with `.tmp` appended, in the same directory so that the rename is atomic.
 pub(crate) fn tmp_path(path: &Path) -> PathBuf {
-    let mut name = path.file_name().map(|n| n.to_os_string()).unwrap_or_default();
+    let mut name = path
+        .file_name()
+        .map(|n| n.to_os_string())
+        .unwrap_or_default();
     name.push(format!(".{}.tmp", std::process::id()));
     path.with_file_name(name)
 }
@@ -217,8 +252,22 @@ mod tests {
         let (_, loaded) = Net::load(&path, &small(), SHAPE, &Device::Cpu).unwrap();
         let (p0, v0) = net.forward_t(&x, false).unwrap();
         let (p1, v1) = loaded.forward_t(&x, false).unwrap();
-        let dp = (p0 - p1).unwrap().abs().unwrap().max_all().unwrap().to_scalar::<f32>().unwrap();
-        let dv = (v0 - v1).unwrap().abs().unwrap().max_all().unwrap().to_scalar::<f32>().unwrap();
+        let dp = (p0 - p1)
+            .unwrap()
+            .abs()
+            .unwrap()
+            .max_all()
+            .unwrap()
+            .to_scalar::<f32>()
+            .unwrap();
+        let dv = (v0 - v1)
+            .unwrap()
+            .abs()
+            .unwrap()
+            .max_all()
+            .unwrap()
+            .to_scalar::<f32>()
+            .unwrap();
         assert_eq!((dp, dv), (0.0, 0.0));
         std::fs::remove_dir_all(&dir).unwrap();
     }
@@ -230,7 +279,10 @@ mod tests {
         let path = dir.join("net.safetensors");
         let (varmap, _) = Net::fresh(&small(), SHAPE, &Device::Cpu).unwrap();
         Net::save(&varmap, &path).unwrap();
-        let other = TensorShape { policy_size: 41, ..SHAPE };
+        let other = TensorShape {
+            policy_size: 41,
+            ..SHAPE
+        };
         assert!(matches!(
             Net::load(&path, &small(), other, &Device::Cpu),
             Err(NetError::Checkpoint { .. })

@@ -116,15 +116,22 @@ pub fn model_bytes(varmap: &VarMap, meta: &ModelMeta) -> Result<Vec<u8>, OnnxErr
     let v = g.gemm("value.fc1", &v, "value.fc1.out")?;
     let v = g.relu(&v);
     let v = g.gemm("value.fc2", &v, "value.fc2.out")?;
-    g.graph.node.push(proto::NodeProto::new("Tanh", &[&v], &["value"], "value.tanh".into(), vec![]));
+    g.graph.node.push(proto::NodeProto::new(
+        "Tanh",
+        &[&v],
+        &["value"],
+        "value.tanh".into(),
+        vec![],
+    ));
 
     g.graph.output.push(proto::ValueInfoProto::tensor(
         "policy",
         vec![batch(), proto::Dim::value(s.policy_size)],
     ));
-    g.graph
-        .output
-        .push(proto::ValueInfoProto::tensor("value", vec![batch(), proto::Dim::value(1)]));
+    g.graph.output.push(proto::ValueInfoProto::tensor(
+        "value",
+        vec![batch(), proto::Dim::value(1)],
+    ));
 
     let network = serde_json::to_string(cfg).expect("NetConfig serialises");
     let props = [
@@ -171,7 +178,9 @@ impl GraphWriter<'_> {
             reason,
         };
         let data = self.varmap.data().lock().expect("varmap lock poisoned");
-        let var = data.get(name).ok_or_else(|| err("missing from the VarMap".into()))?;
+        let var = data
+            .get(name)
+            .ok_or_else(|| err("missing from the VarMap".into()))?;
         let dims = var.dims().to_vec();
         let values = var
             .as_tensor()
@@ -189,7 +198,13 @@ impl GraphWriter<'_> {
         Ok(dims)
     }
 
-    fn node(&mut self, op: &str, inputs: &[&str], name: String, attrs: Vec<proto::AttributeProto>) -> String {
+    fn node(
+        &mut self,
+        op: &str,
+        inputs: &[&str],
+        name: String,
+        attrs: Vec<proto::AttributeProto>,
+    ) -> String {
         let out = format!("{name}.out");
         self.graph
             .node
@@ -204,7 +219,12 @@ impl GraphWriter<'_> {
 
     fn flatten(&mut self, x: &str) -> String {
         let name = format!("{x}.flatten");
-        self.node("Flatten", &[x], name, vec![proto::AttributeProto::int("axis", 1)])
+        self.node(
+            "Flatten",
+            &[x],
+            name,
+            vec![proto::AttributeProto::int("axis", 1)],
+        )
     }
 
     fn conv_bn(&mut self, conv: &str, bn: &str, x: &str, k: i64) -> Result<String, OnnxError> {
@@ -325,7 +345,13 @@ pub mod proto {
     }
 
     impl NodeProto {
-        pub fn new(op: &str, inputs: &[&str], outputs: &[&str], name: String, attribute: Vec<AttributeProto>) -> Self {
+        pub fn new(
+            op: &str,
+            inputs: &[&str],
+            outputs: &[&str],
+            name: String,
+            attribute: Vec<AttributeProto>,
+        ) -> Self {
             NodeProto {
                 input: inputs.iter().map(|s| s.to_string()).collect(),
                 output: outputs.iter().map(|s| s.to_string()).collect(),
@@ -504,7 +530,10 @@ mod tests {
         assert_eq!(prop("width"), "5");
         assert_eq!(prop("policy_size"), "7");
         assert_eq!(prop("generation"), "3");
-        assert_eq!(serde_json::from_str::<NetConfig>(&prop("network")).unwrap(), cfg);
+        assert_eq!(
+            serde_json::from_str::<NetConfig>(&prop("network")).unwrap(),
+            cfg
+        );
         let graph = model.graph.unwrap();
         assert_eq!(graph.input[0].name, "input");
         let outs: Vec<_> = graph.output.iter().map(|o| o.name.as_str()).collect();
@@ -515,7 +544,10 @@ mod tests {
         for init in &graph.initializer {
             let dims: Vec<i64> = vars[&init.name].dims().iter().map(|&d| d as i64).collect();
             assert_eq!(init.dims, dims, "{}", init.name);
-            assert_eq!(init.raw_data.len(), 4 * dims.iter().product::<i64>() as usize);
+            assert_eq!(
+                init.raw_data.len(),
+                4 * dims.iter().product::<i64>() as usize
+            );
         }
     }
 }

@@ -67,7 +67,10 @@ fn truncated_and_garbage_files() {
             Err(e @ (ModelError::Invalid { .. } | ModelError::Metadata { .. })) => {
                 assert!(e.to_string().contains(name), "{e}")
             }
-            other => panic!("{name}: expected Invalid or Metadata, got {:?}", other.err()),
+            other => panic!(
+                "{name}: expected Invalid or Metadata, got {:?}",
+                other.err()
+            ),
         }
     }
     assert!(load(&good).is_ok());
@@ -83,7 +86,10 @@ fn wrong_game_and_wrong_shape() {
     match load(&other_game) {
         Err(e @ ModelError::WrongGame { .. }) => {
             let text = e.to_string();
-            assert!(text.contains("xiangqi") && text.contains("liuzhou"), "{text}");
+            assert!(
+                text.contains("xiangqi") && text.contains("liuzhou"),
+                "{text}"
+            );
         }
         other => panic!("expected WrongGame, got {:?}", other.err()),
     }
@@ -96,7 +102,10 @@ fn wrong_game_and_wrong_shape() {
             ..shape
         },
     );
-    assert!(matches!(load(&other_shape), Err(ModelError::WrongShape { .. })));
+    assert!(matches!(
+        load(&other_shape),
+        Err(ModelError::WrongShape { .. })
+    ));
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

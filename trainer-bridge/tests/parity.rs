@@ -40,7 +40,8 @@ fn random_net(cfg: &NetConfig, shape: TensorShape, seed: u64) -> (VarMap, Net) {
         };
         let n = var.elem_count();
         let values: Vec<f32> = (0..n).map(|_| rng.gen_range(range.clone())).collect();
-        var.set(&Tensor::from_vec(values, var.dims(), &Device::Cpu).unwrap()).unwrap();
+        var.set(&Tensor::from_vec(values, var.dims(), &Device::Cpu).unwrap())
+            .unwrap();
     }
     (varmap, net)
 }
@@ -60,7 +61,10 @@ fn candle_forward(net: &Net, inputs: &[f32], n: usize) -> (Vec<f32>, Vec<f32>) {
     let s = net.shape();
     let x = Tensor::from_slice(inputs, (n, s.planes, s.height, s.width), &Device::Cpu).unwrap();
     let (p, v) = net.forward_t(&x, false).unwrap();
-    (p.flatten_all().unwrap().to_vec1().unwrap(), v.to_vec1().unwrap())
+    (
+        p.flatten_all().unwrap().to_vec1().unwrap(),
+        v.to_vec1().unwrap(),
+    )
 }
 
 fn assert_close(what: &str, ours: &[f32], theirs: &[f32]) {
@@ -70,7 +74,10 @@ fn assert_close(what: &str, ours: &[f32], theirs: &[f32]) {
         .zip(theirs)
         .map(|(a, b)| (a - b).abs())
         .enumerate()
-        .fold((0, 0.0f32), |best, (i, d)| if d > best.1 { (i, d) } else { best });
+        .fold(
+            (0, 0.0f32),
+            |best, (i, d)| if d > best.1 { (i, d) } else { best },
+        );
     assert!(
         diff <= TOLERANCE,
         "{what}: largest difference {diff} at {i} (onnx {}, candle {})",
@@ -107,11 +114,19 @@ fn shape_parity(label: &str, shape: TensorShape) {
     let mut rng = SmallRng::seed_from_u64(11);
     for n in [1, 5, 8, 19] {
         let inputs: Vec<f32> = (0..n * shape.input_len())
-            .map(|_| if rng.gen_bool(0.3) { rng.gen_range(-1.0..2.0) } else { 0.0 })
+            .map(|_| {
+                if rng.gen_bool(0.3) {
+                    rng.gen_range(-1.0..2.0)
+                } else {
+                    0.0
+                }
+            })
             .collect();
         let mut policy = vec![0.0; n * shape.policy_size];
         let mut value = vec![0.0; n];
-        model.evaluate_encoded(&inputs, &mut policy, &mut value).unwrap();
+        model
+            .evaluate_encoded(&inputs, &mut policy, &mut value)
+            .unwrap();
         let (p, v) = candle_forward(&net, &inputs, n);
         assert_close(&format!("{label} n={n} policy"), &policy, &p);
         assert_close(&format!("{label} n={n} value"), &value, &v);
@@ -161,7 +176,12 @@ fn parity_10x9() {
 /// A game's default network (its config's `network:` section) on positions from random play,
 /// through `OrtEvaluator` and the `Game` trait's encoding.
 fn game_parity<G: Game>(proto: G, config: &str) {
-    let cfg = NetConfig::from_yaml_file(&Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(config)).unwrap();
+    let cfg = NetConfig::from_yaml_file(
+        &Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("..")
+            .join(config),
+    )
+    .unwrap();
     let shape = proto.shape();
     let dir = temp_dir(G::NAME);
     let path = dir.join("net.onnx");

@@ -5,19 +5,26 @@ use std::sync::Arc;
 
 use games::Game;
 use infer::fake::FakeEvaluator;
-use infer::Evaluator;
+use infer::{Evaluator, OrtEvaluator, OrtOptions, Provider};
 
-/// The evaluator named by `model`: `uniform` (no network), or an ONNX model file.
+use crate::config;
+
+/// The evaluator named by `model`: `uniform` (no network), or an ONNX model file run by ONNX
+/// Runtime with the config's `inference` section; `provider`, when given (a command-line
+/// flag), overrides the section's.
 pub fn evaluator<G: Game>(
-    _start: &G,
+    start: &G,
     model: &str,
-    _doc: &serde_yaml::Value,
-    _config_path: &Path,
+    doc: &serde_yaml::Value,
+    config_path: &Path,
+    provider: Option<Provider>,
 ) -> anyhow::Result<Arc<dyn Evaluator<G>>> {
+    let mut opts: OrtOptions = config::section(doc, "inference", config_path)?;
+    if let Some(p) = provider {
+        opts.provider = p;
+    }
     match model {
-        "uniform" => Ok(Arc::new(FakeEvaluator::new(64))),
-        other => anyhow::bail!(
-            "--model {other:?}: ONNX models are not supported by this build yet; use `uniform`"
-        ),
+        "uniform" => Ok(Arc::new(FakeEvaluator::new(opts.batch_size))),
+        path => Ok(Arc::new(OrtEvaluator::load(Path::new(path), start, &opts)?)),
     }
 }

@@ -12,8 +12,12 @@ fn main() {
         eprintln!("usage: infer_bench <game> <model.onnx> [intra-threads] [seconds-per-measure]");
         std::process::exit(2);
     }
-    let threads = args.get(3).map_or(1, |s| s.parse().expect("threads: a number"));
-    let seconds: f64 = args.get(4).map_or(1.0, |s| s.parse().expect("seconds: a number"));
+    let threads = args
+        .get(3)
+        .map_or(1, |s| s.parse().expect("threads: a number"));
+    let seconds: f64 = args
+        .get(4)
+        .map_or(1.0, |s| s.parse().expect("seconds: a number"));
     let opts = BenchOptions {
         intra_threads: threads,
         min_time: Duration::from_secs_f64(seconds),

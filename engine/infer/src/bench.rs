@@ -99,10 +99,17 @@ pub fn run<G: Game>(path: &Path, proto: &G, opts: &BenchOptions) -> Result<Vec<R
             .map_err(|reason| bench_error(path, reason))?;
             engine_best = engine_best.max(rate);
             let rate = measure(batch, opts.min_time, || {
-                let tensor = TensorRef::from_array_view((dims, &input[..])).map_err(|e| e.to_string())?;
-                let out = bare.run(ort::inputs![INPUT => tensor]).map_err(|e| e.to_string())?;
-                let (_, p) = out[POLICY].try_extract_tensor::<f32>().map_err(|e| e.to_string())?;
-                let (_, v) = out[VALUE].try_extract_tensor::<f32>().map_err(|e| e.to_string())?;
+                let tensor =
+                    TensorRef::from_array_view((dims, &input[..])).map_err(|e| e.to_string())?;
+                let out = bare
+                    .run(ort::inputs![INPUT => tensor])
+                    .map_err(|e| e.to_string())?;
+                let (_, p) = out[POLICY]
+                    .try_extract_tensor::<f32>()
+                    .map_err(|e| e.to_string())?;
+                let (_, v) = out[VALUE]
+                    .try_extract_tensor::<f32>()
+                    .map_err(|e| e.to_string())?;
                 std::hint::black_box((p, v));
                 Ok(())
             })
@@ -145,7 +152,11 @@ fn bare_session(path: &Path, intra_threads: usize) -> Result<Session, ModelError
 
 /// Calls `f` (one batch of `batch` evaluations) once to warm up, then for at least `min_time`;
 /// returns evaluations per second.
-fn measure(batch: usize, min_time: Duration, mut f: impl FnMut() -> Result<(), String>) -> Result<f64, String> {
+fn measure(
+    batch: usize,
+    min_time: Duration,
+    mut f: impl FnMut() -> Result<(), String>,
+) -> Result<f64, String> {
     f()?;
     let start = Instant::now();
     let mut calls = 0u64;

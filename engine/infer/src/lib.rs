@@ -9,7 +9,9 @@ pub mod bench;
 pub mod onnx;
 pub mod runtime;
 
-pub use onnx::{ModelError, ModelInfo, OrtEvaluator, OrtModel, OrtOptions, Provider, ProviderReport};
+pub use onnx::{
+    ModelError, ModelInfo, OrtEvaluator, OrtModel, OrtOptions, Provider, ProviderReport,
+};
 pub use runtime::RuntimeError;
 
 /// Why a batch could not be evaluated.

@@ -66,7 +66,9 @@ impl FromStr for Provider {
         Provider::ALL
             .into_iter()
             .find(|p| p.as_str().eq_ignore_ascii_case(s))
-            .ok_or_else(|| format!("unknown execution provider {s:?}; expected cpu, cuda or tensorrt"))
+            .ok_or_else(|| {
+                format!("unknown execution provider {s:?}; expected cpu, cuda or tensorrt")
+            })
     }
 }
 
@@ -124,7 +126,12 @@ impl fmt::Display for ProviderReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}", self.active)?;
         if self.active != self.requested {
-            write!(f, " (fell back from {}: {})", self.requested, self.fallbacks.join("; "))?;
+            write!(
+                f,
+                " (fell back from {}: {})",
+                self.requested,
+                self.fallbacks.join("; ")
+            )?;
         }
         Ok(())
     }
@@ -174,7 +181,11 @@ pub struct ShapeText(pub TensorShape);
 impl fmt::Display for ShapeText {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let s = self.0;
-        write!(f, "{}×{}×{} planes → policy {}", s.planes, s.height, s.width, s.policy_size)
+        write!(
+            f,
+            "{}×{}×{} planes → policy {}",
+            s.planes, s.height, s.width, s.policy_size
+        )
     }
 }
 
@@ -203,7 +214,9 @@ impl OrtModel {
             return Err(ModelError::Options("batch_size must be at least 1".into()));
         }
         let bytes = std::fs::read(path).map_err(|e| match e.kind() {
-            std::io::ErrorKind::NotFound => ModelError::Missing { path: path.to_owned() },
+            std::io::ErrorKind::NotFound => ModelError::Missing {
+                path: path.to_owned(),
+            },
             _ => ModelError::Read {
                 path: path.to_owned(),
                 reason: e.to_string(),
@@ -266,9 +279,15 @@ impl OrtModel {
         input[n * len..].fill(0.0);
         let dims = [self.batch, shape.planes, shape.height, shape.width];
         let tensor = TensorRef::from_array_view((dims, &input[..])).map_err(backend)?;
-        let outputs = session.run(ort::inputs![INPUT => tensor]).map_err(backend)?;
-        let (_, p) = outputs[POLICY].try_extract_tensor::<f32>().map_err(backend)?;
-        let (_, v) = outputs[VALUE].try_extract_tensor::<f32>().map_err(backend)?;
+        let outputs = session
+            .run(ort::inputs![INPUT => tensor])
+            .map_err(backend)?;
+        let (_, p) = outputs[POLICY]
+            .try_extract_tensor::<f32>()
+            .map_err(backend)?;
+        let (_, v) = outputs[VALUE]
+            .try_extract_tensor::<f32>()
+            .map_err(backend)?;
         let ps = shape.policy_size;
         if p.len() < n * ps || v.len() < n {
             return Err(EvalError::Backend(format!(
@@ -285,9 +304,14 @@ impl OrtModel {
 
     /// Evaluates encoded inputs (`inputs.len()` a multiple of `input_len`), in as many batches
     /// as needed.
-    pub fn evaluate_encoded(&self, inputs: &[f32], policy: &mut [f32], value: &mut [f32]) -> Result<(), EvalError> {
+    pub fn evaluate_encoded(
+        &self,
+        inputs: &[f32],
+        policy: &mut [f32],
+        value: &mut [f32],
+    ) -> Result<(), EvalError> {
         let len = self.info.shape.input_len();
-        if inputs.len() % len != 0 {
+        if !inputs.chunks_exact(len).remainder().is_empty() {
             return Err(EvalError::Backend(format!(
                 "{} floats are not a whole number of {len}-float inputs",
                 inputs.len()
@@ -318,7 +342,10 @@ impl OrtModel {
             )));
         }
         let mut start = 0;
-        for (policy, value) in policy.chunks_mut(self.batch * ps).zip(value.chunks_mut(self.batch)) {
+        for (policy, value) in policy
+            .chunks_mut(self.batch * ps)
+            .zip(value.chunks_mut(self.batch))
+        {
             let count = value.len();
             f(start, count, policy, value)?;
             start += count;
@@ -423,7 +450,11 @@ const NO_GPU_BUILD: &str = "this ONNX Runtime library has no such execution prov
     wheel onnxruntime is CPU-only: point ORT_DYLIB_PATH at libonnxruntime.so from \
     onnxruntime-gpu==1.31.1)";
 
-fn register(builder: &mut SessionBuilder, provider: Provider, device_id: i32) -> Result<(), String> {
+fn register(
+    builder: &mut SessionBuilder,
+    provider: Provider,
+    device_id: i32,
+) -> Result<(), String> {
     let dispatch = match provider {
         Provider::Cpu => return Ok(()),
         Provider::Cuda => {
@@ -439,10 +470,15 @@ fn register(builder: &mut SessionBuilder, provider: Provider, device_id: i32) ->
                      package registries do not carry"
                 ));
             }
-            ort::ep::TensorRT::default().with_device_id(device_id).build()
+            ort::ep::TensorRT::default()
+                .with_device_id(device_id)
+                .build()
         }
     };
-    dispatch.error_on_failure().register(builder).map_err(|e| e.to_string())
+    dispatch
+        .error_on_failure()
+        .register(builder)
+        .map_err(|e| e.to_string())
 }
 
 fn read_info(session: &Session, path: &Path) -> Result<ModelInfo, ModelError> {
@@ -505,7 +541,8 @@ fn check_interface(session: &Session, path: &Path, shape: TensorShape) -> Result
             .map(|s| s.to_vec())
             .ok_or_else(|| fail(format!("{name:?} is not a tensor")))
     };
-    let [p, h, w, ps] = [shape.planes, shape.height, shape.width, shape.policy_size].map(|d| d as i64);
+    let [p, h, w, ps] =
+        [shape.planes, shape.height, shape.width, shape.policy_size].map(|d| d as i64);
     let checks = [
         (INPUT, dims(session.inputs(), INPUT)?, vec![p, h, w]),
         (POLICY, dims(session.outputs(), POLICY)?, vec![ps]),
@@ -516,7 +553,10 @@ fn check_interface(session: &Session, path: &Path, shape: TensorShape) -> Result
         if found.len() != want.len() + 1 || found[1..] != want[..] {
             return Err(fail(format!(
                 "{name:?} has dims {found:?}, metadata implies [batch, {}]",
-                want.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(", ")
+                want.iter()
+                    .map(|d| d.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
             )));
         }
     }
@@ -569,21 +609,31 @@ impl<G: Game> Evaluator<G> for OrtEvaluator<G> {
         self.model.batch
     }
 
-    fn evaluate(&self, states: &[&G], policy: &mut [f32], value: &mut [f32]) -> Result<(), EvalError> {
+    fn evaluate(
+        &self,
+        states: &[&G],
+        policy: &mut [f32],
+        value: &mut [f32],
+    ) -> Result<(), EvalError> {
         let len = self.model.info.shape.input_len();
-        self.model.for_chunks(states.len(), policy, value, |start, count, policy, value| {
-            let chunk = &states[start..start + count];
-            self.model.run_chunk(
-                count,
-                |buf| {
-                    for (state, row) in chunk.iter().zip(buf.chunks_exact_mut(len)) {
-                        state.encode(row);
-                    }
-                },
-                policy,
-                value,
-            )
-        })
+        self.model.for_chunks(
+            states.len(),
+            policy,
+            value,
+            |start, count, policy, value| {
+                let chunk = &states[start..start + count];
+                self.model.run_chunk(
+                    count,
+                    |buf| {
+                        for (state, row) in chunk.iter().zip(buf.chunks_exact_mut(len)) {
+                            state.encode(row);
+                        }
+                    },
+                    policy,
+                    value,
+                )
+            },
+        )
     }
 
     fn describe(&self) -> String {

@@ -83,11 +83,11 @@ pub enum RuntimeError {
 /// The workspace is the one this crate was built from; if that directory is gone (a binary
 /// copied elsewhere), `.ort/` in the current directory is used.
 pub fn cache_dir() -> PathBuf {
-    let built_in = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let root = if built_in.join("Cargo.toml").is_file() {
-        built_in
-    } else {
-        PathBuf::from(".")
+    // This crate lives at <workspace>/engine/infer.
+    let built_in = Path::new(env!("CARGO_MANIFEST_DIR")).ancestors().nth(2);
+    let root = match built_in {
+        Some(root) if root.join("Cargo.toml").is_file() => root.to_path_buf(),
+        _ => PathBuf::from("."),
     };
     root.join(".ort")
         .join(format!("{ORT_VERSION}-{}", std::env::consts::ARCH))
@@ -129,10 +129,16 @@ pub fn fetch_into(dir: &Path) -> Result<(), RuntimeError> {
     }
     let fetch = |step, reason: String| RuntimeError::Fetch { step, reason };
     let parent = dir.parent().expect("cache dir has a parent");
-    std::fs::create_dir_all(parent).map_err(|e| fetch("create the cache directory", format!("{}: {e}", parent.display())))?;
+    std::fs::create_dir_all(parent).map_err(|e| {
+        fetch(
+            "create the cache directory",
+            format!("{}: {e}", parent.display()),
+        )
+    })?;
     let tmp = parent.join(format!(".fetch-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&tmp);
-    std::fs::create_dir_all(&tmp).map_err(|e| fetch("create a temporary directory", e.to_string()))?;
+    std::fs::create_dir_all(&tmp)
+        .map_err(|e| fetch("create a temporary directory", e.to_string()))?;
     let result = fetch_steps(&wheel, &tmp, dir);
     let _ = std::fs::remove_dir_all(&tmp);
     result
@@ -147,7 +153,14 @@ fn fetch_steps(wheel: &Wheel, tmp: &Path, dir: &Path) -> Result<(), RuntimeError
     );
     let wheels = tmp.join("wheel");
     let out = Command::new("python3")
-        .args(["-m", "pip", "download", "--no-deps", "--only-binary=:all:", "--disable-pip-version-check"])
+        .args([
+            "-m",
+            "pip",
+            "download",
+            "--no-deps",
+            "--only-binary=:all:",
+            "--disable-pip-version-check",
+        ])
         .args(["--python-version", "3.11", "--implementation", "cp"])
         .args(["--platform", wheel.platform])
         .arg(format!("onnxruntime=={ORT_VERSION}"))
@@ -160,7 +173,11 @@ fn fetch_steps(wheel: &Wheel, tmp: &Path, dir: &Path) -> Result<(), RuntimeError
         let tail: Vec<&str> = stderr.lines().rev().take(3).collect();
         return Err(fetch(
             "pip download",
-            format!("{}: {}", out.status, tail.into_iter().rev().collect::<Vec<_>>().join(" | ")),
+            format!(
+                "{}: {}",
+                out.status,
+                tail.into_iter().rev().collect::<Vec<_>>().join(" | ")
+            ),
         ));
     }
     let file = std::fs::read_dir(&wheels)
@@ -193,13 +210,19 @@ fn fetch_steps(wheel: &Wheel, tmp: &Path, dir: &Path) -> Result<(), RuntimeError
         .output()
         .map_err(|e| fetch("run python3", e.to_string()))?;
     if !out.status.success() {
-        return Err(fetch("extract the library", String::from_utf8_lossy(&out.stderr).trim().to_string()));
+        return Err(fetch(
+            "extract the library",
+            String::from_utf8_lossy(&out.stderr).trim().to_string(),
+        ));
     }
     match std::fs::rename(&staged, dir) {
         Ok(()) => Ok(()),
         // Another process finished first: its copy is as good as ours.
         Err(_) if dir.join(LIB_NAME).is_file() => Ok(()),
-        Err(e) => Err(fetch("move the library into place", format!("{}: {e}", dir.display()))),
+        Err(e) => Err(fetch(
+            "move the library into place",
+            format!("{}: {e}", dir.display()),
+        )),
     }
 }
 
@@ -215,7 +238,11 @@ pub fn sha256_file(path: &Path) -> std::io::Result<String> {
         }
         hasher.update(&buf[..n]);
     }
-    Ok(hasher.finalize().iter().map(|b| format!("{b:02x}")).collect())
+    Ok(hasher
+        .finalize()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect())
 }
 
 static ENVIRONMENT: OnceLock<Result<ort::environment::Environment, RuntimeError>> = OnceLock::new();
