@@ -647,3 +647,37 @@ impl<G: Game> Evaluator<G> for OrtEvaluator<G> {
         )
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn provider_names_round_trip() {
+        for p in Provider::ALL {
+            assert_eq!(p.as_str().parse::<Provider>(), Ok(p));
+            assert_eq!(p.to_string().to_uppercase().parse::<Provider>(), Ok(p));
+        }
+        let e = "rocm".parse::<Provider>().unwrap_err();
+        assert!(e.contains("rocm") && e.contains("tensorrt"), "{e}");
+    }
+
+    #[test]
+    fn provider_report_says_what_runs_and_why() {
+        let same = ProviderReport {
+            requested: Provider::Cpu,
+            active: Provider::Cpu,
+            fallbacks: vec![],
+        };
+        assert_eq!(same.to_string(), "cpu");
+        let fell = ProviderReport {
+            requested: Provider::TensorRt,
+            active: Provider::Cpu,
+            fallbacks: vec!["tensorrt: none".into(), "cuda: none".into()],
+        };
+        assert_eq!(
+            fell.to_string(),
+            "cpu (fell back from tensorrt: tensorrt: none; cuda: none)"
+        );
+    }
+}
