@@ -5,6 +5,7 @@
 //! [`onnx::export_onnx`]; the engine only ever sees the ONNX file and its metadata.
 
 pub mod config;
+pub mod fit;
 pub mod net;
 pub mod onnx;
 

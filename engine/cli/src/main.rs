@@ -3,6 +3,7 @@
 mod cmd;
 mod config;
 mod models;
+mod train;
 
 use std::process::ExitCode;
 

@@ -3,16 +3,28 @@
 use std::path::Path;
 use std::sync::Arc;
 
+use anyhow::Context;
 use games::Game;
 use infer::fake::FakeEvaluator;
-use infer::{Evaluator, OrtEvaluator, OrtOptions, Provider};
+use infer::onnx::{OrtEvaluator, OrtOptions, Provider};
+use infer::Evaluator;
 
 use crate::config;
 
-/// The evaluator named by `model`: `uniform` (no network), or an ONNX model file run by ONNX
-/// Runtime with the config's `inference` section; `provider`, when given (a command-line
-/// flag), overrides the section's.
+/// The evaluator named by `model`: `uniform` (no network: uniform priors, value 0), or an ONNX
+/// model file run by ONNX Runtime with the config's `inference` section.
 pub fn evaluator<G: Game>(
+    start: &G,
+    model: &str,
+    doc: &serde_yaml::Value,
+    config_path: &Path,
+) -> anyhow::Result<Arc<dyn Evaluator<G>>> {
+    evaluator_with(start, model, doc, config_path, None)
+}
+
+/// As [`evaluator`], with the execution provider of a command-line flag (`--provider`), when
+/// given, in place of the section's.
+pub fn evaluator_with<G: Game>(
     start: &G,
     model: &str,
     doc: &serde_yaml::Value,
@@ -23,8 +35,11 @@ pub fn evaluator<G: Game>(
     if let Some(p) = provider {
         opts.provider = p;
     }
-    match model {
-        "uniform" => Ok(Arc::new(FakeEvaluator::new(opts.batch_size))),
-        path => Ok(Arc::new(OrtEvaluator::load(Path::new(path), start, &opts)?)),
+    if model == "uniform" {
+        return Ok(Arc::new(FakeEvaluator::new(opts.batch_size.max(1))));
     }
+    let evaluator = OrtEvaluator::load(Path::new(model), start, &opts)
+        .with_context(|| format!("loading model {model}"))?;
+    tracing::info!("{}", evaluator.describe());
+    Ok(Arc::new(evaluator))
 }

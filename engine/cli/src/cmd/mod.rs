@@ -4,6 +4,7 @@ mod bench;
 mod perft;
 mod play;
 mod selfplay;
+mod train;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
@@ -28,6 +29,8 @@ enum Command {
     Play(play::Args),
     /// Play games against itself and write training shards.
     Selfplay(selfplay::Args),
+    /// Run the AlphaZero loop: self-play, fit, gate, report (resumable).
+    Train(train::Args),
 }
 
 impl Cli {
@@ -37,6 +40,7 @@ impl Cli {
             Command::Bench(args) => bench::run(args),
             Command::Play(args) => play::run(args),
             Command::Selfplay(args) => selfplay::run(args),
+            Command::Train(args) => train::run_cmd(args),
         }
     }
 }

@@ -66,7 +66,7 @@ fn play<G: Game>(
     config_path: &std::path::Path,
     config_text: &str,
 ) -> anyhow::Result<()> {
-    let evaluator = models::evaluator(start, &args.model, doc, config_path, args.provider)?;
+    let evaluator = models::evaluator_with(start, &args.model, doc, config_path, args.provider)?;
     tracing::info!("self-play with {}", evaluator.describe());
     let bar = ProgressBar::new(args.games as u64).with_style(
         ProgressStyle::with_template(
