@@ -254,9 +254,15 @@ pub fn environment() -> Result<&'static ort::environment::Environment, RuntimeEr
     ENVIRONMENT
         .get_or_init(|| {
             let path = library_path()?;
-            let builder = ort::init_from(&path).map_err(|e| RuntimeError::Load {
-                path: path.clone(),
-                reason: e.to_string(),
+            let builder = ort::init_from(&path).map_err(|e| {
+                let mut reason = e.to_string();
+                if path.starts_with(cache_dir()) {
+                    reason += &format!(" (delete {} to fetch it again)", cache_dir().display());
+                }
+                RuntimeError::Load {
+                    path: path.clone(),
+                    reason,
+                }
             })?;
             tracing::debug!("ONNX Runtime loaded from {}", path.display());
             builder
