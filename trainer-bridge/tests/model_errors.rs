@@ -161,3 +161,22 @@ fn wrong_output_buffer_sizes_are_errors() {
     assert!(ev.evaluate(&[&proto], &mut policy, &mut value).is_err());
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn impossible_batch_sizes_are_option_errors() {
+    let dir = temp_dir("batch");
+    let path = dir.join("net.onnx");
+    let proto = Liuzhou::default();
+    write(&path, Liuzhou::NAME, proto.shape());
+    for batch_size in [0, usize::MAX] {
+        let opts = OrtOptions {
+            batch_size,
+            ..OrtOptions::default()
+        };
+        assert!(matches!(
+            OrtEvaluator::load(&path, &proto, &opts),
+            Err(ModelError::Options(_))
+        ));
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -28,6 +28,9 @@ pub const INPUT: &str = "input";
 pub const POLICY: &str = "policy";
 pub const VALUE: &str = "value";
 
+/// Largest accepted batch size: the input buffer is allocated up front.
+pub const MAX_BATCH: usize = 1 << 16;
+
 /// Where the network runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Deserialize, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -210,8 +213,11 @@ impl OrtModel {
     /// Loads a model, reads and checks its metadata and interface, and builds a session with
     /// the requested provider (see [`OrtOptions::allow_fallback`]).
     pub fn load(path: &Path, opts: &OrtOptions) -> Result<OrtModel, ModelError> {
-        if opts.batch_size == 0 {
-            return Err(ModelError::Options("batch_size must be at least 1".into()));
+        if !(1..=MAX_BATCH).contains(&opts.batch_size) {
+            return Err(ModelError::Options(format!(
+                "batch_size {} is not in 1..={MAX_BATCH}",
+                opts.batch_size
+            )));
         }
         let bytes = std::fs::read(path).map_err(|e| match e.kind() {
             std::io::ErrorKind::NotFound => ModelError::Missing {
