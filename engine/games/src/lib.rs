@@ -7,6 +7,7 @@ pub mod agent;
 pub mod conformance;
 
 pub mod symmetry;
+pub mod xiangqi;
 
 use std::fmt::{self, Debug, Display};
 use std::hash::Hash;
