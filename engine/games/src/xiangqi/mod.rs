@@ -21,16 +21,16 @@ pub mod board;
 pub mod encode;
 pub mod fen;
 pub mod perft;
-// pub mod search;
-// pub mod uci_agent;
+pub mod search;
+pub mod uci_agent;
 
 use std::fmt;
 
 pub use board::{MoveList, Position};
 pub use fen::START_FEN;
 pub use perft::{bench_xiangqi, perft, perft_divide, BenchReport};
-// pub use search::{AlphaBeta, AlphaBetaAgent, SearchLimits};
-// pub use uci_agent::UciEngineAgent;
+pub use search::{AlphaBeta, AlphaBetaAgent, SearchLimits};
+pub use uci_agent::{UciEngineAgent, UciEngineConfig};
 
 use crate::{Game, Outcome, ParseError, Player, Symmetry, TensorShape};
 
@@ -211,10 +211,10 @@ impl Xiangqi {
         self.history.iter().filter(|p| p.key == key).count()
     }
 
-    /// Zobrist keys of the positions since the last capture, current last (for the search's
-    /// repetition test).
-    pub fn history_keys(&self) -> impl Iterator<Item = u64> + '_ {
-        self.history.iter().map(|p| p.key)
+    /// The positions since the last capture, current last, as (Zobrist key, whether the side
+    /// to move there was in check): what the search needs for its repetition rules.
+    pub fn history(&self) -> impl Iterator<Item = (u64, bool)> + '_ {
+        self.history.iter().map(|p| (p.key, p.in_check))
     }
 
     /// Decides the end-of-game rules for the current position (see the module docs).
