@@ -20,6 +20,8 @@
 pub mod board;
 pub mod encode;
 pub mod fen;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod perft;
 pub mod search;
 pub mod uci_agent;
@@ -303,10 +305,10 @@ impl Game for Xiangqi {
             self.halfmove = 0;
             self.history.clear();
         } else {
-            self.halfmove += 1;
+            self.halfmove = self.halfmove.saturating_add(1);
         }
         if self.pos.side() == Side::Red {
-            self.fullmove += 1;
+            self.fullmove = self.fullmove.saturating_add(1);
         }
         self.push_history();
         self.end = self.judge();
