@@ -22,6 +22,7 @@ pub mod encode;
 pub mod fen;
 #[doc(hidden)]
 pub mod fuzzing;
+pub mod oracle;
 pub mod perft;
 pub mod search;
 pub mod uci_agent;
