@@ -218,10 +218,15 @@ impl AlphaBeta {
         }
     }
 
-    /// A flag that stops the running search when set (UCI `stop`). The search clears it when
-    /// it starts.
+    /// A flag that stops the running search when set (UCI `stop`). Whoever sets it clears it
+    /// before the next search.
     pub fn stop_handle(&self) -> Arc<AtomicBool> {
         self.stop.clone()
+    }
+
+    /// Makes `flag` the stop flag (shared with a protocol loop).
+    pub fn set_stop_handle(&mut self, flag: Arc<AtomicBool>) {
+        self.stop = flag;
     }
 
     /// Forgets everything learned (new game).
@@ -240,7 +245,6 @@ impl AlphaBeta {
         mut on_info: impl FnMut(&SearchInfo),
     ) -> SearchResult {
         let start = Instant::now();
-        self.stop.store(false, Ordering::Relaxed);
         self.nodes = 0;
         self.aborted = false;
         self.deadline = limits.movetime.map(|t| start + t);
