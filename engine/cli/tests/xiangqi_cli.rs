@@ -35,12 +35,18 @@ fn perft_prints_the_total_last() {
 #[test]
 fn perft_divide_lists_each_move_then_the_total() {
     let fen = "3ak4/9/3N5/9/4R4/9/9/9/9/4K4 b - - 0 1";
-    let (ok, out, _) = perft_cli(&["--game", "xiangqi", "--fen", fen, "--depth", "3", "--divide"]);
+    let (ok, out, _) = perft_cli(&[
+        "--game", "xiangqi", "--fen", fen, "--depth", "3", "--divide",
+    ]);
     assert!(ok);
     let lines: Vec<&str> = out.lines().collect();
     assert_eq!(lines.last(), Some(&"31"));
     let moves = &lines[..lines.len() - 1];
-    assert_eq!(moves.len(), 1, "one legal move out of the double check: {out}");
+    assert_eq!(
+        moves.len(),
+        1,
+        "one legal move out of the double check: {out}"
+    );
     let (m, n) = moves[0].split_once(' ').unwrap();
     assert_eq!(m.len(), 4);
     assert_eq!(n, "31");
@@ -48,7 +54,14 @@ fn perft_divide_lists_each_move_then_the_total() {
 
 #[test]
 fn perft_rejects_a_bad_fen_with_a_message_and_a_failure_status() {
-    let (ok, out, err) = perft_cli(&["--game", "xiangqi", "--fen", "rnbakabnr/9 w", "--depth", "1"]);
+    let (ok, out, err) = perft_cli(&[
+        "--game",
+        "xiangqi",
+        "--fen",
+        "rnbakabnr/9 w",
+        "--depth",
+        "1",
+    ]);
     assert!(!ok);
     assert!(out.is_empty());
     assert!(err.contains("FEN") && err.contains("ranks"), "{err}");
@@ -123,8 +136,17 @@ fn uci_session_through_a_pipe() {
     uci.send("position startpos moves h2e2 h9g7");
     uci.send("go depth 4");
     let lines = uci.until("bestmove");
-    assert!(lines.iter().any(|l| l.starts_with("info depth 4 ")), "{lines:?}");
-    let best = lines.last().unwrap().split_whitespace().nth(1).unwrap().to_string();
+    assert!(
+        lines.iter().any(|l| l.starts_with("info depth 4 ")),
+        "{lines:?}"
+    );
+    let best = lines
+        .last()
+        .unwrap()
+        .split_whitespace()
+        .nth(1)
+        .unwrap()
+        .to_string();
     let mut g = Xiangqi::start();
     for t in ["h2e2", "h9g7"] {
         g.play(g.parse_action(t).unwrap()).unwrap();
@@ -136,7 +158,10 @@ fn uci_session_through_a_pipe() {
     uci.send("go depth 3");
     let lines = uci.until("bestmove");
     assert_eq!(lines.last().unwrap(), "bestmove a7a9");
-    assert!(lines.iter().any(|l| l.contains("score mate 1")), "{lines:?}");
+    assert!(
+        lines.iter().any(|l| l.contains("score mate 1")),
+        "{lines:?}"
+    );
 
     // A finished game has no move.
     uci.send("position fen 3k5/4R4/3R5/9/9/9/9/9/9/4K4 b - - 0 1");
@@ -158,10 +183,16 @@ fn uci_session_through_a_pipe() {
     std::thread::sleep(Duration::from_millis(300));
     uci.send("isready");
     let mut lines = uci.until("readyok");
-    assert!(!lines.iter().any(|l| l.starts_with("bestmove")), "{lines:?}");
+    assert!(
+        !lines.iter().any(|l| l.starts_with("bestmove")),
+        "{lines:?}"
+    );
     uci.send("stop");
     lines.extend(uci.until("bestmove"));
-    assert!(lines.iter().any(|l| l.starts_with("info depth")), "{lines:?}");
+    assert!(
+        lines.iter().any(|l| l.starts_with("info depth")),
+        "{lines:?}"
+    );
 
     // Fairy-Stockfish's rank numbering on request.
     uci.send("setoption name UCI_RankBase value 1");
@@ -183,7 +214,12 @@ fn uci_session_through_a_pipe() {
 fn our_uci_engine_as_an_external_agent() {
     // The external-engine agent drives `engine uci` itself: both ends of the protocol meet.
     let config = UciEngineConfig {
-        command: vec![ENGINE.to_string(), "uci".into(), "--hash".into(), "8".into()],
+        command: vec![
+            ENGINE.to_string(),
+            "uci".into(),
+            "--hash".into(),
+            "8".into(),
+        ],
         options: vec![("Hash".into(), "8".into())],
         go: "go depth 2".into(),
         rank_base: 0,
@@ -198,5 +234,9 @@ fn our_uci_engine_as_an_external_agent() {
         agent.observe(&g, m).unwrap();
         g.play(m).unwrap();
     }
-    assert_eq!(g.to_text().split_whitespace().last(), Some("4"), "six plies played");
+    assert_eq!(
+        g.to_text().split_whitespace().last(),
+        Some("4"),
+        "six plies played"
+    );
 }

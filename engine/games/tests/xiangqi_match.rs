@@ -48,14 +48,23 @@ fn alphabeta_beats_random(games: usize, limits: SearchLimits) {
         } else {
             play_game(&mut rnd, &mut ab, 400)
         };
-        let ab_player = if ab_is_red { Player::First } else { Player::Second };
+        let ab_player = if ab_is_red {
+            Player::First
+        } else {
+            Player::Second
+        };
         eprintln!(
             "game {i}: alphabeta {} -> {outcome:?} ({:?}), final position {}",
             if ab_is_red { "Red" } else { "Black" },
             g.end_reason(),
             g.to_text()
         );
-        assert_eq!(outcome, Some(Outcome::Win(ab_player)), "game {i}: {}", g.to_text());
+        assert_eq!(
+            outcome,
+            Some(Outcome::Win(ab_player)),
+            "game {i}: {}",
+            g.to_text()
+        );
     }
 }
 
@@ -83,11 +92,9 @@ fn short_match_against_fairy_stockfish() {
     };
     let mut results = Vec::new();
     for i in 0..2 {
-        let mut fsf = UciEngineAgent::spawn(UciEngineConfig::fairy_stockfish(
-            path.to_str().unwrap(),
-            20,
-        ))
-        .unwrap();
+        let mut fsf =
+            UciEngineAgent::spawn(UciEngineConfig::fairy_stockfish(path.to_str().unwrap(), 20))
+                .unwrap();
         let mut ab = AlphaBetaAgent::new(SearchLimits::movetime(Duration::from_millis(20)), 8);
         let (outcome, g) = if i == 0 {
             play_game(&mut ab, &mut fsf, 300)

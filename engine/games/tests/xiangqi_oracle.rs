@@ -11,9 +11,11 @@ use rand::SeedableRng;
 
 fn oracle() -> Option<FairyStockfish> {
     match find_fairy_stockfish() {
-        Some(path) => Some(FairyStockfish::spawn(&path).unwrap_or_else(|e| {
-            panic!("cannot start fairy-stockfish at {}: {e}", path.display())
-        })),
+        Some(path) => {
+            Some(FairyStockfish::spawn(&path).unwrap_or_else(|e| {
+                panic!("cannot start fairy-stockfish at {}: {e}", path.display())
+            }))
+        }
         None if std::env::var_os("CI").is_some() => {
             panic!("fairy-stockfish not found (apt-get install fairy-stockfish, or set FAIRY_STOCKFISH)")
         }
@@ -62,7 +64,10 @@ fn compare(fsf: &mut FairyStockfish, fen: &str, depth: u32) {
         );
     }
     for m in theirs_map.keys() {
-        assert!(ours.contains_key(m), "{fen}: fairy-stockfish plays {m}, we do not");
+        assert!(
+            ours.contains_key(m),
+            "{fen}: fairy-stockfish plays {m}, we do not"
+        );
     }
     assert_eq!(ours.values().sum::<u64>(), theirs.total, "{fen} total");
 }

@@ -134,7 +134,8 @@ fn checkmate_and_stalemate_lose() {
 fn fen_round_trips_and_reads_alternative_letters() {
     let g = Xiangqi::from_fen(START_FEN).unwrap();
     assert_eq!(g.to_text(), START_FEN);
-    let alt = Xiangqi::from_fen("rheakaehr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RHEAKAEHR w").unwrap();
+    let alt =
+        Xiangqi::from_fen("rheakaehr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RHEAKAEHR w").unwrap();
     assert_eq!(alt.to_text(), START_FEN);
 }
 
@@ -143,12 +144,30 @@ fn bad_fens_are_typed_errors_naming_the_place() {
     let cases = [
         ("", "placement"),
         ("rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9 w", "10"),
-        ("rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNRR w", "rank 0"),
-        ("rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABN w", "rank 0"),
-        ("rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNX w", "unknown piece"),
-        ("rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNR x", "side to move"),
-        ("rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNR w - - x 1", "halfmove"),
-        ("rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNR w - - 0 1 9", "trailing"),
+        (
+            "rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNRR w",
+            "rank 0",
+        ),
+        (
+            "rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABN w",
+            "rank 0",
+        ),
+        (
+            "rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNX w",
+            "unknown piece",
+        ),
+        (
+            "rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNR x",
+            "side to move",
+        ),
+        (
+            "rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNR w - - x 1",
+            "halfmove",
+        ),
+        (
+            "rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNR w - - 0 1 9",
+            "trailing",
+        ),
         ("4k4/9/9/9/9/9/9/9/9/4K4 w", "in check"),
         ("3k5/9/9/9/9/9/9/9/9/9 w", "general"),
         ("3k5/9/9/9/9/9/9/9/9/K8 w", "cannot stand"),
@@ -169,13 +188,26 @@ fn bad_fens_are_typed_errors_naming_the_place() {
 #[test]
 fn move_text_errors_and_rank_bases() {
     let g = Xiangqi::start();
-    for bad in ["", "h2", "h2e", "j2e2", "h2e10", "h-1e2", "h2e2e2e2", "炮二平五", "H2E2"] {
+    for bad in [
+        "",
+        "h2",
+        "h2e",
+        "j2e2",
+        "h2e10",
+        "h-1e2",
+        "h2e2e2e2",
+        "炮二平五",
+        "H2E2",
+    ] {
         let err = g.parse_action(bad).expect_err(bad);
         assert_eq!(err.format, "ICCS move");
     }
     let m = g.parse_action("h2e2").unwrap();
     assert_eq!(fen::format_move_with_base(m, 1), "h3e3");
-    assert_eq!(fen::parse_move_with_base("b3b10", 1).unwrap(), g.parse_action("b2b9").unwrap());
+    assert_eq!(
+        fen::parse_move_with_base("b3b10", 1).unwrap(),
+        g.parse_action("b2b9").unwrap()
+    );
     // Parsed but illegal: play refuses it and leaves the state alone.
     let mut g2 = g.clone();
     let illegal = g.parse_action("h2h8").unwrap();
@@ -189,11 +221,11 @@ fn policy_index_is_compact_and_round_trips_every_pair() {
     // half (in a fixed frame both halves would add 24 more: 2 086).
     assert_eq!(encode::POLICY_SIZE, 2062);
     for black in [false, true] {
-        let mut seen = vec![false; encode::POLICY_SIZE];
+        let mut seen = std::collections::HashSet::new();
         for i in 0..encode::POLICY_SIZE {
             let m = encode::index_move(i, black).unwrap();
             assert_eq!(encode::move_index(m, black), Some(i));
-            assert!(!std::mem::replace(&mut seen[i], true));
+            assert!(seen.insert(m), "index {i} names a move twice");
         }
         assert_eq!(encode::index_move(encode::POLICY_SIZE, black), None);
     }
@@ -201,8 +233,14 @@ fn policy_index_is_compact_and_round_trips_every_pair() {
 
 #[test]
 fn encoding_is_the_same_for_either_colour_of_a_colour_symmetric_board() {
-    let red = Xiangqi::from_fen("rnbakab1r/9/1c4nc1/p1p1p1p1p/9/9/P1P1P1P1P/1C4NC1/9/RNBAKAB1R w - - 2 2").unwrap();
-    let black = Xiangqi::from_fen("rnbakab1r/9/1c4nc1/p1p1p1p1p/9/9/P1P1P1P1P/1C4NC1/9/RNBAKAB1R b - - 2 2").unwrap();
+    let red = Xiangqi::from_fen(
+        "rnbakab1r/9/1c4nc1/p1p1p1p1p/9/9/P1P1P1P1P/1C4NC1/9/RNBAKAB1R w - - 2 2",
+    )
+    .unwrap();
+    let black = Xiangqi::from_fen(
+        "rnbakab1r/9/1c4nc1/p1p1p1p1p/9/9/P1P1P1P1P/1C4NC1/9/RNBAKAB1R b - - 2 2",
+    )
+    .unwrap();
     let n = red.shape().input_len();
     let (mut a, mut b) = (vec![0.0; n], vec![0.0; n]);
     red.encode(&mut a);
@@ -231,13 +269,17 @@ fn mirror_maps_moves_hashes_and_outcomes() {
     );
     assert_eq!(m.transform(Symmetry::MIRROR_FILES).to_text(), g.to_text());
     let mv = g.parse_action("b0c2").unwrap();
-    assert_eq!(g.transform_action(Symmetry::MIRROR_FILES, mv), g.parse_action("h0g2").unwrap());
+    assert_eq!(
+        g.transform_action(Symmetry::MIRROR_FILES, mv),
+        g.parse_action("h0g2").unwrap()
+    );
     // The mirrored game keeps its repetition history: the mirror of a repetition repeats.
     let mut a = Xiangqi::start();
     let mut b = a.transform(Symmetry::MIRROR_FILES);
     for t in "b0c2 b9c7 c2b0 c7b9 b0c2 b9c7 c2b0 c7b9".split_whitespace() {
         let mv: Move = a.parse_action(t).unwrap();
-        b.play(a.transform_action(Symmetry::MIRROR_FILES, mv)).unwrap();
+        b.play(a.transform_action(Symmetry::MIRROR_FILES, mv))
+            .unwrap();
         a.play(mv).unwrap();
     }
     assert_eq!(a.outcome(), Some(Outcome::Draw));
@@ -259,7 +301,10 @@ fn hash_follows_position_and_history() {
 
 #[test]
 fn fuzz_corpus_runs_clean() {
-    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../fuzz/corpus/xiangqi_text");
+    let dir = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../fuzz/corpus/xiangqi_text"
+    );
     let mut n = 0;
     for entry in std::fs::read_dir(dir).expect("the fuzz corpus exists") {
         let path = entry.unwrap().path();

@@ -171,7 +171,9 @@ fn parse_setoption(rest: &[&str]) -> Result<UciCommand, UciError> {
     if name.is_empty() {
         return Err(err("setoption", "empty option name"));
     }
-    let value = value_at.map(|i| rest[i + 1..].join(" ")).unwrap_or_default();
+    let value = value_at
+        .map(|i| rest[i + 1..].join(" "))
+        .unwrap_or_default();
     Ok(UciCommand::SetOption { name, value })
 }
 
@@ -230,8 +232,7 @@ impl UciSearcher for AlphaBetaSearcher {
         info: &mut dyn FnMut(&SearchInfo),
     ) -> SearchResult {
         self.0.set_stop_handle(Arc::clone(stop));
-        let result = self.0.search(game, limits, |i| info(i));
-        result
+        self.0.search(game, limits, |i| info(i))
     }
 }
 
@@ -375,8 +376,7 @@ impl Session {
     }
 
     fn build_position(&self, fen: &str, moves: &[String]) -> Result<Xiangqi, UciError> {
-        let mut game =
-            Xiangqi::from_fen(fen).map_err(|e| err("position", e.to_string()))?;
+        let mut game = Xiangqi::from_fen(fen).map_err(|e| err("position", e.to_string()))?;
         for (i, text) in moves.iter().enumerate() {
             let m = parse_move_with_base(text, self.rank_base)
                 .map_err(|e| err("position", format!("move {}: {e}", i + 1)))?;
@@ -444,11 +444,10 @@ impl Session {
                     None => format!("cp {}", i.score),
                 };
                 let ms = i.time.as_millis().max(1);
-                let pv: Vec<String> = i
-                    .pv
-                    .iter()
-                    .map(|&m| format_move_with_base(m, base))
-                    .collect();
+                let pv: Vec<String> =
+                    i.pv.iter()
+                        .map(|&m| format_move_with_base(m, base))
+                        .collect();
                 say(
                     &out,
                     &format!(
@@ -531,10 +530,13 @@ mod tests {
         let black = go.limits(1).movetime.unwrap();
         assert_eq!(red, Duration::from_millis(60000 / 30 - 30));
         assert!(black <= Duration::from_millis(500));
-        assert_eq!(parse_command("go depth 5").map(|c| match c {
-            UciCommand::Go(g) => g.limits(0).depth,
-            _ => None,
-        }), Ok(Some(5)));
+        assert_eq!(
+            parse_command("go depth 5").map(|c| match c {
+                UciCommand::Go(g) => g.limits(0).depth,
+                _ => None,
+            }),
+            Ok(Some(5))
+        );
     }
 
     #[test]

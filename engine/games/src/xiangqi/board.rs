@@ -335,7 +335,10 @@ impl Position {
 
     /// Occupied squares of `side`'s pieces (king first).
     pub fn pieces(&self, side: Side) -> impl Iterator<Item = u8> + '_ {
-        self.slots[side as usize].iter().copied().filter(|&s| s != 0)
+        self.slots[side as usize]
+            .iter()
+            .copied()
+            .filter(|&s| s != 0)
     }
 
     /// Plays a move produced by this position's generator. Returns what `unmake` needs.

@@ -26,7 +26,13 @@ fn piece_from_char(c: char) -> Option<u8> {
         'P' => PAWN,
         _ => return None,
     };
-    Some(kind | if c.is_ascii_uppercase() { RED_BIT } else { BLACK_BIT })
+    Some(
+        kind | if c.is_ascii_uppercase() {
+            RED_BIT
+        } else {
+            BLACK_BIT
+        },
+    )
 }
 
 /// The FEN letter of a piece code.
@@ -87,7 +93,11 @@ pub fn parse_fen(text: &str) -> Result<(Position, u32, u32), ParseError> {
                 continue;
             }
             let piece = piece_from_char(c).ok_or_else(|| {
-                ParseError::new(FORMAT, format!("rank {rank}"), format!("unknown piece '{c}'"))
+                ParseError::new(
+                    FORMAT,
+                    format!("rank {rank}"),
+                    format!("unknown piece '{c}'"),
+                )
             })?;
             if file >= 9 {
                 return Err(ParseError::new(

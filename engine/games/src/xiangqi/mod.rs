@@ -236,7 +236,7 @@ impl Xiangqi {
             // at j is `side` when n − j is even.
             let mut all_check = [true; 2];
             for j in first + 1..=n {
-                let to_move_at_j = if (n - j) % 2 == 0 {
+                let to_move_at_j = if (n - j) & 1 == 0 {
                     side
                 } else {
                     side.opponent()

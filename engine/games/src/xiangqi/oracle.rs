@@ -123,3 +123,22 @@ impl Drop for FairyStockfish {
         let _ = self.child.wait();
     }
 }
+
+/// Fairy-Stockfish's `go perft` on the same positions and depths as
+/// [`super::perft::bench_xiangqi`], timed from the command to the total (one thread).
+pub fn bench_fairy_stockfish(path: &Path, reduce: u32) -> std::io::Result<super::BenchReport> {
+    let mut fsf = FairyStockfish::spawn(path)?;
+    let mut lines = Vec::new();
+    for &(name, fen, depth) in super::perft::BENCH_POSITIONS.iter() {
+        let depth = depth.saturating_sub(reduce).max(1);
+        let r = fsf.perft(fen, depth)?;
+        lines.push(super::perft::BenchLine {
+            name: name.to_string(),
+            fen: fen.to_string(),
+            depth,
+            nodes: r.total,
+            time: r.time,
+        });
+    }
+    Ok(super::BenchReport { lines })
+}

@@ -579,7 +579,16 @@ impl AlphaBeta {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn store(&mut self, slot: usize, key: u64, mv: Move, score: i32, depth: i32, bound: u8, ply: usize) {
+    fn store(
+        &mut self,
+        slot: usize,
+        key: u64,
+        mv: Move,
+        score: i32,
+        depth: i32,
+        bound: u8,
+        ply: usize,
+    ) {
         let e = &mut self.tt[slot];
         if e.key != key || depth >= e.depth as i32 - 2 || bound == EXACT {
             *e = TtEntry {

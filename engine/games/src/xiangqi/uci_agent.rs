@@ -130,14 +130,9 @@ impl UciEngineAgent {
                     }
                 }
                 Err(RecvTimeoutError::Timeout) => {
-                    return Err(self.error(format!(
-                        "no answer within {:?}",
-                        self.config.timeout
-                    )))
+                    return Err(self.error(format!("no answer within {:?}", self.config.timeout)))
                 }
-                Err(RecvTimeoutError::Disconnected) => {
-                    return Err(self.error("the engine exited"))
-                }
+                Err(RecvTimeoutError::Disconnected) => return Err(self.error("the engine exited")),
             }
         }
     }
@@ -176,7 +171,11 @@ impl Agent<Xiangqi> for UciEngineAgent {
     fn select_action(&mut self, state: &Xiangqi) -> Result<Move, AgentError> {
         let position = match &self.followed {
             Some(g) if g.to_text() == state.to_text() && !self.moves.is_empty() => {
-                format!("position fen {} moves {}", self.start_fen, self.moves.join(" "))
+                format!(
+                    "position fen {} moves {}",
+                    self.start_fen,
+                    self.moves.join(" ")
+                )
             }
             _ => format!("position fen {}", state.to_text()),
         };
@@ -188,10 +187,7 @@ impl Agent<Xiangqi> for UciEngineAgent {
         let m = parse_move_with_base(text, self.config.rank_base)
             .map_err(|e| self.error(format!("bad bestmove '{line}': {e}")))?;
         if !state.is_legal(m) {
-            return Err(self.error(format!(
-                "illegal bestmove {text} in {}",
-                state.to_text()
-            )));
+            return Err(self.error(format!("illegal bestmove {text} in {}", state.to_text())));
         }
         Ok(m)
     }
