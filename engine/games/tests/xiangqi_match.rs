@@ -108,3 +108,24 @@ fn short_match_against_fairy_stockfish() {
     // the ply cap. The result itself is not asserted: Fairy-Stockfish is far stronger.
     assert_eq!(results.len(), 2);
 }
+
+#[test]
+fn a_missing_engine_is_an_error_not_a_panic() {
+    let config = UciEngineConfig::command_line("/nonexistent/engine --flag", "go depth 1", 0);
+    let e = UciEngineAgent::spawn(config).err().expect("cannot start");
+    assert!(e.to_string().contains("cannot start"), "{e}");
+    let e = UciEngineAgent::spawn(UciEngineConfig::command_line("  ", "go depth 1", 0))
+        .err()
+        .expect("empty");
+    assert!(e.to_string().contains("empty"), "{e}");
+    // A program that is not a UCI engine: it exits without `uciok`.
+    let e = UciEngineAgent::spawn(UciEngineConfig::command_line("true", "go depth 1", 0))
+        .err()
+        .expect("not uci");
+    // Depending on timing the pipe is found closed on writing or on reading.
+    let msg = e.to_string();
+    assert!(
+        msg.contains("exited") || msg.contains("cannot write"),
+        "{msg}"
+    );
+}

@@ -30,6 +30,18 @@ pub struct UciEngineConfig {
 }
 
 impl UciEngineConfig {
+    /// An engine started by a command line (program and arguments separated by spaces), with
+    /// the `go` line sent for every move and ICCS ranks (`rank_base` 0) unless told otherwise.
+    pub fn command_line(line: &str, go: &str, rank_base: u32) -> Self {
+        UciEngineConfig {
+            command: line.split_whitespace().map(str::to_string).collect(),
+            options: Vec::new(),
+            go: go.to_string(),
+            rank_base,
+            timeout: Duration::from_secs(60),
+        }
+    }
+
     /// Fairy-Stockfish at `path` in its xiangqi variant, thinking `movetime_ms` per move.
     pub fn fairy_stockfish(path: &str, movetime_ms: u64) -> Self {
         UciEngineConfig {
@@ -63,6 +75,9 @@ impl UciEngineAgent {
             agent: program.clone(),
             reason,
         };
+        if program.is_empty() {
+            return Err(err("empty command line".into()));
+        }
         let mut child = Command::new(&program)
             .args(&config.command[1.min(config.command.len())..])
             .stdin(Stdio::piped())
