@@ -672,3 +672,88 @@ impl Position {
         self.board[m.to() as usize] != EMPTY
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::xiangqi::fen::{parse_fen, START_FEN};
+    use rand::rngs::SmallRng;
+    use rand::{Rng, SeedableRng};
+
+    /// Positions along random games from the start.
+    fn random_walk(seed: u64, plies: usize, mut visit: impl FnMut(&mut Position)) {
+        let mut rng = SmallRng::seed_from_u64(seed);
+        let (mut pos, _, _) = parse_fen(START_FEN).unwrap();
+        for _ in 0..plies {
+            visit(&mut pos);
+            let mut list = MoveList::new();
+            pos.gen_legal(&mut list);
+            if list.is_empty() {
+                break;
+            }
+            let m = list.as_slice()[rng.gen_range(0..list.len())];
+            pos.make(m);
+        }
+    }
+
+    #[test]
+    fn the_shortcut_legality_test_agrees_with_making_the_move() {
+        let mut checked_moves = 0;
+        for seed in 0..40 {
+            random_walk(seed, 150, |pos| {
+                let mut list = MoveList::new();
+                pos.gen_pseudo(&mut list);
+                let checked = pos.in_check(pos.side());
+                for &m in list.as_slice() {
+                    let us = pos.side();
+                    let fast = pos.is_safe(m, checked);
+                    let undo = pos.make(m);
+                    let slow = !pos.in_check(us);
+                    pos.unmake(m, undo);
+                    assert_eq!(fast, slow, "{m} in {pos:?}");
+                    checked_moves += 1;
+                }
+            });
+        }
+        assert!(checked_moves > 100_000, "{checked_moves}");
+    }
+
+    #[test]
+    fn unmake_restores_everything_and_keys_are_incremental() {
+        random_walk(99, 300, |pos| {
+            let before = pos.clone();
+            let mut list = MoveList::new();
+            pos.gen_legal(&mut list);
+            for &m in list.as_slice() {
+                let undo = pos.make(m);
+                // The incremental key equals the key of the position read afresh.
+                let fen = crate::xiangqi::fen::to_fen(pos, 0, 1);
+                assert_eq!(pos.key(), parse_fen(&fen).unwrap().0.key(), "{m}");
+                pos.unmake(m, undo);
+                assert_eq!(pos.board, before.board);
+                assert_eq!(pos.slots, before.slots);
+                assert_eq!(pos.key(), before.key());
+                assert_eq!(pos.side(), before.side());
+            }
+        });
+    }
+
+    #[test]
+    fn captures_are_exactly_the_capturing_pseudo_moves() {
+        random_walk(5, 200, |pos| {
+            let (mut all, mut caps) = (MoveList::new(), MoveList::new());
+            pos.gen_pseudo(&mut all);
+            pos.gen_captures(&mut caps);
+            let mut expected: Vec<Move> = all
+                .as_slice()
+                .iter()
+                .copied()
+                .filter(|&m| pos.is_capture(m))
+                .collect();
+            let mut got = caps.as_slice().to_vec();
+            expected.sort_by_key(|m| m.0);
+            got.sort_by_key(|m| m.0);
+            assert_eq!(got, expected, "{pos:?}");
+        });
+    }
+}

@@ -732,3 +732,124 @@ impl Agent<Xiangqi> for AlphaBetaAgent {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Game;
+
+    fn best(fen: &str, limits: SearchLimits) -> (String, SearchResult) {
+        let g = Xiangqi::from_fen(fen).unwrap();
+        let r = AlphaBeta::new(4).search(&g, limits, |_| {});
+        (g.format_action(r.best.unwrap()), r)
+    }
+
+    #[test]
+    fn finds_mate_in_one_and_reports_it() {
+        let (m, r) = best(
+            "3k5/4R4/R8/9/9/9/9/9/9/4K4 w - - 0 1",
+            SearchLimits::depth(4),
+        );
+        assert!(m == "a7a9" || m == "a7d7", "{m}");
+        assert_eq!(r.score, MATE - 1);
+    }
+
+    #[test]
+    fn takes_a_hanging_rook() {
+        let (m, r) = best(
+            "3k5/9/9/9/9/4r4/9/9/4R4/4K4 w - - 0 1",
+            SearchLimits::depth(3),
+        );
+        assert_eq!(m, "e1e4");
+        assert!(r.score > 400, "{}", r.score);
+    }
+
+    #[test]
+    fn stops_on_node_limit_and_stop_flag() {
+        let g = Xiangqi::start();
+        let mut s = AlphaBeta::new(4);
+        let r = s.search(
+            &g,
+            SearchLimits {
+                nodes: Some(5_000),
+                ..Default::default()
+            },
+            |_| {},
+        );
+        assert!(r.nodes < 20_000, "{}", r.nodes);
+        assert!(r.best.is_some());
+        s.stop_handle().store(true, Ordering::Relaxed);
+        let r = s.search(&g, SearchLimits::default(), |_| {});
+        // The flag is polled every 1 024 nodes; the first iteration always completes.
+        assert!(r.nodes <= 3_000 && r.best.is_some(), "{}", r.nodes);
+    }
+
+    #[test]
+    fn a_finished_game_has_no_best_move() {
+        let g = Xiangqi::from_fen("3k5/4R4/3R5/9/9/9/9/9/9/4K4 b - - 0 1").unwrap();
+        let r = AlphaBeta::new(1).search(&g, SearchLimits::depth(3), |_| {});
+        assert_eq!(r.best, None);
+    }
+
+    #[test]
+    fn the_checking_side_does_not_walk_into_a_perpetual() {
+        // Red is a rook up and could check forever with i9i8/i8i9; the rules make that a loss,
+        // so the search scores the repeating line as lost for Red.
+        let mut g = Xiangqi::from_fen("3k4R/9/9/9/9/9/9/9/9/4K4 b - - 0 1").unwrap();
+        for t in ["d9d8", "i9i8", "d8d9", "i8i9", "d9d8"] {
+            g.play(g.parse_action(t).unwrap()).unwrap();
+        }
+        let r = AlphaBeta::new(4).search(&g, SearchLimits::depth(4), |_| {});
+        let m = g.format_action(r.best.unwrap());
+        assert_ne!(m, "i8i9", "repeats the perpetual check");
+    }
+}
+
+#[cfg(test)]
+mod repetition_tests {
+    use super::*;
+
+    /// A path A B C D A (keys), the side to move at the end being the one to move at A; `checks`
+    /// says for each of the four moves whether it gave check.
+    fn verdict(checks: [bool; 4]) -> Option<i32> {
+        let mut s = AlphaBeta::new(1);
+        let keys = [1u64, 2, 3, 4, 1];
+        s.path.push(PathEntry {
+            key: keys[0],
+            in_check: false,
+            clock: 10,
+        });
+        for (i, &k) in keys[1..].iter().enumerate() {
+            s.path.push(PathEntry {
+                key: k,
+                in_check: checks[i],
+                clock: 11 + i as u32,
+            });
+        }
+        s.repetition(4)
+    }
+
+    #[test]
+    fn repetition_verdicts_follow_the_rules() {
+        // Moves 1 and 3 were made by the side to move at the end ("us": it is to move at A and
+        // again at A), moves 2 and 4 by the opponent.
+        assert_eq!(verdict([false; 4]), Some(0));
+        assert_eq!(verdict([true, false, true, false]), Some(-RULE_WIN + 4));
+        assert_eq!(verdict([false, true, false, true]), Some(RULE_WIN - 4));
+        assert_eq!(verdict([true; 4]), Some(0));
+        assert_eq!(verdict([true, false, false, false]), Some(0));
+    }
+
+    #[test]
+    fn no_repetition_across_a_capture() {
+        let mut s = AlphaBeta::new(1);
+        for (k, clock) in [(1u64, 5), (2, 0), (3, 1), (4, 2), (1, 3)] {
+            s.path.push(PathEntry {
+                key: k,
+                in_check: false,
+                clock,
+            });
+        }
+        assert_eq!(s.repetition(4), None);
+    }
+}
