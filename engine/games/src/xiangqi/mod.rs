@@ -18,6 +18,7 @@
 //!    counts those plies).
 
 pub mod board;
+pub mod chinese;
 pub mod encode;
 pub mod fen;
 #[doc(hidden)]
@@ -259,6 +260,11 @@ impl Xiangqi {
             return Some((Outcome::Draw, EndReason::NaturalLimit));
         }
         None
+    }
+
+    /// `m` in Chinese notation (炮二平五), for display.
+    pub fn chinese_notation(&self, m: Move) -> String {
+        chinese::chinese_notation(&self.pos, m)
     }
 
     /// The legal moves (empty once the game is over).
