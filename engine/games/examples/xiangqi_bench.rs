@@ -15,7 +15,7 @@ fn main() {
         }
     };
     let ours = bench_xiangqi(reduce);
-    println!("{ours}");
+    println!("this engine:\n{ours}");
     match find_fairy_stockfish() {
         None => println!("fairy-stockfish not found: no comparison"),
         Some(path) => match bench_fairy_stockfish(&path, reduce) {
@@ -28,9 +28,15 @@ fn main() {
                     "node counts differ"
                 );
                 println!(
-                    "ratio: {:.2}x fairy-stockfish's leaves/s",
+                    "ratio: {:.2}x fairy-stockfish's leaves per wall second",
                     ours.rate() / theirs.rate()
                 );
+                if let (Some(a), Some(b)) = (ours.cpu_rate(), theirs.cpu_rate()) {
+                    println!(
+                        "ratio: {:.2}x fairy-stockfish's leaves per CPU second",
+                        a / b
+                    );
+                }
             }
         },
     }

@@ -39,6 +39,8 @@ pub struct OraclePerft {
     pub total: u64,
     /// From sending `go perft` to reading the total, so it includes the pipe's latency.
     pub time: Duration,
+    /// CPU time the process spent meanwhile (Linux `/proc`), if known.
+    pub cpu: Option<Duration>,
 }
 
 impl FairyStockfish {
@@ -92,10 +94,14 @@ impl FairyStockfish {
         self.send(&format!("position fen {fen}"))?;
         self.send("isready")?;
         self.read_until(|l| l == "readyok")?;
+        let stat = format!("/proc/{}/stat", self.child.id());
+        let cpu0 = super::perft::proc_cpu_time(&stat);
         let start = Instant::now();
         self.send(&format!("go perft {depth}"))?;
         let lines = self.read_until(|l| l.starts_with("Nodes searched"))?;
         let time = start.elapsed();
+        let cpu1 = super::perft::proc_cpu_time(&stat);
+        let cpu = cpu0.zip(cpu1).map(|(a, b)| b.saturating_sub(a));
         let bad = |l: &str| std::io::Error::new(std::io::ErrorKind::InvalidData, l.to_string());
         let mut divide = Vec::new();
         let mut total = 0;
@@ -113,6 +119,7 @@ impl FairyStockfish {
             divide,
             total,
             time,
+            cpu,
         })
     }
 }
@@ -138,6 +145,7 @@ pub fn bench_fairy_stockfish(path: &Path, reduce: u32) -> std::io::Result<super:
             depth,
             nodes: r.total,
             time: r.time,
+            cpu: r.cpu,
         });
     }
     Ok(super::BenchReport { lines })

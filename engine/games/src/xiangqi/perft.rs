@@ -71,14 +71,30 @@ pub struct BenchLine {
     pub fen: String,
     pub depth: u32,
     pub nodes: u64,
+    /// Wall-clock time.
     pub time: Duration,
+    /// CPU time of the counting thread or process, where the OS tells it (Linux `/proc`):
+    /// on a shared machine it is the fairer figure.
+    pub cpu: Option<Duration>,
 }
 
 impl BenchLine {
-    /// Leaves per second.
+    /// Leaves per wall-clock second.
     pub fn rate(&self) -> f64 {
         self.nodes as f64 / self.time.as_secs_f64().max(1e-9)
     }
+}
+
+/// CPU time (user + system) from a `/proc/.../stat` file, if readable. Clock ticks are taken
+/// as 100 per second, the value on every Linux configuration in use.
+pub fn proc_cpu_time(stat_path: &str) -> Option<Duration> {
+    let text = std::fs::read_to_string(stat_path).ok()?;
+    // Fields after the parenthesised command name: state is field 3, utime 14, stime 15.
+    let rest = &text[text.rfind(')')? + 2..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let utime: u64 = fields.get(11)?.parse().ok()?;
+    let stime: u64 = fields.get(12)?.parse().ok()?;
+    Some(Duration::from_millis((utime + stime) * 10))
 }
 
 /// The result of [`bench_xiangqi`]: one line per position and the total.
@@ -94,6 +110,15 @@ impl BenchReport {
     pub fn total_time(&self) -> Duration {
         self.lines.iter().map(|l| l.time).sum()
     }
+    /// Total CPU time, if every line has one.
+    pub fn total_cpu(&self) -> Option<Duration> {
+        self.lines.iter().map(|l| l.cpu).sum()
+    }
+    /// Leaves per CPU second, if known.
+    pub fn cpu_rate(&self) -> Option<f64> {
+        self.total_cpu()
+            .map(|c| self.total_nodes() as f64 / c.as_secs_f64().max(1e-9))
+    }
     /// Leaves per second over all positions.
     pub fn rate(&self) -> f64 {
         self.total_nodes() as f64 / self.total_time().as_secs_f64().max(1e-9)
@@ -102,23 +127,34 @@ impl BenchReport {
 
 impl std::fmt::Display for BenchReport {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // CPU time comes in 10 ms ticks: too coarse for short runs.
+        let cpu = |c: Option<Duration>, nodes: u64| match c {
+            Some(c) if c >= Duration::from_millis(200) => format!(
+                ", cpu {:.2} s {:.2} M leaves/s",
+                c.as_secs_f64(),
+                nodes as f64 / c.as_secs_f64().max(1e-9) / 1e6
+            ),
+            _ => String::new(),
+        };
         for l in &self.lines {
             writeln!(
                 f,
-                "xiangqi perft {:<24} depth {} {:>12} leaves {:>8.3} s {:>7.2} M leaves/s",
+                "  {:<24} depth {} {:>11} leaves: wall {:.3} s {:.2} M leaves/s{}",
                 l.name,
                 l.depth,
                 l.nodes,
                 l.time.as_secs_f64(),
-                l.rate() / 1e6
+                l.rate() / 1e6,
+                cpu(l.cpu, l.nodes)
             )?;
         }
         write!(
             f,
-            "xiangqi perft total {} leaves in {:.3} s: {:.2} M leaves/s (one thread)",
+            "  total {} leaves: wall {:.3} s {:.2} M leaves/s{} (one thread)",
             self.total_nodes(),
             self.total_time().as_secs_f64(),
-            self.rate() / 1e6
+            self.rate() / 1e6,
+            cpu(self.total_cpu(), self.total_nodes())
         )
     }
 }
@@ -132,14 +168,18 @@ pub fn bench_xiangqi(reduce: u32) -> BenchReport {
         .map(|&(name, fen, depth)| {
             let (mut pos, _, _) = super::fen::parse_fen(fen).expect("bench FENs are valid");
             let depth = depth.saturating_sub(reduce).max(1);
+            let cpu0 = proc_cpu_time("/proc/thread-self/stat");
             let t = Instant::now();
             let nodes = perft(&mut pos, depth);
+            let time = t.elapsed();
+            let cpu1 = proc_cpu_time("/proc/thread-self/stat");
             BenchLine {
                 name: name.to_string(),
                 fen: fen.to_string(),
                 depth,
                 nodes,
-                time: t.elapsed(),
+                time,
+                cpu: cpu0.zip(cpu1).map(|(a, b)| b.saturating_sub(a)),
             }
         })
         .collect();
