@@ -203,8 +203,9 @@ pub struct AlphaBeta {
 impl AlphaBeta {
     /// A searcher with a transposition table of about `hash_mb` MiB.
     pub fn new(hash_mb: usize) -> AlphaBeta {
-        let entries = (hash_mb.max(1) << 20) / std::mem::size_of::<TtEntry>();
-        let entries = entries.next_power_of_two() / 2;
+        let entries = (hash_mb.clamp(1, 1 << 16) << 20) / std::mem::size_of::<TtEntry>();
+        // The largest power of two that fits, so a key masks to a slot.
+        let entries = 1usize << (usize::BITS - 1 - entries.leading_zeros());
         AlphaBeta {
             tt: vec![TtEntry::default(); entries.max(1024)],
             killers: [[Move(0); 2]; MAX_PLY],
