@@ -4,8 +4,9 @@
 //!   that perft and the alpha-beta search use directly.
 //! - [`Xiangqi`]: the [`Game`] state: a position plus the history the end-of-game rules need.
 //! - [`fen`]: FEN and ICCS move text; [`encode`]: policy indices and input planes;
-//!   [`perft`]: perft, divide and the benchmark; [`search`]: the alpha-beta agent;
-//!   [`uci_agent`]: an external UCI engine as an agent.
+//!   [`mod@perft`]: perft, divide and the benchmark; [`search`]: the alpha-beta agent;
+//!   [`uci_agent`]: an external UCI engine as an agent; [`oracle`]: Fairy-Stockfish's perft for
+//!   tests and the benchmark; [`chinese`]: Chinese move notation for display.
 //!
 //! # End of the game (in this order)
 //! 1. The side to move with no legal move loses: checkmate and stalemate alike.
