@@ -29,7 +29,8 @@ fn oracle() -> Option<FairyStockfish> {
     }
 }
 
-/// Positions from random games: every fifth ply of `games` games from the start.
+/// Positions from random games: every fifth ply of `games` games from the start, and every
+/// position in check (evasions are where move generators go wrong).
 fn random_positions(games: usize, seed: u64) -> Vec<String> {
     let mut rng = rand::rngs::SmallRng::seed_from_u64(seed);
     let mut out = Vec::new();
@@ -39,7 +40,7 @@ fn random_positions(games: usize, seed: u64) -> Vec<String> {
         while let Some(m) = random_action(&g, &mut rng) {
             g.play(m).unwrap();
             ply += 1;
-            if ply % 5 == 0 {
+            if ply % 5 == 0 || g.in_check() {
                 out.push(g.to_text());
             }
             if ply > 150 {
@@ -77,6 +78,11 @@ fn divides_agree_with_fairy_stockfish_on_random_games() {
     let Some(mut fsf) = oracle() else { return };
     let positions = random_positions(12, 2024);
     assert!(positions.len() > 100);
+    let checks = positions
+        .iter()
+        .filter(|f| Xiangqi::from_fen(f).unwrap().in_check())
+        .count();
+    assert!(checks >= 10, "only {checks} positions in check");
     for (i, fen) in positions.iter().enumerate() {
         compare(&mut fsf, fen, if i % 2 == 0 { 3 } else { 2 });
     }
