@@ -446,3 +446,51 @@ impl Game for Xiangqi {
         s
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The verdict on a history A B C D A B C D A (Red to move at the end, as at A) whose
+    /// moves gave check as `checks` says, cycling through the four moves of the cycle.
+    fn verdict(checks: [bool; 4]) -> Option<(Outcome, EndReason)> {
+        let mut g = Xiangqi::start();
+        g.history.clear();
+        for i in 0..9 {
+            g.history.push(Past {
+                key: [7, 8, 9, 10][i % 4],
+                mirrored_key: 0,
+                in_check: i > 0 && checks[(i - 1) % 4],
+            });
+        }
+        g.judge()
+    }
+
+    #[test]
+    fn repetition_verdicts() {
+        // Moves 1 and 3 of each cycle are Red's (Red is to move at A), 2 and 4 Black's.
+        let red_checks = [true, false, true, false];
+        let black_checks = [false, true, false, true];
+        assert_eq!(
+            verdict(red_checks),
+            Some((Outcome::Win(Player::Second), EndReason::PerpetualCheck))
+        );
+        assert_eq!(
+            verdict(black_checks),
+            Some((Outcome::Win(Player::First), EndReason::PerpetualCheck))
+        );
+        assert_eq!(
+            verdict([true; 4]),
+            Some((Outcome::Draw, EndReason::Repetition))
+        );
+        assert_eq!(
+            verdict([false; 4]),
+            Some((Outcome::Draw, EndReason::Repetition))
+        );
+        // One quiet move of the checking side in the stretch: no perpetual.
+        assert_eq!(
+            verdict([true, false, false, false]),
+            Some((Outcome::Draw, EndReason::Repetition))
+        );
+    }
+}
