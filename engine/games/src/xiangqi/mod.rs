@@ -18,6 +18,7 @@
 //! 3. Natural limit: 120 plies in a row without a capture is a draw (the FEN's halfmove field
 //!    counts those plies).
 
+pub mod agents;
 pub mod board;
 pub mod chinese;
 pub mod encode;
@@ -31,6 +32,7 @@ pub mod uci_agent;
 
 use std::fmt;
 
+pub use agents::agent_from_spec;
 pub use board::{MoveList, Position};
 pub use fen::START_FEN;
 pub use perft::{bench_xiangqi, perft, perft_divide, BenchReport};
