@@ -157,7 +157,11 @@ fn bad_input_is_a_clear_error_not_a_panic() {
 fn train_resumes_after_sigkill() {
     let engine = PathBuf::from(env!("CARGO_BIN_EXE_engine"));
     let trainer = engine.with_file_name("trainer-bridge");
-    assert!(trainer.is_file(), "{} missing: run `cargo test --workspace`", trainer.display());
+    assert!(
+        trainer.is_file(),
+        "{} missing: run `cargo test --workspace`",
+        trainer.display()
+    );
     let dir = tmpdir("train");
     let run_dir = dir.join("run");
     let config = dir.join("tiny.yaml");
@@ -176,14 +180,19 @@ fn train_resumes_after_sigkill() {
     .unwrap();
     let train = || {
         let mut c = Command::new(&engine);
-        c.args(["train", "--config"]).arg(&config).stdout(Stdio::null()).stderr(Stdio::null());
+        c.args(["train", "--config"])
+            .arg(&config)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
         c
     };
     // Kill as soon as the first iteration's shards are being written.
     let mut child = train().spawn().unwrap();
     let shards_dir = run_dir.join("shards");
     let began = Instant::now();
-    while (!shards_dir.exists() || finished_shards(&shards_dir).is_empty()) && began.elapsed() < Duration::from_secs(300) {
+    while (!shards_dir.exists() || finished_shards(&shards_dir).is_empty())
+        && began.elapsed() < Duration::from_secs(300)
+    {
         std::thread::sleep(Duration::from_millis(10));
     }
     child.kill().unwrap();
@@ -196,12 +205,18 @@ fn train_resumes_after_sigkill() {
     let state = std::fs::read_to_string(run_dir.join("state.yaml")).unwrap();
     assert!(state.contains("iterations: 3"), "{state}");
     let after = finished_shards(&shards_dir);
-    assert!(kept.iter().all(|p| after.contains(p)), "a finished shard was lost");
+    assert!(
+        kept.iter().all(|p| after.contains(p)),
+        "a finished shard was lost"
+    );
     for p in &after {
         shards::Shard::read(p).unwrap();
     }
     for n in 0..=3 {
-        assert!(run_dir.join(format!("models/{n:04}.onnx")).is_file(), "model {n}");
+        assert!(
+            run_dir.join(format!("models/{n:04}.onnx")).is_file(),
+            "model {n}"
+        );
     }
     assert!(run_dir.join("report.svg").is_file() && run_dir.join("best.onnx").is_file());
 }

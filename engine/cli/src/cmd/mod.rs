@@ -4,9 +4,11 @@ mod bench;
 mod gtp;
 mod perft;
 mod perft_go;
+mod perft_xiangqi;
 mod play;
 mod selfplay;
 mod train;
+mod uci;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
@@ -35,6 +37,8 @@ enum Command {
     Train(train::Args),
     /// Speak GTP version 2 on stdin/stdout (Go).
     Gtp(gtp::Args),
+    /// Speak UCI on stdin/stdout (Xiangqi; ICCS moves with ranks 0–9).
+    Uci(uci::Args),
 }
 
 impl Cli {
@@ -46,6 +50,7 @@ impl Cli {
             Command::Selfplay(args) => selfplay::run(args),
             Command::Train(args) => train::run_cmd(args),
             Command::Gtp(args) => gtp::run(args),
+            Command::Uci(args) => uci::run(args),
         }
     }
 }
@@ -55,6 +60,8 @@ impl Cli {
 pub enum GameKind {
     /// 六洲棋 Liuzhou chess, 6 × 6.
     Liuzhou,
+    /// 象棋 Xiangqi (Chinese chess).
+    Xiangqi,
     /// 围棋 Go, 2 × 2 to 19 × 19.
     Go,
 }
@@ -64,6 +71,7 @@ impl GameKind {
     pub fn default_config(self) -> std::path::PathBuf {
         match self {
             GameKind::Liuzhou => "configs/liuzhou.yaml".into(),
+            GameKind::Xiangqi => "configs/xiangqi.yaml".into(),
             GameKind::Go => "configs/go.yaml".into(),
         }
     }

@@ -52,6 +52,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             let mut agent = RandomAgent::new(args.seed);
             play_game(Liuzhou::new(rules), human, &mut agent)
         }
+        GameKind::Xiangqi => {
+            // The alpha-beta searcher at a second per move: a sparring partner with no model.
+            let mut agent = games::xiangqi::agent_from_spec("alphabeta:movetime=1000")?;
+            play_game(games::xiangqi::Xiangqi::default(), human, agent.as_mut())
+        }
         GameKind::Go => {
             let doc = config::load(&config_path)?;
             let state = config::go_start(&doc, &config_path)?;

@@ -55,6 +55,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             let start = config::liuzhou_start(&doc, &config_path)?;
             play(&start, &args, &sp, &doc, &config_path, &config_text)
         }
+        GameKind::Xiangqi => {
+            let start = games::xiangqi::Xiangqi::default();
+            play(&start, &args, &sp, &doc, &config_path, &config_text)
+        }
         GameKind::Go => {
             let start = config::go_start(&doc, &config_path)?;
             play(&start, &args, &sp, &doc, &config_path, &config_text)
