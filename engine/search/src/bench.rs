@@ -44,6 +44,8 @@ pub fn positions<G: Game>(start: &G, count: usize, seed: u64) -> Vec<G> {
 pub struct SearchBench {
     pub threads: usize,
     pub playouts: u64,
+    /// Descents abandoned on a leaf another descent was evaluating.
+    pub collisions: u64,
     pub elapsed: Duration,
     pub batches: BatchReport,
 }
@@ -73,21 +75,21 @@ pub fn searches<G: Game>(
     let mut total = SearchBench {
         threads: options.threads,
         playouts: 0,
+        collisions: 0,
         elapsed: Duration::ZERO,
         batches: BatchReport::default(),
     };
     let mut searched = 0;
     let mut i = 0;
+    // One search reset for each position: the arena's memory is reused, as in a game.
+    let mut s = Search::new(positions[0].clone(), config.clone(), 0);
     while searched < positions.len() || start.elapsed() < duration {
-        let mut s = Search::new(positions[i].clone(), config.clone(), i as u64);
+        s.reset(positions[i].clone());
         let r = s.run(evaluator, Limit::visits(visits), options)?;
         total.playouts += r.playouts;
+        total.collisions += r.collisions;
         total.elapsed += r.elapsed;
-        let b = &mut total.batches;
-        b.batches += r.batches.batches;
-        b.states += r.batches.states;
-        b.capacity += r.batches.capacity;
-        b.eval_time += r.batches.eval_time;
+        total.batches.merge(&r.batches);
         searched += 1;
         i = (i + 1) % positions.len();
     }

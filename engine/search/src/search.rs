@@ -21,7 +21,7 @@ use crate::batch::{evaluate_recorded, BatchReport, BatchStats, Batcher};
 use crate::cache::EvalCache;
 use crate::config::{Limit, RunOptions, SearchConfig};
 use crate::noise::dirichlet;
-use crate::tree::{status, terminal_outcome, NodeStats, Puct, Tree};
+use crate::tree::{status, terminal_outcome, Cursor, NodeStats, Puct, Tree};
 
 /// Why a search could not run.
 #[derive(Debug, thiserror::Error)]
@@ -106,6 +106,9 @@ pub struct LeafBatch<G: Game> {
     paths: Vec<u32>,
     actions: Vec<G::Action>,
     priors: Vec<f32>,
+    sorted: Vec<(f32, G::Action)>,
+    /// This batch's (so this thread's) runs of free arena slots, by search tag.
+    cursors: Vec<Cursor>,
     /// Outputs of the evaluator, sized for the states gathered.
     pub policy: Vec<f32>,
     pub value: Vec<f32>,
@@ -119,6 +122,8 @@ impl<G: Game> Default for LeafBatch<G> {
             paths: Vec::new(),
             actions: Vec::new(),
             priors: Vec::new(),
+            sorted: Vec::new(),
+            cursors: Vec::new(),
             policy: Vec::new(),
             value: Vec::new(),
         }
@@ -196,6 +201,8 @@ impl<G: Game> LeafBatch<G> {
                 self.value[k],
                 &mut self.actions,
                 &mut self.priors,
+                &mut self.sorted,
+                cursor(&mut self.cursors, leaf.tag),
             );
             counts.playouts += 1;
             counts.tree_full += u64::from(full);
@@ -222,8 +229,14 @@ pub struct Search<G: Game> {
     config: SearchConfig,
     puct: Puct,
     cache: Option<Arc<EvalCache>>,
+    /// The previous arena, kept to copy the next reused subtree into (no fresh page faults).
+    spare: Option<Tree<G::Action>>,
     /// Draws root noise; locked only when the root is expanded.
     rng: Mutex<SmallRng>,
+    /// Noise was mixed into the priors of an already expanded root (a reused subtree), so they
+    /// are out of order and selection must read all the root's children. Changed only under
+    /// `&mut` (an atomic only so that the search threads can share `&Search`).
+    root_noised: AtomicBool,
 }
 
 impl<G: Game> Search<G> {
@@ -242,7 +255,9 @@ impl<G: Game> Search<G> {
             tree,
             config,
             cache,
+            spare: None,
             rng: Mutex::new(SmallRng::seed_from_u64(seed)),
+            root_noised: AtomicBool::new(false),
         }
     }
 
@@ -265,10 +280,11 @@ impl<G: Game> Search<G> {
         &self.tree
     }
 
-    /// Starts again from `state` with an empty tree.
+    /// Starts again from `state` with an empty tree (keeping the arena's memory).
     pub fn reset(&mut self, state: G) {
-        self.tree = Tree::new(self.config.max_nodes, state.to_act().opponent());
+        self.tree.clear(state.to_act().opponent());
         self.state = state;
+        self.root_noised.store(false, Relaxed);
     }
 
     /// Plays `action` at the root. With tree reuse the chosen child's subtree becomes the new
@@ -281,10 +297,18 @@ impl<G: Game> Search<G> {
             .tree
             .children(root)
             .find(|&c| self.tree.action(c) == action);
-        self.tree = match child {
-            Some(c) if self.config.reuse_tree => self.tree.extract(c, self.config.max_nodes),
-            _ => Tree::new(self.config.max_nodes, mover),
-        };
+        match child {
+            Some(c) if self.config.reuse_tree => {
+                let mut next = self
+                    .spare
+                    .take()
+                    .unwrap_or_else(|| Tree::new(self.config.max_nodes, mover));
+                self.tree.extract_into(c, &mut next);
+                self.spare = Some(std::mem::replace(&mut self.tree, next));
+            }
+            _ => self.tree.clear(mover),
+        }
+        self.root_noised.store(false, Relaxed);
         if self.config.dirichlet_epsilon > 0.0 && self.tree.is_expanded(self.tree.root()) {
             let n = self.tree.children(self.tree.root()).len();
             let mut noise = vec![0.0; n];
@@ -295,6 +319,7 @@ impl<G: Game> Search<G> {
             );
             self.tree
                 .mix_root_priors(&noise, self.config.dirichlet_epsilon);
+            self.root_noised.store(true, Relaxed);
         }
         Ok(())
     }
@@ -315,7 +340,7 @@ impl<G: Game> Search<G> {
         }
     }
 
-    /// The root's children in `legal_actions` order (empty before the root is expanded).
+    /// The root's children, by decreasing prior (empty before the root is expanded).
     pub fn root_children(&self) -> Vec<ChildInfo<G::Action>> {
         let t = &self.tree;
         t.children(t.root())
@@ -417,7 +442,9 @@ impl<G: Game> Search<G> {
         loop {
             match t.status(node) {
                 status::EXPANDED => {
-                    let child = t.select_child(node, state.to_act(), &self.puct);
+                    // Root noise reorders the root's priors: then scan all its children.
+                    let full = node == t.root() && self.root_noised.load(Relaxed);
+                    let child = t.select_child(node, state.to_act(), &self.puct, full);
                     t.add_in_flight(child);
                     state.play_unchecked(t.action(child));
                     batch.paths.push(child);
@@ -443,8 +470,14 @@ impl<G: Game> Search<G> {
                             if node == t.root() {
                                 self.root_noise(&mut batch.priors);
                             }
-                            let full =
-                                !t.expand(node, state.to_act(), &batch.actions, &batch.priors);
+                            by_prior(&mut batch.actions, &mut batch.priors, &mut batch.sorted);
+                            let full = !t.expand(
+                                node,
+                                state.to_act(),
+                                &batch.actions,
+                                &batch.priors,
+                                cursor(&mut batch.cursors, tag),
+                            );
                             t.backup(&batch.paths[path_start..], side_value(v, state.to_act()));
                             c.cache_hits += 1;
                             c.playouts += 1;
@@ -490,6 +523,8 @@ impl<G: Game> Search<G> {
         value: f32,
         actions: &mut Vec<G::Action>,
         priors: &mut Vec<f32>,
+        sorted: &mut Vec<(f32, G::Action)>,
+        cursor: &mut Cursor,
     ) -> bool {
         actions.clear();
         state.legal_actions(actions);
@@ -502,8 +537,9 @@ impl<G: Game> Search<G> {
         if node == self.tree.root() {
             self.root_noise(priors);
         }
+        by_prior(actions, priors, sorted);
         let to_act = state.to_act();
-        let full = !self.tree.expand(node, to_act, actions, priors);
+        let full = !self.tree.expand(node, to_act, actions, priors, cursor);
         self.tree.backup(path, side_value(value, to_act));
         full
     }
@@ -522,6 +558,7 @@ impl<G: Game> Search<G> {
         for (p, n) in priors.iter_mut().zip(noise) {
             *p = (1.0 - eps) * *p + eps * n;
         }
+        // The caller sorts the children after this, so the root needs no full scan.
     }
 
     /// Searches until `limit`, with `options.threads` threads in this tree, evaluating leaves
@@ -544,7 +581,6 @@ impl<G: Game> Search<G> {
             left: AtomicU64::new(limit.visits.unwrap_or(u64::MAX)),
         };
         let stop = AtomicBool::new(false);
-        let stats = BatchStats::default();
         let leaves = options
             .leaves_per_thread
             .clamp(1, evaluator.batch_size().max(1));
@@ -555,6 +591,8 @@ impl<G: Game> Search<G> {
         let worker = || -> Result<SearchReport, SearchError> {
             let mut report = SearchReport::default();
             let mut batch = LeafBatch::new();
+            // Per thread: shared counters would be one more cache line the threads fight over.
+            let stats = BatchStats::default();
             loop {
                 if stop.load(Relaxed) || deadline.is_some_and(|d| Instant::now() >= d) {
                     break;
@@ -585,6 +623,7 @@ impl<G: Game> Search<G> {
                 let a = batch.apply(|_| this);
                 report.add(&a);
             }
+            report.batches = stats.report();
             Ok(report)
         };
         let results: Vec<Result<SearchReport, SearchError>> = if options.threads <= 1 {
@@ -599,8 +638,10 @@ impl<G: Game> Search<G> {
             })
         };
         let mut total = SearchReport::default();
+        let mut batches = BatchReport::default();
         for r in results {
             let r = r?;
+            batches.merge(&r.batches);
             total.add(&GatherCounts {
                 leaves: 0,
                 playouts: r.playouts,
@@ -613,10 +654,20 @@ impl<G: Game> Search<G> {
         total.elapsed = start.elapsed();
         total.batches = match &batcher {
             Some(b) => b.stats().report(),
-            None => stats.report(),
+            None => batches,
         };
         Ok(total)
     }
+}
+
+/// The cursor for search `tag` in a batch's list.
+#[inline]
+fn cursor(cursors: &mut Vec<Cursor>, tag: u32) -> &mut Cursor {
+    let t = tag as usize;
+    if cursors.len() <= t {
+        cursors.resize(t + 1, Cursor::default());
+    }
+    &mut cursors[t]
 }
 
 /// The playout budget shared by the threads of one search.
@@ -659,14 +710,47 @@ fn side_value(value: f32, to_act: Player) -> f32 {
     }
 }
 
+/// Orders `actions` and `priors` together by decreasing prior (stable), as the tree stores
+/// children (see `Tree::select_child`).
+fn by_prior<A: Copy>(actions: &mut [A], priors: &mut [f32], sorted: &mut Vec<(f32, A)>) {
+    if priors.windows(2).all(|w| w[0] >= w[1]) {
+        return; // already in order (a uniform policy, for one)
+    }
+    sorted.clear();
+    sorted.extend(priors.iter().copied().zip(actions.iter().copied()));
+    sorted.sort_by(|a, b| b.0.total_cmp(&a.0));
+    for (k, &(p, a)) in sorted.iter().enumerate() {
+        priors[k] = p;
+        actions[k] = a;
+    }
+}
+
+/// `e^x` for x ≤ 0 to about 1e-5 relative error: priors need no more, and libm's `expf`
+/// was a noticeable share of an expansion.
+#[inline]
+fn exp_nonpositive(x: f32) -> f32 {
+    let t = x.max(-100.0) * std::f32::consts::LOG2_E;
+    // Floor without a branch (so that the loop vectorises): truncation rounds toward zero.
+    let i = t as i32 - i32::from(t < (t as i32) as f32);
+    let f = t - i as f32; // in [0, 1)
+                          // 2^f on [0, 1): its Taylor series to degree 7 (error below 2e-6).
+    let p = 1.0
+        + f * (0.693_147_2
+            + f * (0.240_226_5
+                + f * (0.055_504_1
+                    + f * (0.009_618_13
+                        + f * (0.001_333_36 + f * (0.000_154_035 + f * 0.000_015_252_7))))));
+    f32::from_bits(((i + 127).max(0) as u32) << 23) * p
+}
+
 /// In-place softmax; a uniform distribution if the logits are not finite.
 fn softmax(x: &mut [f32]) {
     let max = x.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-    let mut sum = 0.0;
+    // Two passes: the map vectorises, a float sum in the same loop would not.
     for v in x.iter_mut() {
-        *v = (*v - max).exp();
-        sum += *v;
+        *v = exp_nonpositive(*v - max);
     }
+    let sum: f32 = x.iter().sum();
     if sum.is_finite() && sum > 0.0 {
         let inv = 1.0 / sum;
         x.iter_mut().for_each(|v| *v *= inv);
@@ -686,9 +770,32 @@ mod tests {
         softmax(&mut x);
         assert!((x.iter().sum::<f32>() - 1.0).abs() < 1e-6);
         assert!(x[2] > x[1] && x[1] > x[0]);
+        // A NaN logit (a broken network) gets next to nothing; all NaN, a uniform policy.
         let mut y = [f32::NAN, 0.0];
         softmax(&mut y);
-        assert_eq!(y, [0.5, 0.5]);
+        assert!(y[0] < 1e-30 && y[1] == 1.0);
+        let mut z = [f32::NAN; 4];
+        softmax(&mut z);
+        assert_eq!(z, [0.25; 4]);
+    }
+
+    #[test]
+    fn fast_exp_is_close_to_exp() {
+        for k in 0..=2000 {
+            let x = -(k as f32) * 0.01;
+            let (a, b) = (exp_nonpositive(x), x.exp());
+            assert!((a - b).abs() <= 2e-5 * b + 1e-30, "{x}: {a} vs {b}");
+        }
+        assert_eq!(exp_nonpositive(-1000.0), 0.0);
+    }
+
+    #[test]
+    fn children_are_ordered_by_prior() {
+        let mut a = [1, 2, 3, 4];
+        let mut p = [0.1, 0.4, 0.1, 0.4];
+        by_prior(&mut a, &mut p, &mut Vec::new());
+        assert_eq!(a, [2, 4, 1, 3]);
+        assert_eq!(p, [0.4, 0.4, 0.1, 0.1]);
     }
 
     #[test]
