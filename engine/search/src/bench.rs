@@ -20,19 +20,23 @@ pub fn positions<G: Game>(start: &G, count: usize, seed: u64) -> Vec<G> {
     let mut rng = SmallRng::seed_from_u64(seed);
     let mut out = vec![start.clone()];
     let mut s = start.clone();
-    let mut ply = 0usize;
+    // Every seventh position of each random game.
+    let mut until_next = 7;
     while out.len() < count {
         match games::random_action(&s, &mut rng) {
             Some(a) => {
                 s.play_unchecked(a);
-                ply += 1;
-                if ply % 7 == 0 && s.outcome().is_none() {
-                    out.push(s.clone());
+                until_next -= 1;
+                if until_next == 0 {
+                    until_next = 7;
+                    if s.outcome().is_none() {
+                        out.push(s.clone());
+                    }
                 }
             }
             None => {
                 s = start.clone();
-                ply = 0;
+                until_next = 7;
             }
         }
     }

@@ -630,7 +630,7 @@ impl<G: Game> Search<G> {
             vec![worker()]
         } else {
             std::thread::scope(|s| {
-                let handles: Vec<_> = (0..options.threads).map(|_| s.spawn(&worker)).collect();
+                let handles: Vec<_> = (0..options.threads).map(|_| s.spawn(worker)).collect();
                 handles
                     .into_iter()
                     .map(|h| h.join().expect("search thread panicked"))
@@ -735,7 +735,7 @@ fn exp_nonpositive(x: f32) -> f32 {
     let f = t - i as f32; // in [0, 1)
                           // 2^f on [0, 1): its Taylor series to degree 7 (error below 2e-6).
     let p = 1.0
-        + f * (0.693_147_2
+        + f * (std::f32::consts::LN_2
             + f * (0.240_226_5
                 + f * (0.055_504_1
                     + f * (0.009_618_13
