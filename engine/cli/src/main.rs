@@ -1,15 +1,25 @@
 //! `engine`: one subcommand per file under `cmd/`.
 
 mod cmd;
+mod config;
+
+use std::process::ExitCode;
 
 use clap::Parser;
 
-fn main() -> anyhow::Result<()> {
+fn main() -> ExitCode {
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
         )
         .with_writer(std::io::stderr)
         .init();
-    cmd::Cli::parse().run()
+    match cmd::Cli::parse().run() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            // The whole chain of causes on one line; no backtrace: these are user errors.
+            eprintln!("error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
 }

@@ -4,6 +4,7 @@
 //! game added here joins all of them. Every game runs the shared [`conformance`] harness.
 
 pub mod agent;
+pub mod bench;
 pub mod conformance;
 pub mod liuzhou;
 

@@ -1,12 +1,16 @@
 //! The subcommands of `engine`, one file each.
 
-use clap::{Parser, Subcommand};
+mod bench;
+mod perft;
+mod play;
+
+use clap::{Parser, Subcommand, ValueEnum};
 
 #[derive(Parser)]
 #[command(
     name = "engine",
     version,
-    about = "AlphaZero-style engine for Liuzhou chess, Xiangqi and Go"
+    about = "AlphaZero-style engine for Liuzhou chess (六洲棋), Xiangqi and Go"
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -14,10 +18,28 @@ pub struct Cli {
 }
 
 #[derive(Subcommand)]
-enum Command {}
+enum Command {
+    /// Count leaf nodes of the game tree (rules check).
+    Perft(perft::Args),
+    /// Measure rules, search and inference speed.
+    Bench(bench::Args),
+    /// Play a game in the terminal.
+    Play(play::Args),
+}
 
 impl Cli {
     pub fn run(self) -> anyhow::Result<()> {
-        match self.command {}
+        match self.command {
+            Command::Perft(args) => perft::run(args),
+            Command::Bench(args) => bench::run(args),
+            Command::Play(args) => play::run(args),
+        }
     }
+}
+
+/// The games the engine plays; every subcommand that takes `--game` uses this list.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum GameKind {
+    /// 六洲棋 Liuzhou chess, 6 × 6.
+    Liuzhou,
 }

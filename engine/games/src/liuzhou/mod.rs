@@ -632,3 +632,44 @@ fn mix(mut x: u64) -> u64 {
     x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
     x ^ (x >> 31)
 }
+
+/// Fixed positions from every phase (both `lose_below` variants) for benchmarks.
+pub fn bench_positions() -> Vec<Liuzhou> {
+    include_str!("bench_positions.txt")
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .map(|l| {
+            let (lfen, lb) = l.split_once(';').expect("LFEN;lose_below");
+            let rules = Rules {
+                lose_below: lb.trim().parse().expect("lose_below"),
+            };
+            Liuzhou::from_lfen(lfen, rules).expect("bench positions are valid")
+        })
+        .collect()
+}
+
+/// The fuzz target's body, kept here so the corpus also runs as a plain test on stable Rust:
+/// the first line of `data` is read as LFEN (under both variants), every further line as an
+/// action, played when legal. Nothing may panic; a state that reads back must round-trip.
+pub fn fuzz_text(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let mut lines = text.lines();
+    let first = lines.next().unwrap_or("");
+    for lose_below in [1, 4] {
+        let Ok(mut state) = Liuzhou::from_lfen(first, Rules { lose_below }) else {
+            continue;
+        };
+        let again = Liuzhou::from_lfen(&state.lfen(), state.rules).expect("own LFEN reads back");
+        assert_eq!(again.lfen(), state.lfen());
+        for line in lines.clone() {
+            if let Ok(action) = state.parse_action(line) {
+                let _ = state.play(action);
+            }
+        }
+        let mut actions = Vec::new();
+        state.legal_actions(&mut actions);
+        let _ = state.render();
+    }
+}

@@ -1,0 +1,464 @@
+//! Self-play shards: the training data that `engine selfplay` writes and `trainer-bridge fit`
+//! reads. This module is the only code that knows their bytes.
+//!
+//! A shard is a [safetensors](https://huggingface.co/docs/safetensors) file, so any language
+//! reads it in a few lines (`safetensors.numpy.load_file`). Its string metadata describes it:
+//!
+//! | key | meaning |
+//! |---|---|
+//! | `format` | always `engine-shard` |
+//! | `version` | format version, [`VERSION`] |
+//! | `game` | game name (`liuzhou`, `xiangqi`, `go`) |
+//! | `planes`, `height`, `width`, `policy_size` | the network interface the samples are for |
+//! | `positions` | number of samples |
+//! | `model` | the model that played the games (`random` or a path/name) |
+//! | `config` | the producing configuration (YAML text) |
+//! | `created_unix` | seconds since the epoch |
+//!
+//! Tensors (N samples, M stored policy entries, S symmetries):
+//!
+//! | name | dtype | shape | meaning |
+//! |---|---|---|---|
+//! | `planes` | F32 | N × planes × height × width | network input, mover's point of view |
+//! | `policy_offsets` | U32 | N + 1 | sample i's policy entries are `offsets[i]..offsets[i+1]` |
+//! | `policy_index` | U16 | M | policy index of an entry (sparse: only visited actions) |
+//! | `policy_prob` | F32 | M | its share of the root visits (each sample's sum is 1) |
+//! | `value` | F32 | N | the game's result from the mover's point of view (−1, 0, 1) |
+//! | `symmetry_bits` | U8 | S | the board symmetries valid for training ([`games::Symmetry`]) |
+//! | `symmetry_policy` | U16 | S × policy_size | where each symmetry sends each policy index ([`NO_INDEX`] if nowhere) |
+//!
+//! Shards are written to a temporary name and renamed, so a reader never sees half a shard;
+//! readers ignore anything not ending in `.safetensors`.
+
+mod augment;
+
+use std::collections::HashMap;
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use safetensors::tensor::{Dtype, SafeTensors, TensorView};
+
+pub use augment::transform_sample;
+
+/// The `format` metadata value of every shard.
+pub const FORMAT: &str = "engine-shard";
+/// Bumped whenever the layout changes; readers refuse other versions.
+pub const VERSION: u32 = 1;
+/// `symmetry_policy` entry for an index a symmetry maps to no action.
+pub const NO_INDEX: u16 = u16::MAX;
+/// File name ending of a finished shard.
+pub const EXTENSION: &str = "safetensors";
+
+/// Why a shard could not be written or read.
+#[derive(Debug, thiserror::Error)]
+pub enum ShardError {
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{path}: not a readable safetensors file: {reason}")]
+    Corrupt { path: PathBuf, reason: String },
+    #[error("{path}: not a shard of this format: {reason}")]
+    Foreign { path: PathBuf, reason: String },
+    #[error("{path}: inconsistent shard: {reason}")]
+    Invalid { path: PathBuf, reason: String },
+    #[error("cannot write a shard: {0}")]
+    BadSamples(String),
+}
+
+/// What a shard says about itself.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ShardMeta {
+    pub game: String,
+    pub planes: usize,
+    pub height: usize,
+    pub width: usize,
+    pub policy_size: usize,
+    pub model: String,
+    pub config: String,
+    pub created_unix: u64,
+}
+
+impl ShardMeta {
+    pub fn input_len(&self) -> usize {
+        self.planes * self.height * self.width
+    }
+}
+
+/// One training position.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Sample {
+    /// The encoded state (`input_len` floats).
+    pub planes: Vec<f32>,
+    /// Visited policy indices with their share of the visits.
+    pub policy: Vec<(u16, f32)>,
+    /// The final result from the mover's point of view.
+    pub value: f32,
+}
+
+/// A shard in memory.
+#[derive(Clone, Debug)]
+pub struct Shard {
+    pub meta: ShardMeta,
+    pub samples: Vec<Sample>,
+    /// Valid symmetries, each with its policy index map.
+    pub symmetries: Vec<(games::Symmetry, Vec<u16>)>,
+}
+
+/// Numbers as the little-endian bytes safetensors stores.
+trait LeBytes: Copy {
+    fn extend_le(self, out: &mut Vec<u8>);
+}
+
+macro_rules! le_bytes {
+    ($($t:ty),*) => {$(
+        impl LeBytes for $t {
+            fn extend_le(self, out: &mut Vec<u8>) {
+                out.extend_from_slice(&self.to_le_bytes());
+            }
+        }
+    )*};
+}
+le_bytes!(u16, u32, f32);
+
+fn bytes_of<T: LeBytes>(v: &[T]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(std::mem::size_of_val(v));
+    v.iter().for_each(|x| x.extend_le(&mut out));
+    out
+}
+
+impl Shard {
+    /// Checks the samples against the metadata, then writes the shard to `path` through a
+    /// temporary file in the same directory.
+    pub fn write(&self, path: &Path) -> Result<(), ShardError> {
+        let m = &self.meta;
+        let n = self.samples.len();
+        let mut planes = Vec::with_capacity(n * m.input_len());
+        let mut offsets = Vec::with_capacity(n + 1);
+        let mut index = Vec::new();
+        let mut prob = Vec::new();
+        let mut value = Vec::with_capacity(n);
+        offsets.push(0u32);
+        for (i, s) in self.samples.iter().enumerate() {
+            if s.planes.len() != m.input_len() {
+                return Err(ShardError::BadSamples(format!(
+                    "sample {i} has {} input floats, expected {}",
+                    s.planes.len(),
+                    m.input_len()
+                )));
+            }
+            if let Some((j, _)) = s.policy.iter().find(|(j, _)| *j as usize >= m.policy_size) {
+                return Err(ShardError::BadSamples(format!(
+                    "sample {i}: policy index {j} out of range"
+                )));
+            }
+            planes.extend_from_slice(&s.planes);
+            index.extend(s.policy.iter().map(|&(j, _)| j));
+            prob.extend(s.policy.iter().map(|&(_, p)| p));
+            offsets.push(index.len() as u32);
+            value.push(s.value);
+        }
+        let sym_bits: Vec<u8> = self.symmetries.iter().map(|(s, _)| s.bits()).collect();
+        let mut sym_policy = Vec::with_capacity(self.symmetries.len() * m.policy_size);
+        for (s, map) in &self.symmetries {
+            if map.len() != m.policy_size {
+                return Err(ShardError::BadSamples(format!(
+                    "symmetry {s:?}: map of {} entries",
+                    map.len()
+                )));
+            }
+            sym_policy.extend_from_slice(map);
+        }
+        let (planes, offsets, index_b, prob, value, sym_policy) = (
+            bytes_of(&planes),
+            bytes_of(&offsets),
+            bytes_of(&index),
+            bytes_of(&prob),
+            bytes_of(&value),
+            bytes_of(&sym_policy),
+        );
+        let tensors = vec![
+            (
+                "planes",
+                view(Dtype::F32, vec![n, m.planes, m.height, m.width], &planes)?,
+            ),
+            ("policy_offsets", view(Dtype::U32, vec![n + 1], &offsets)?),
+            (
+                "policy_index",
+                view(Dtype::U16, vec![index.len()], &index_b)?,
+            ),
+            ("policy_prob", view(Dtype::F32, vec![index.len()], &prob)?),
+            ("value", view(Dtype::F32, vec![n], &value)?),
+            (
+                "symmetry_bits",
+                view(Dtype::U8, vec![sym_bits.len()], &sym_bits)?,
+            ),
+            (
+                "symmetry_policy",
+                view(
+                    Dtype::U16,
+                    vec![self.symmetries.len(), m.policy_size],
+                    &sym_policy,
+                )?,
+            ),
+        ];
+        let info: HashMap<String, String> = [
+            ("format", FORMAT.to_string()),
+            ("version", VERSION.to_string()),
+            ("game", m.game.clone()),
+            ("planes", m.planes.to_string()),
+            ("height", m.height.to_string()),
+            ("width", m.width.to_string()),
+            ("policy_size", m.policy_size.to_string()),
+            ("positions", n.to_string()),
+            ("model", m.model.clone()),
+            ("config", m.config.clone()),
+            ("created_unix", m.created_unix.to_string()),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect();
+        let bytes = safetensors::serialize(tensors, Some(info))
+            .map_err(|e| ShardError::BadSamples(e.to_string()))?;
+        write_atomically(path, &bytes)
+    }
+
+    /// Reads and validates the shard at `path`.
+    pub fn read(path: &Path) -> Result<Shard, ShardError> {
+        let bytes = fs::read(path).map_err(|source| ShardError::Io {
+            path: path.into(),
+            source,
+        })?;
+        Shard::from_bytes(&bytes, path)
+    }
+
+    /// Reads a shard from its bytes; `path` only names it in errors.
+    pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<Shard, ShardError> {
+        let corrupt = |reason: String| ShardError::Corrupt {
+            path: path.into(),
+            reason,
+        };
+        let foreign = |reason: String| ShardError::Foreign {
+            path: path.into(),
+            reason,
+        };
+        let invalid = |reason: String| ShardError::Invalid {
+            path: path.into(),
+            reason,
+        };
+        let (_, header) = SafeTensors::read_metadata(bytes).map_err(|e| corrupt(e.to_string()))?;
+        let st = SafeTensors::deserialize(bytes).map_err(|e| corrupt(e.to_string()))?;
+        let info = header.metadata().clone().unwrap_or_default();
+        let get = |k: &str| {
+            info.get(k)
+                .cloned()
+                .ok_or_else(|| foreign(format!("no `{k}` metadata")))
+        };
+        if get("format")? != FORMAT {
+            return Err(foreign(format!(
+                "format is {:?}, not {FORMAT}",
+                info["format"]
+            )));
+        }
+        let version = get("version")?;
+        if version != VERSION.to_string() {
+            return Err(foreign(format!(
+                "version {version}; this build reads version {VERSION}"
+            )));
+        }
+        let num = |k: &str| -> Result<usize, ShardError> {
+            get(k)?
+                .parse()
+                .map_err(|_| invalid(format!("metadata `{k}` is not a number")))
+        };
+        let meta = ShardMeta {
+            game: get("game")?,
+            planes: num("planes")?,
+            height: num("height")?,
+            width: num("width")?,
+            policy_size: num("policy_size")?,
+            model: get("model")?,
+            config: get("config")?,
+            created_unix: num("created_unix")? as u64,
+        };
+        let n = num("positions")?;
+        let tensor = |name: &str, dtype: Dtype, shape: &[usize]| -> Result<&[u8], ShardError> {
+            let t = st
+                .tensor(name)
+                .map_err(|_| invalid(format!("tensor `{name}` missing")))?;
+            if t.dtype() != dtype || (!shape.is_empty() && t.shape() != shape) {
+                return Err(invalid(format!(
+                    "tensor `{name}` is {:?} {:?}, expected {dtype:?} {shape:?}",
+                    t.dtype(),
+                    t.shape()
+                )));
+            }
+            Ok(t.data())
+        };
+        let planes = f32s(tensor(
+            "planes",
+            Dtype::F32,
+            &[n, meta.planes, meta.height, meta.width],
+        )?);
+        let offsets = u32s(tensor("policy_offsets", Dtype::U32, &[n + 1])?);
+        let index = u16s(tensor("policy_index", Dtype::U16, &[])?);
+        let prob = f32s(tensor("policy_prob", Dtype::F32, &[index.len()])?);
+        let value = f32s(tensor("value", Dtype::F32, &[n])?);
+        let sym_bits = tensor("symmetry_bits", Dtype::U8, &[])?.to_vec();
+        let sym_policy = u16s(tensor(
+            "symmetry_policy",
+            Dtype::U16,
+            &[sym_bits.len(), meta.policy_size],
+        )?);
+
+        if offsets[0] != 0
+            || offsets[n] as usize != index.len()
+            || offsets.windows(2).any(|w| w[0] > w[1])
+        {
+            return Err(invalid(
+                "policy_offsets are not a partition of the policy entries".into(),
+            ));
+        }
+        if index.iter().any(|&j| j as usize >= meta.policy_size) {
+            return Err(invalid("a policy index is out of range".into()));
+        }
+        if !value.iter().all(|v| (-1.0..=1.0).contains(v)) || !prob.iter().all(|p| p.is_finite()) {
+            return Err(invalid(
+                "values must lie in [-1, 1] and probabilities be finite".into(),
+            ));
+        }
+        let input = meta.input_len();
+        let samples = (0..n)
+            .map(|i| {
+                let (a, b) = (offsets[i] as usize, offsets[i + 1] as usize);
+                Sample {
+                    planes: planes[i * input..(i + 1) * input].to_vec(),
+                    policy: index[a..b]
+                        .iter()
+                        .copied()
+                        .zip(prob[a..b].iter().copied())
+                        .collect(),
+                    value: value[i],
+                }
+            })
+            .collect();
+        let symmetries = sym_bits
+            .iter()
+            .enumerate()
+            .map(|(k, &bits)| {
+                let sym = games::Symmetry::from_bits(bits)
+                    .ok_or_else(|| invalid(format!("symmetry bits {bits}")))?;
+                Ok((
+                    sym,
+                    sym_policy[k * meta.policy_size..(k + 1) * meta.policy_size].to_vec(),
+                ))
+            })
+            .collect::<Result<_, ShardError>>()?;
+        Ok(Shard {
+            meta,
+            samples,
+            symmetries,
+        })
+    }
+}
+
+fn view(dtype: Dtype, shape: Vec<usize>, data: &[u8]) -> Result<TensorView<'_>, ShardError> {
+    TensorView::new(dtype, shape, data).map_err(|e| ShardError::BadSamples(e.to_string()))
+}
+
+fn f32s(b: &[u8]) -> Vec<f32> {
+    b.chunks_exact(4)
+        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect()
+}
+
+fn u32s(b: &[u8]) -> Vec<u32> {
+    b.chunks_exact(4)
+        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect()
+}
+
+fn u16s(b: &[u8]) -> Vec<u16> {
+    b.chunks_exact(2)
+        .map(|c| u16::from_le_bytes([c[0], c[1]]))
+        .collect()
+}
+
+/// Writes `bytes` to `path` so that `path` either does not exist or holds all of them: a
+/// temporary file in the same directory, flushed to disk, then renamed over `path`.
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), ShardError> {
+    let io = |source| ShardError::Io {
+        path: path.into(),
+        source,
+    };
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    fs::create_dir_all(dir).map_err(io)?;
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("shard");
+    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+    let result = (|| {
+        let mut f = fs::File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        fs::rename(&tmp, path)
+    })();
+    if result.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    result.map_err(io)
+}
+
+/// The policy index map of every symmetry of `state`, in the form shards store.
+pub fn symmetry_maps<G: games::Game>(state: &G) -> Vec<(games::Symmetry, Vec<u16>)> {
+    let size = state.shape().policy_size;
+    state
+        .symmetries()
+        .iter()
+        .map(|&sym| {
+            let map = (0..size)
+                .map(|i| match state.index_action(i) {
+                    Some(a) => state.action_index(state.transform_action(sym, a)) as u16,
+                    None => NO_INDEX,
+                })
+                .collect();
+            (sym, map)
+        })
+        .collect()
+}
+
+/// Finished shards in `dir` for `game`, newest first (by name: writers name shards so that
+/// names sort by time), at most `limit`. Shards that cannot be read or belong to another game
+/// are reported with `tracing::warn!` and skipped.
+pub fn read_newest(dir: &Path, game: &str, limit: usize) -> Result<Vec<Shard>, ShardError> {
+    let io = |source| ShardError::Io {
+        path: dir.into(),
+        source,
+    };
+    let mut paths: Vec<PathBuf> = fs::read_dir(dir)
+        .map_err(io)?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().and_then(|e| e.to_str()) == Some(EXTENSION))
+        .collect();
+    paths.sort();
+    paths.reverse();
+    let mut out = Vec::new();
+    for path in paths {
+        if out.len() >= limit {
+            break;
+        }
+        match Shard::read(&path) {
+            Ok(s) if s.meta.game == game => out.push(s),
+            Ok(s) => tracing::warn!(
+                "skipping {}: a {} shard, not {game}",
+                path.display(),
+                s.meta.game
+            ),
+            Err(e) => tracing::warn!("skipping shard: {e}"),
+        }
+    }
+    Ok(out)
+}

@@ -1,0 +1,190 @@
+//! Shard round trips, refusal of broken or foreign files, and symmetry augmentation agreeing with
+//! the game's own transforms.
+
+use std::fs;
+use std::path::PathBuf;
+
+use games::liuzhou::Liuzhou;
+use games::{Game, Symmetry};
+use rand::rngs::SmallRng;
+use rand::seq::SliceRandom;
+use rand::{Rng, SeedableRng};
+use shards::{read_newest, symmetry_maps, transform_sample, Sample, Shard, ShardError, ShardMeta};
+
+fn tmpdir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("shards-test-{name}-{}", std::process::id()));
+    let _ = fs::remove_dir_all(&d);
+    fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// Positions from random Liuzhou games with made-up visit distributions.
+fn liuzhou_shard(n: usize, seed: u64) -> (Shard, Vec<Liuzhou>) {
+    let mut rng = SmallRng::seed_from_u64(seed);
+    let mut states = Vec::new();
+    let mut samples = Vec::new();
+    let mut s = Liuzhou::default();
+    while samples.len() < n {
+        let mut legal = Vec::new();
+        s.legal_actions(&mut legal);
+        if legal.is_empty() {
+            s = Liuzhou::default();
+            continue;
+        }
+        let mut planes = vec![0.0; s.shape().input_len()];
+        s.encode(&mut planes);
+        let k = legal.len().min(5);
+        let policy = legal[..k]
+            .iter()
+            .map(|&a| (s.action_index(a) as u16, 1.0 / k as f32))
+            .collect();
+        samples.push(Sample {
+            planes,
+            policy,
+            value: [-1.0, 0.0, 1.0][rng.gen_range(0..3)],
+        });
+        states.push(s.clone());
+        s.play(*legal.choose(&mut rng).unwrap()).unwrap();
+    }
+    let shape = s.shape();
+    let meta = ShardMeta {
+        game: "liuzhou".into(),
+        planes: shape.planes,
+        height: shape.height,
+        width: shape.width,
+        policy_size: shape.policy_size,
+        model: "random".into(),
+        config: "game: {lose_below: 1}\n".into(),
+        created_unix: 1_700_000_000,
+    };
+    (
+        Shard {
+            meta,
+            samples,
+            symmetries: symmetry_maps(&s),
+        },
+        states,
+    )
+}
+
+#[test]
+fn round_trip() {
+    let dir = tmpdir("round");
+    let (shard, _) = liuzhou_shard(300, 1);
+    let path = dir.join("000001.safetensors");
+    shard.write(&path).unwrap();
+    let back = Shard::read(&path).unwrap();
+    assert_eq!(back.meta, shard.meta);
+    assert_eq!(back.samples, shard.samples);
+    assert_eq!(back.symmetries, shard.symmetries);
+    // No temporary file is left behind.
+    assert_eq!(fs::read_dir(&dir).unwrap().count(), 1);
+}
+
+#[test]
+fn broken_and_foreign_files_are_typed_errors() {
+    let dir = tmpdir("broken");
+    let (shard, _) = liuzhou_shard(50, 2);
+    let good = dir.join("good.safetensors");
+    shard.write(&good).unwrap();
+    let bytes = fs::read(&good).unwrap();
+
+    let truncated = dir.join("truncated.safetensors");
+    fs::write(&truncated, &bytes[..bytes.len() / 2]).unwrap();
+    assert!(matches!(
+        Shard::read(&truncated),
+        Err(ShardError::Corrupt { .. })
+    ));
+
+    let garbage = dir.join("garbage.safetensors");
+    fs::write(&garbage, b"\x05\x00\x00\x00\x00\x00\x00\x00hello").unwrap();
+    assert!(matches!(
+        Shard::read(&garbage),
+        Err(ShardError::Corrupt { .. })
+    ));
+
+    let empty = dir.join("empty.safetensors");
+    fs::write(&empty, b"").unwrap();
+    assert!(matches!(
+        Shard::read(&empty),
+        Err(ShardError::Corrupt { .. })
+    ));
+
+    // A valid safetensors file that is not a shard.
+    let other = dir.join("other.safetensors");
+    let data = [0u8; 8];
+    let t = safetensors::tensor::TensorView::new(safetensors::Dtype::F32, vec![2], &data).unwrap();
+    fs::write(&other, safetensors::serialize([("w", t)], None).unwrap()).unwrap();
+    assert!(matches!(
+        Shard::read(&other),
+        Err(ShardError::Foreign { .. })
+    ));
+
+    let missing = dir.join("missing.safetensors");
+    assert!(matches!(Shard::read(&missing), Err(ShardError::Io { .. })));
+
+    // Errors name the file.
+    let msg = Shard::read(&truncated).unwrap_err().to_string();
+    assert!(msg.contains("truncated.safetensors"), "{msg}");
+}
+
+#[test]
+fn read_newest_skips_bad_and_foreign_shards() {
+    let dir = tmpdir("newest");
+    let (shard, _) = liuzhou_shard(20, 3);
+    for i in 1..=3 {
+        shard
+            .write(&dir.join(format!("{i:06}.safetensors")))
+            .unwrap();
+    }
+    let mut go = shard.clone();
+    go.meta.game = "go".into();
+    go.write(&dir.join("000004.safetensors")).unwrap();
+    fs::write(dir.join("000005.safetensors"), b"half a shard").unwrap();
+    fs::write(dir.join(".000006.safetensors.123.tmp"), b"in progress").unwrap();
+    let got = read_newest(&dir, "liuzhou", 2).unwrap();
+    assert_eq!(got.len(), 2);
+    let all = read_newest(&dir, "liuzhou", 100).unwrap();
+    assert_eq!(all.len(), 3);
+}
+
+#[test]
+fn refuses_inconsistent_samples() {
+    let (mut shard, _) = liuzhou_shard(5, 4);
+    shard.samples[2].planes.pop();
+    let dir = tmpdir("bad-samples");
+    assert!(matches!(
+        shard.write(&dir.join("x.safetensors")),
+        Err(ShardError::BadSamples(_))
+    ));
+    assert_eq!(fs::read_dir(&dir).unwrap().count(), 0, "nothing written");
+}
+
+#[test]
+fn augmentation_agrees_with_the_game_transform() {
+    let (shard, states) = liuzhou_shard(200, 5);
+    let m = &shard.meta;
+    let mut planes = vec![0.0; m.input_len()];
+    let mut policy = vec![0.0; m.policy_size];
+    let mut expected = vec![0.0; m.input_len()];
+    for (sample, state) in shard.samples.iter().zip(&states) {
+        for (sym, map) in &shard.symmetries {
+            transform_sample(m, sample, *sym, map, &mut planes, &mut policy);
+            let image = state.transform(*sym);
+            image.encode(&mut expected);
+            assert_eq!(
+                planes,
+                expected,
+                "planes under {sym:?} in {}",
+                state.to_text()
+            );
+            for &(i, p) in &sample.policy {
+                let a = state.index_action(i as usize).unwrap();
+                let j = image.action_index(state.transform_action(*sym, a));
+                assert_eq!(policy[j], p, "policy under {sym:?}");
+            }
+        }
+    }
+    assert_eq!(shard.symmetries.len(), 8);
+    assert_eq!(shard.symmetries[0].0, Symmetry::IDENTITY);
+}
