@@ -67,8 +67,10 @@ impl<G: Game> Agent<G> for MctsAgent<G> {
         self.config.name.clone()
     }
 
-    fn new_game(&mut self, _start: &G) -> Result<(), AgentError> {
-        self.search = None;
+    fn new_game(&mut self, start: &G) -> Result<(), AgentError> {
+        if let Some(s) = &mut self.search {
+            s.reset(start.clone());
+        }
         Ok(())
     }
 
@@ -82,18 +84,20 @@ impl<G: Game> Agent<G> for MctsAgent<G> {
             1 => return Ok(actions[0]),
             _ => {}
         }
-        let reusable = self
-            .search
-            .as_ref()
-            .is_some_and(|s| s.state().hash() == state.hash());
-        if !reusable {
-            self.search = Some(Search::new(
-                state.clone(),
-                self.config.search.clone(),
-                self.rng_seed(),
-            ));
-        }
-        let search = self.search.as_mut().expect("set above");
+        let seed = self.rng_seed();
+        let search = match &mut self.search {
+            // Usually the tree followed the game through `observe`: keep it.
+            Some(s) if s.state().hash() == state.hash() => s,
+            // Keep the arena and the cache (still valid: keyed by position).
+            Some(s) => {
+                s.reset(state.clone());
+                s
+            }
+            None => {
+                self.search
+                    .insert(Search::new(state.clone(), self.config.search.clone(), seed))
+            }
+        };
         let report = search
             .run(&*self.evaluator, self.config.limit, self.config.run)
             .map_err(|e| AgentError {
@@ -116,10 +120,11 @@ impl<G: Game> Agent<G> for MctsAgent<G> {
     }
 
     fn observe(&mut self, before: &G, action: G::Action) -> Result<(), AgentError> {
-        // Follow the game so that the chosen (or replied) subtree is kept.
+        // Follow the game so that the chosen (or replied) subtree is kept; a search that lost
+        // track is reset at the next `select_action`.
         if let Some(s) = &mut self.search {
-            if s.state().hash() != before.hash() || s.advance(action).is_err() {
-                self.search = None;
+            if s.state().hash() == before.hash() {
+                let _ = s.advance(action);
             }
         }
         Ok(())

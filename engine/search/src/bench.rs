@@ -65,13 +65,15 @@ impl SearchBench {
     }
 }
 
-/// Searches each of `positions` for `visits` playouts in turn, starting again from the first,
-/// until `duration` has passed (at least one search each).
+/// Searches from each of `positions` in turn (starting again from the first) until `duration`
+/// has passed, at least once each: `moves` moves of a game from each, `visits` playouts per
+/// move, playing the best action and keeping its subtree as in match play.
 pub fn searches<G: Game>(
     positions: &[G],
     evaluator: &dyn Evaluator<G>,
     config: &SearchConfig,
     visits: u64,
+    moves: usize,
     options: RunOptions,
     duration: Duration,
 ) -> Result<SearchBench, SearchError> {
@@ -89,11 +91,17 @@ pub fn searches<G: Game>(
     let mut s = Search::new(positions[0].clone(), config.clone(), 0);
     while searched < positions.len() || start.elapsed() < duration {
         s.reset(positions[i].clone());
-        let r = s.run(evaluator, Limit::visits(visits), options)?;
-        total.playouts += r.playouts;
-        total.collisions += r.collisions;
-        total.elapsed += r.elapsed;
-        total.batches.merge(&r.batches);
+        for _ in 0..moves.max(1) {
+            let r = s.run(evaluator, Limit::visits(visits), options)?;
+            total.playouts += r.playouts;
+            total.collisions += r.collisions;
+            total.elapsed += r.elapsed;
+            total.batches.merge(&r.batches);
+            match s.best_action() {
+                Some(a) if s.advance(a).is_ok() && s.state().outcome().is_none() => {}
+                _ => break,
+            }
+        }
         searched += 1;
         i = (i + 1) % positions.len();
     }
@@ -119,7 +127,7 @@ pub fn overhead<G: Game>(
         leaves_per_thread: leaves,
         combine: false,
     };
-    searches(positions, &fake, &config, visits, options, duration)
+    searches(positions, &fake, &config, visits, 1, options, duration)
 }
 
 /// The evaluator alone: states per second in full batches of its batch size, over `positions`.
@@ -145,7 +153,8 @@ pub fn bare_evaluator<G: Game>(
 }
 
 /// The evaluator inside the search: one thread gathering whole batches (virtual loss) from one
-/// tree per position, `visits` playouts per search. Compare `evals_per_second()` with
+/// tree, `visits` playouts per move, eight moves of a game from each position with the tree
+/// kept from move to move (as in match play). Compare `evals_per_second()` with
 /// [`bare_evaluator`] at the same batch size.
 pub fn with_evaluator<G: Game>(
     positions: &[G],
@@ -158,5 +167,90 @@ pub fn with_evaluator<G: Game>(
         ..SearchConfig::default()
     };
     let options = RunOptions::single(evaluator.batch_size());
-    searches(positions, evaluator, &config, visits, options, duration)
+    searches(positions, evaluator, &config, visits, 8, options, duration)
+}
+
+/// The search section of `engine bench` for one game.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SearchFigures {
+    pub game: &'static str,
+    pub positions: usize,
+    /// Fake evaluator, one thread.
+    pub one_thread: SearchBench,
+    /// Fake evaluator, every available thread (None on a one-core machine).
+    pub all_threads: Option<SearchBench>,
+    /// Real evaluator: bare figures, then inside the search at the same batch size.
+    pub evaluator: Option<(String, BatchReport, SearchBench)>,
+}
+
+/// Measures the search section for `start`'s game: overhead with the fake evaluator on one
+/// thread and on all, and, given a real `evaluator`, its throughput bare and inside the search.
+pub fn search_figures<G: Game>(
+    start: &G,
+    budget: Duration,
+    evaluator: Option<&dyn Evaluator<G>>,
+) -> Result<SearchFigures, SearchError> {
+    let positions = positions(start, 32, 1);
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let one_thread = overhead(&positions, 1, 20_000, budget)?;
+    let all_threads = if threads > 1 {
+        Some(overhead(&positions, threads, 20_000, budget)?)
+    } else {
+        None
+    };
+    let evaluator = match evaluator {
+        Some(e) => Some((
+            e.describe(),
+            bare_evaluator(&positions, e, budget)?,
+            with_evaluator(&positions, e, 1_000, budget)?,
+        )),
+        None => None,
+    };
+    Ok(SearchFigures {
+        game: G::NAME,
+        positions: positions.len(),
+        one_thread,
+        all_threads,
+        evaluator,
+    })
+}
+
+impl std::fmt::Display for SearchFigures {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        writeln!(
+            f,
+            "== search: {} ({} positions: start + random-play positions, seed 1) ==",
+            self.game, self.positions
+        )?;
+        let one = self.one_thread.playouts_per_second();
+        writeln!(f, "fake evaluator, 1 thread      {:>10.0} playouts/s", one)?;
+        if let Some(all) = &self.all_threads {
+            writeln!(
+                f,
+                "fake evaluator, {} threads     {:>10.0} playouts/s ({:.2}x one thread, {:.3} collisions/playout)",
+                all.threads,
+                all.playouts_per_second(),
+                all.playouts_per_second() / one,
+                all.collisions as f64 / all.playouts.max(1) as f64
+            )?;
+        }
+        if let Some((name, bare, inside)) = &self.evaluator {
+            let bare_rate = bare.states as f64 / bare.eval_time.as_secs_f64().max(1e-9);
+            writeln!(f, "evaluator: {name}")?;
+            writeln!(
+                f,
+                "  bare, full batches          {:>10.0} evals/s",
+                bare_rate
+            )?;
+            writeln!(
+                f,
+                "  inside search, same batch   {:>10.0} evals/s ({:.1} % of bare), batch fill {:.1} %, {:.0} playouts/s",
+                inside.evals_per_second(),
+                100.0 * inside.evals_per_second() / bare_rate,
+                100.0 * inside.batches.fill(),
+                inside.playouts_per_second()
+            )?;
+        }
+        Ok(())
+    }
 }

@@ -34,7 +34,7 @@ impl Default for SearchConfig {
             dirichlet_alpha: 0.3,
             dirichlet_epsilon: 0.0,
             max_nodes: 1 << 22,
-            cache_entries: 1 << 16,
+            cache_entries: 1 << 15,
             reuse_tree: true,
         }
     }

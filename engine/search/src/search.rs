@@ -670,6 +670,51 @@ fn cursor(cursors: &mut Vec<Cursor>, tag: u32) -> &mut Cursor {
     &mut cursors[t]
 }
 
+/// One round of batched search over many trees, as self-play runs many games: gathers leaves
+/// from `searches` in turn (up to `per_tree` from each per pass, passing again while there is
+/// room) until the batch holds the evaluator's batch size or no tree yields more, evaluates
+/// them in one call and applies the results. Each search's leaves carry its index in
+/// `searches` as their tag. Pass only the searches that still need playouts.
+pub fn batched_round<G: Game>(
+    searches: &[&Search<G>],
+    batch: &mut LeafBatch<G>,
+    evaluator: &dyn Evaluator<G>,
+    per_tree: usize,
+    stats: &BatchStats,
+) -> Result<GatherCounts, SearchError> {
+    let capacity = evaluator.batch_size();
+    let mut total = GatherCounts::default();
+    batch.clear();
+    loop {
+        let before = total;
+        for (tag, s) in searches.iter().enumerate() {
+            let room = capacity - batch.len();
+            if room == 0 {
+                break;
+            }
+            let g = s.gather(batch, tag as u32, per_tree.min(room).max(1));
+            total.leaves += g.leaves;
+            total.playouts += g.playouts;
+            total.terminal += g.terminal;
+            total.cache_hits += g.cache_hits;
+            total.collisions += g.collisions;
+            total.tree_full += g.tree_full;
+        }
+        let progressed = total.leaves > before.leaves || total.playouts > before.playouts;
+        if batch.len() >= capacity || !progressed {
+            break;
+        }
+    }
+    if let Err(e) = batch.evaluate(evaluator, stats) {
+        batch.abandon(|tag| searches[tag as usize]);
+        return Err(e.into());
+    }
+    let applied = batch.apply(|tag| searches[tag as usize]);
+    total.playouts += applied.playouts;
+    total.tree_full += applied.tree_full;
+    Ok(total)
+}
+
 /// The playout budget shared by the threads of one search.
 struct Tickets {
     left: AtomicU64,

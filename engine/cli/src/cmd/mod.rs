@@ -1,6 +1,7 @@
 //! The subcommands of `engine`, one file each.
 
 mod bench;
+mod match_;
 mod perft;
 mod play;
 
@@ -25,6 +26,8 @@ enum Command {
     Bench(bench::Args),
     /// Play a game in the terminal.
     Play(play::Args),
+    /// Play a match between two agents (wins/draws/losses with a confidence interval).
+    Match(Box<match_::Args>),
 }
 
 impl Cli {
@@ -33,6 +36,7 @@ impl Cli {
             Command::Perft(args) => perft::run(args),
             Command::Bench(args) => bench::run(args),
             Command::Play(args) => play::run(args),
+            Command::Match(args) => match_::run(*args),
         }
     }
 }

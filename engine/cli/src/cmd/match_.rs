@@ -1,0 +1,163 @@
+//! `engine match`: two agents play a series of games with alternating colours; prints wins,
+//! draws and losses with a 95 % confidence interval of the score.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::Context;
+use clap::Args as ClapArgs;
+use games::liuzhou::{Liuzhou, Rules};
+use games::Game;
+use indicatif::{ProgressBar, ProgressStyle};
+use infer::Evaluator;
+use search::matchplay::{play_match, MatchResult};
+
+use super::GameKind;
+use crate::agents::{self, AgentSpec};
+use crate::config;
+
+/// Play a match between two agents, swapping colours every game.
+///
+/// Agents: `random[:seed=N]`; `mcts[:visits=N,time=S,threads=N,temp=T,cpuct=C,seed=N]` (MCTS
+/// with random playouts, no network); `net:model=PATH[,visits=N,time=S,threads=N,batch=N,
+/// temp=T,cpuct=C,seed=N]` (MCTS with a network).
+#[derive(ClapArgs)]
+pub struct Args {
+    /// The game.
+    #[arg(long, value_enum, default_value = "liuzhou")]
+    game: GameKind,
+    /// Config file with the game's variant settings (its `game` section).
+    #[arg(long, default_value = "configs/liuzhou.yaml")]
+    config: PathBuf,
+    /// The agent that plays Black (the first player) in the first game; results are given
+    /// from its side.
+    #[arg(long)]
+    black: AgentSpec,
+    /// The agent that plays White (the second player) in the first game.
+    #[arg(long)]
+    white: AgentSpec,
+    /// Number of games; colours alternate, so an even number gives each side each colour
+    /// equally often.
+    #[arg(long, default_value_t = 100)]
+    games: u32,
+    /// Seed for agents whose spec gives none (the two agents get different seeds from it).
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// A game still running after this many actions is scored a draw (a safety net: every
+    /// game's rules end it sooner).
+    #[arg(long, default_value_t = 100_000)]
+    max_actions: usize,
+}
+
+pub fn run(args: Args) -> anyhow::Result<()> {
+    anyhow::ensure!(args.games > 0, "--games must be at least 1");
+    // Each game is one arm: its start position and its network loader.
+    match args.game {
+        GameKind::Liuzhou => {
+            let doc = config::load(&args.config)?;
+            let rules: Rules = config::section(&doc, "game", &args.config)?;
+            rules
+                .validate()
+                .map_err(anyhow::Error::msg)
+                .context("game.lose_below")?;
+            run_match(&Liuzhou::new(rules), &args, &load_net::<Liuzhou>)
+        }
+    }
+}
+
+/// The network evaluator for `net` agents.
+fn load_net<G: Game>(model: &Path, _batch: Option<usize>) -> anyhow::Result<Arc<dyn Evaluator<G>>> {
+    // The ONNX Runtime evaluator (infer's ort backend) is wired here when it lands.
+    anyhow::bail!(
+        "net:model={}: this build has no network backend yet (the ONNX Runtime evaluator)",
+        model.display()
+    )
+}
+
+fn run_match<G: Game>(
+    start: &G,
+    args: &Args,
+    load_net: agents::NetLoader<'_, G>,
+) -> anyhow::Result<()> {
+    let name_a = spec_text(&args.black, "black");
+    let name_b = spec_text(&args.white, "white");
+    let mut a = agents::build(&args.black, &name_a, args.seed, load_net)
+        .with_context(|| format!("--black {name_a}"))?;
+    let mut b = agents::build(&args.white, &name_b, args.seed.wrapping_add(1), load_net)
+        .with_context(|| format!("--white {name_b}"))?;
+    println!(
+        "{}: {name_a} vs {name_b}, {} games, colours alternate ({name_a} is Black in odd-numbered games)",
+        G::NAME,
+        args.games
+    );
+    let bar = ProgressBar::new(u64::from(args.games));
+    bar.set_style(
+        ProgressStyle::with_template("{bar:30} {pos}/{len} games  {msg}  [{elapsed} < {eta}]")
+            .expect("a valid template"),
+    );
+    let result = play_match(
+        start,
+        &mut *a,
+        &mut *b,
+        args.games,
+        args.max_actions,
+        |_, _, r| {
+            bar.inc(1);
+            bar.set_message(format!(
+                "+{} ={} -{}  score {:.3}",
+                r.wins,
+                r.draws,
+                r.losses,
+                r.score()
+            ));
+        },
+    )?;
+    bar.finish_and_clear();
+    print_result(&name_a, &name_b, &result);
+    Ok(())
+}
+
+/// The spec as the user wrote it, for tables (`--black random` prints `random`).
+fn spec_text(spec: &AgentSpec, side: &str) -> String {
+    let s = match spec {
+        AgentSpec::Random { .. } => "random".to_string(),
+        AgentSpec::Mcts(m) => format!(
+            "mcts({})",
+            m.visits
+                .map(|v| format!("{v} visits"))
+                .or(m.time.map(|t| format!("{t} s")))
+                .unwrap_or_default()
+        ),
+        AgentSpec::Net { model, mcts } => format!(
+            "net({}, {})",
+            model.display(),
+            mcts.visits
+                .map(|v| format!("{v} visits"))
+                .or(mcts.time.map(|t| format!("{t} s")))
+                .unwrap_or_default()
+        ),
+    };
+    format!("{s}[{side}]")
+}
+
+fn print_result(a: &str, b: &str, r: &MatchResult) {
+    let (lo, hi) = r.confidence95();
+    println!(
+        "{a} vs {b}: {} wins, {} draws, {} losses ({} games)",
+        r.wins,
+        r.draws,
+        r.losses,
+        r.games()
+    );
+    println!(
+        "score {:.3} (win 1, draw 1/2), 95% confidence interval [{lo:.3}, {hi:.3}], Elo difference {:+.0}",
+        r.score(),
+        r.elo()
+    );
+    if r.capped > 0 {
+        println!(
+            "warning: {} games hit --max-actions and were scored draws",
+            r.capped
+        );
+    }
+}
