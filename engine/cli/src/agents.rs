@@ -226,6 +226,7 @@ pub fn build<G: Game>(
                 threads: m.threads,
                 leaves_per_thread: 1,
                 combine: false,
+                batch_wait: Duration::from_micros(500),
             };
             Box::new(MctsAgent::new(mcts_config(name, m, search, run), evaluator))
         }
@@ -241,6 +242,7 @@ pub fn build<G: Game>(
                 threads: m.threads,
                 leaves_per_thread: batch.div_ceil(m.threads).max(1),
                 combine: m.threads > 1,
+                batch_wait: Duration::from_micros(500),
             };
             Box::new(MctsAgent::new(mcts_config(name, m, search, run), evaluator))
         }

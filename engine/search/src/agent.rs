@@ -31,6 +31,9 @@ pub struct MctsAgent<G: Game> {
     search: Option<Search<G>>,
     rng: SmallRng,
     last: Option<SearchReport>,
+    /// Every search so far, added up.
+    total: SearchReport,
+    searches: u64,
 }
 
 impl<G: Game> MctsAgent<G> {
@@ -41,6 +44,8 @@ impl<G: Game> MctsAgent<G> {
             evaluator,
             search: None,
             last: None,
+            total: SearchReport::default(),
+            searches: 0,
         }
     }
 
@@ -113,10 +118,43 @@ impl<G: Game> Agent<G> for MctsAgent<G> {
             "searched"
         );
         self.last = Some(report);
+        self.searches += 1;
+        let t = &mut self.total;
+        t.playouts += report.playouts;
+        t.terminal += report.terminal;
+        t.cache_hits += report.cache_hits;
+        t.collisions += report.collisions;
+        t.tree_full += report.tree_full;
+        t.elapsed += report.elapsed;
+        t.batches.merge(&report.batches);
         let chosen = search
             .choose_action(self.config.temperature, &mut self.rng)
             .ok_or_else(|| self.error("the search found no action"))?;
         Ok(chosen)
+    }
+
+    fn summary(&self) -> Option<String> {
+        let t = &self.total;
+        let mut line = format!(
+            "{}: {} searches, {} playouts, {:.0} playouts/s, {:.0} evals/s in search ({})",
+            self.config.name,
+            self.searches,
+            t.playouts,
+            t.playouts_per_second(),
+            t.batches.states as f64 / t.elapsed.as_secs_f64().max(1e-9),
+            self.evaluator.describe()
+        );
+        if t.batches.batches > 0 {
+            line += &format!(
+                ", batch fill {:.1} % over {} batches",
+                100.0 * t.batches.fill(),
+                t.batches.batches
+            );
+        }
+        if t.tree_full > 0 {
+            line += &format!(", {} leaves not expanded (tree full)", t.tree_full);
+        }
+        Some(line)
     }
 
     fn observe(&mut self, before: &G, action: G::Action) -> Result<(), AgentError> {

@@ -51,10 +51,30 @@ pub struct SearchBench {
     /// Descents abandoned on a leaf another descent was evaluating.
     pub collisions: u64,
     pub elapsed: Duration,
+    /// CPU time of the whole process meanwhile (Linux only): on a shared machine, playouts per
+    /// CPU second tell more about the code than playouts per wall second.
+    pub cpu: Option<Duration>,
     pub batches: BatchReport,
 }
 
+/// CPU time used so far by this process, all threads (user + system), from `/proc/self/stat`.
+pub fn process_cpu_time() -> Option<Duration> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // After the command name (in parentheses): state is field 3, utime 14, stime 15.
+    let rest = stat.rsplit_once(')')?.1;
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let ticks: u64 = fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
+    // Linux reports in USER_HZ, which is 100 on every architecture it supports.
+    Some(Duration::from_millis(ticks * 10))
+}
+
 impl SearchBench {
+    /// Playouts per second of process CPU time, if known.
+    pub fn playouts_per_cpu_second(&self) -> Option<f64> {
+        self.cpu
+            .map(|c| self.playouts as f64 / c.as_secs_f64().max(1e-9))
+    }
+
     pub fn playouts_per_second(&self) -> f64 {
         self.playouts as f64 / self.elapsed.as_secs_f64().max(1e-9)
     }
@@ -78,11 +98,13 @@ pub fn searches<G: Game>(
     duration: Duration,
 ) -> Result<SearchBench, SearchError> {
     let start = Instant::now();
+    let cpu_start = process_cpu_time();
     let mut total = SearchBench {
         threads: options.threads,
         playouts: 0,
         collisions: 0,
         elapsed: Duration::ZERO,
+        cpu: None,
         batches: BatchReport::default(),
     };
     let mut searched = 0;
@@ -105,6 +127,7 @@ pub fn searches<G: Game>(
         searched += 1;
         i = (i + 1) % positions.len();
     }
+    total.cpu = cpu_start.and_then(|c0| Some(process_cpu_time()? - c0));
     Ok(total)
 }
 
@@ -126,6 +149,7 @@ pub fn overhead<G: Game>(
         threads,
         leaves_per_thread: leaves,
         combine: false,
+        batch_wait: Duration::from_micros(500),
     };
     searches(positions, &fake, &config, visits, 1, options, duration)
 }
@@ -223,14 +247,24 @@ impl std::fmt::Display for SearchFigures {
             self.game, self.positions
         )?;
         let one = self.one_thread.playouts_per_second();
-        writeln!(f, "fake evaluator, 1 thread      {:>10.0} playouts/s", one)?;
+        let per_cpu = |b: &SearchBench| {
+            b.playouts_per_cpu_second()
+                .map_or(String::new(), |r| format!(", {r:.0} per CPU second"))
+        };
+        writeln!(
+            f,
+            "fake evaluator, 1 thread      {:>10.0} playouts/s{}",
+            one,
+            per_cpu(&self.one_thread)
+        )?;
         if let Some(all) = &self.all_threads {
             writeln!(
                 f,
-                "fake evaluator, {} threads     {:>10.0} playouts/s ({:.2}x one thread, {:.3} collisions/playout)",
+                "fake evaluator, {} threads     {:>10.0} playouts/s ({:.2}x one thread{}, {:.3} collisions/playout)",
                 all.threads,
                 all.playouts_per_second(),
                 all.playouts_per_second() / one,
+                per_cpu(all),
                 all.collisions as f64 / all.playouts.max(1) as f64
             )?;
         }

@@ -85,6 +85,9 @@ pub struct RunOptions {
     /// [`crate::Batcher`]) instead of each thread calling the evaluator with its own. Right for
     /// a network whose cost is per batch; wrong for cheap per-state evaluators.
     pub combine: bool,
+    /// With `combine`: how long a batch that is not yet full may wait for more leaves before
+    /// it is evaluated as it is.
+    pub batch_wait: Duration,
 }
 
 impl RunOptions {
@@ -94,6 +97,7 @@ impl RunOptions {
             threads: 1,
             leaves_per_thread: leaves.max(1),
             combine: false,
+            batch_wait: Duration::from_micros(500),
         }
     }
 }

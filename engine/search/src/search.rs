@@ -21,7 +21,7 @@ use crate::batch::{evaluate_recorded, BatchReport, BatchStats, Batcher};
 use crate::cache::EvalCache;
 use crate::config::{Limit, RunOptions, SearchConfig};
 use crate::noise::dirichlet;
-use crate::tree::{status, terminal_outcome, Cursor, NodeStats, Puct, Tree};
+use crate::tree::{status, terminal_outcome, CacheLine, Cursor, NodeStats, Puct, Tree};
 
 /// Why a search could not run.
 #[derive(Debug, thiserror::Error)]
@@ -578,15 +578,15 @@ impl<G: Game> Search<G> {
         let start = Instant::now();
         let deadline = limit.time.map(|t| start + t);
         let tickets = Tickets {
-            left: AtomicU64::new(limit.visits.unwrap_or(u64::MAX)),
+            left: CacheLine(AtomicU64::new(limit.visits.unwrap_or(u64::MAX))),
         };
-        let stop = AtomicBool::new(false);
+        let stop = CacheLine(AtomicBool::new(false));
         let leaves = options
             .leaves_per_thread
             .clamp(1, evaluator.batch_size().max(1));
         let policy_size = self.state.shape().policy_size;
         let batcher = (options.combine && options.threads > 1)
-            .then(|| Batcher::new(evaluator, policy_size, Duration::from_micros(500)));
+            .then(|| Batcher::new(evaluator, policy_size, options.batch_wait));
         let this = &*self;
         let worker = || -> Result<SearchReport, SearchError> {
             let mut report = SearchReport::default();
@@ -594,7 +594,11 @@ impl<G: Game> Search<G> {
             // Per thread: shared counters would be one more cache line the threads fight over.
             let stats = BatchStats::default();
             loop {
-                if stop.load(Relaxed) || deadline.is_some_and(|d| Instant::now() >= d) {
+                // A timed search stops at its deadline, but never before the root has
+                // children to choose from.
+                let late = deadline.is_some_and(|d| Instant::now() >= d)
+                    && this.tree.is_expanded(this.tree.root());
+                if stop.load(Relaxed) || late {
                     break;
                 }
                 let want = tickets.take(leaves as u64);
@@ -717,7 +721,7 @@ pub fn batched_round<G: Game>(
 
 /// The playout budget shared by the threads of one search.
 struct Tickets {
-    left: AtomicU64,
+    left: CacheLine<AtomicU64>,
 }
 
 impl Tickets {
@@ -846,7 +850,7 @@ mod tests {
     #[test]
     fn tickets_never_exceed_the_budget() {
         let t = Tickets {
-            left: AtomicU64::new(5),
+            left: CacheLine(AtomicU64::new(5)),
         };
         assert_eq!(t.take(3), 3);
         assert_eq!(t.take(3), 2);

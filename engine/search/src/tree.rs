@@ -113,6 +113,18 @@ pub(crate) struct Puct {
 /// arena's counter at every expansion.
 const CHUNK: usize = 1024;
 
+/// A value alone on its cache line, so that writes to it do not slow readers of its neighbours.
+#[repr(align(64))]
+#[derive(Debug, Default)]
+pub(crate) struct CacheLine<T>(pub T);
+
+impl<T> std::ops::Deref for CacheLine<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.0
+    }
+}
+
 /// Tells apart every tree and every clearing of one, so a [`Cursor`] never outlives its run.
 static NEXT_TREE_ID: AtomicU64 = AtomicU64::new(1);
 
@@ -129,8 +141,9 @@ pub struct Cursor {
 pub struct Tree<A> {
     nodes: Box<[Node<A>]>,
     /// Arena slots handed out so far (in chunks to threads). Only grows (`fetch_add`); it may
-    /// pass the capacity when allocations fail, and failed allocations are abandoned.
-    len: AtomicUsize,
+    /// pass the capacity when allocations fail, and failed allocations are abandoned. On a
+    /// cache line of its own: the fields beside it are read on every descent.
+    len: CacheLine<AtomicUsize>,
     root: u32,
     /// Changes (under `&mut`) whenever the arena is cleared: voids every outstanding `Cursor`.
     id: u64,
@@ -153,7 +166,7 @@ impl<A: Copy> Tree<A> {
         nodes[0].mover.store(root_mover.index() as u8, Relaxed);
         Tree {
             nodes,
-            len: AtomicUsize::new(1),
+            len: CacheLine(AtomicUsize::new(1)),
             root: 0,
             id: NEXT_TREE_ID.fetch_add(1, Relaxed),
         }

@@ -74,6 +74,7 @@ fn stress(threads: usize, searches: u64, visits: u64, combine: bool) {
         threads,
         leaves_per_thread: if combine { 4 } else { 8 },
         combine,
+        batch_wait: std::time::Duration::from_micros(200),
     };
     let mut total = 0;
     let mut collisions = 0;

@@ -114,6 +114,9 @@ fn run_match<G: Game>(
     )?;
     bar.finish_and_clear();
     print_result(&name_a, &name_b, &result);
+    for summary in [a.summary(), b.summary()].into_iter().flatten() {
+        println!("{summary}");
+    }
     Ok(())
 }
 
