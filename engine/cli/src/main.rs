@@ -3,6 +3,8 @@
 mod agents;
 mod cmd;
 mod config;
+mod models;
+mod train;
 
 use std::process::ExitCode;
 

@@ -4,6 +4,8 @@ mod bench;
 mod match_;
 mod perft;
 mod play;
+mod selfplay;
+mod train;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
@@ -28,6 +30,10 @@ enum Command {
     Play(play::Args),
     /// Play a match between two agents (wins/draws/losses with a confidence interval).
     Match(Box<match_::Args>),
+    /// Play games against itself and write training shards.
+    Selfplay(selfplay::Args),
+    /// Run the AlphaZero loop: self-play, fit, gate, report (resumable).
+    Train(train::Args),
 }
 
 impl Cli {
@@ -37,6 +43,8 @@ impl Cli {
             Command::Bench(args) => bench::run(args),
             Command::Play(args) => play::run(args),
             Command::Match(args) => match_::run(*args),
+            Command::Selfplay(args) => selfplay::run(args),
+            Command::Train(args) => train::run_cmd(args),
         }
     }
 }
@@ -46,4 +54,13 @@ impl Cli {
 pub enum GameKind {
     /// 六洲棋 Liuzhou chess, 6 × 6.
     Liuzhou,
+}
+
+impl GameKind {
+    /// The config file used when `--config` is not given.
+    pub fn default_config(self) -> std::path::PathBuf {
+        match self {
+            GameKind::Liuzhou => "configs/liuzhou.yaml".into(),
+        }
+    }
 }
