@@ -32,7 +32,8 @@ pub struct MctsSpec {
     pub time: Option<f64>,
     /// Search threads in the tree (`threads=N`).
     pub threads: usize,
-    /// Leaves per evaluator batch (`batch=N`); `net` only, default the model's batch.
+    /// Leaves per evaluator call (`batch=N`); `net` only: at most, and by default, the
+    /// evaluator's batch size.
     pub batch: Option<usize>,
     /// Move choice (`temp=T`): 0 plays the most visited action.
     pub temperature: f32,
@@ -197,10 +198,8 @@ impl std::str::FromStr for AgentSpec {
     }
 }
 
-/// Loads a network for `net` agents: (model path, batch size or None for the model's own) →
-/// an evaluator. Each game's dispatch passes the loader for its evaluator backend.
-pub type NetLoader<'a, G> =
-    &'a dyn Fn(&Path, Option<usize>) -> anyhow::Result<Arc<dyn Evaluator<G>>>;
+/// Loads the network of a `net` agent from its `model=` value (see `crate::models`).
+pub type NetLoader<'a, G> = &'a dyn Fn(&Path) -> anyhow::Result<Arc<dyn Evaluator<G>>>;
 
 /// Builds the agent `spec` names. `name` labels it in tables; `seed` is used where the spec
 /// gives none.
@@ -227,12 +226,17 @@ pub fn build<G: Game>(
                 leaves_per_thread: 1,
                 combine: false,
                 batch_wait: Duration::from_micros(500),
+                whole_batches: false,
             };
             Box::new(MctsAgent::new(mcts_config(name, m, search, run), evaluator))
         }
         AgentSpec::Net { model, mcts: m } => {
-            let evaluator = load_net(model, m.batch)?;
-            let batch = evaluator.batch_size();
+            let evaluator = load_net(model)?;
+            let batch = m
+                .batch
+                .unwrap_or(usize::MAX)
+                .min(evaluator.batch_size())
+                .max(1);
             let search = SearchConfig {
                 c_puct: m.c_puct.unwrap_or(SearchConfig::default().c_puct),
                 ..SearchConfig::default()
@@ -243,6 +247,8 @@ pub fn build<G: Game>(
                 leaves_per_thread: batch.div_ceil(m.threads).max(1),
                 combine: m.threads > 1,
                 batch_wait: Duration::from_micros(500),
+                // A batch costs the same full or not: fill the last one too.
+                whole_batches: true,
             };
             Box::new(MctsAgent::new(mcts_config(name, m, search, run), evaluator))
         }

@@ -150,6 +150,7 @@ pub fn overhead<G: Game>(
         leaves_per_thread: leaves,
         combine: false,
         batch_wait: Duration::from_micros(500),
+        whole_batches: false,
     };
     searches(positions, &fake, &config, visits, 1, options, duration)
 }
@@ -177,8 +178,8 @@ pub fn bare_evaluator<G: Game>(
 }
 
 /// The evaluator inside the search: one thread gathering whole batches (virtual loss) from one
-/// tree, `visits` playouts per move, eight moves of a game from each position with the tree
-/// kept from move to move (as in match play). Compare `evals_per_second()` with
+/// tree, at least `visits` playouts per move (whole batches), eight moves of a game from each
+/// position with the tree kept from move to move (as in match play). Compare `evals_per_second()` with
 /// [`bare_evaluator`] at the same batch size.
 pub fn with_evaluator<G: Game>(
     positions: &[G],
@@ -190,7 +191,11 @@ pub fn with_evaluator<G: Game>(
         cache_entries: 0,
         ..SearchConfig::default()
     };
-    let options = RunOptions::single(evaluator.batch_size());
+    // As a `net` agent searches: whole batches, the last one of a move included.
+    let options = RunOptions {
+        whole_batches: true,
+        ..RunOptions::single(evaluator.batch_size())
+    };
     searches(positions, evaluator, &config, visits, 8, options, duration)
 }
 

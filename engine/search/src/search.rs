@@ -601,14 +601,19 @@ impl<G: Game> Search<G> {
                 if stop.load(Relaxed) || late {
                     break;
                 }
-                let want = tickets.take(leaves as u64);
-                if want == 0 {
+                let taken = tickets.take(leaves as u64);
+                if taken == 0 {
                     break;
                 }
+                let want = if options.whole_batches {
+                    leaves as u64
+                } else {
+                    taken
+                };
                 batch.clear();
                 let g = this.gather(&mut batch, 0, want as usize);
                 report.add(&g);
-                tickets.give_back(want.saturating_sub(g.leaves + g.playouts));
+                tickets.give_back(taken.saturating_sub(g.leaves + g.playouts));
                 if batch.is_empty() {
                     continue;
                 }

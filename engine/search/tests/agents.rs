@@ -63,6 +63,7 @@ fn two_mcts_agents_keep_their_trees_through_a_game() {
         leaves_per_thread: 2,
         combine: true,
         batch_wait: Duration::from_micros(200),
+        whole_batches: false,
     };
     let mut a = mcts(fake.clone(), Limit::visits(300), run);
     let mut b = mcts(fake, Limit::visits(300), RunOptions::single(4));
@@ -92,8 +93,12 @@ fn a_timed_search_stops_on_time_with_a_choice() {
     assert!(s.best_action().is_some());
     // Even a limit shorter than one evaluation leaves the root expanded.
     let mut s = search::Search::new(Mnk::new(4, 4, 3), SearchConfig::default(), 1);
-    s.run(&fake, Limit::time(Duration::from_nanos(1)), RunOptions::single(1))
-        .unwrap();
+    s.run(
+        &fake,
+        Limit::time(Duration::from_nanos(1)),
+        RunOptions::single(1),
+    )
+    .unwrap();
     assert!(s.best_action().is_some());
 }
 

@@ -14,13 +14,14 @@ use search::matchplay::{play_match, MatchResult};
 
 use super::GameKind;
 use crate::agents::{self, AgentSpec};
-use crate::config;
+use crate::{config, models};
 
 /// Play a match between two agents, swapping colours every game.
 ///
 /// Agents: `random[:seed=N]`; `mcts[:visits=N,time=S,threads=N,temp=T,cpuct=C,seed=N]` (MCTS
 /// with random playouts, no network); `net:model=PATH[,visits=N,time=S,threads=N,batch=N,
-/// temp=T,cpuct=C,seed=N]` (MCTS with a network).
+/// temp=T,cpuct=C,seed=N]` (MCTS with a network; `model=uniform` is a network-free
+/// stand-in with uniform priors and value 0).
 #[derive(ClapArgs)]
 pub struct Args {
     /// The game.
@@ -60,18 +61,26 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 .validate()
                 .map_err(anyhow::Error::msg)
                 .context("game.lose_below")?;
-            run_match(&Liuzhou::new(rules), &args, &load_net::<Liuzhou>)
+            let start = Liuzhou::new(rules);
+            let load = net_loader(&start, &doc, &args.config);
+            run_match(&start, &args, &load)
         }
     }
 }
 
-/// The network evaluator for `net` agents.
-fn load_net<G: Game>(model: &Path, _batch: Option<usize>) -> anyhow::Result<Arc<dyn Evaluator<G>>> {
-    // The ONNX Runtime evaluator (infer's ort backend) is wired here when it lands.
-    anyhow::bail!(
-        "net:model={}: this build has no network backend yet (the ONNX Runtime evaluator)",
-        model.display()
-    )
+/// Loads `net` agents' models the way every subcommand does (`crate::models`).
+fn net_loader<'a, G: Game>(
+    start: &'a G,
+    doc: &'a serde_yaml::Value,
+    config: &'a Path,
+) -> impl Fn(&Path) -> anyhow::Result<Arc<dyn Evaluator<G>>> + 'a {
+    move |model: &Path| {
+        let text = model
+            .to_str()
+            .with_context(|| format!("net:model={}: not a UTF-8 path", model.display()))?;
+        models::evaluator(start, text, doc, config)
+            .with_context(|| format!("net:model={}", model.display()))
+    }
 }
 
 fn run_match<G: Game>(
