@@ -31,10 +31,14 @@ pub struct Args {
     #[arg(long, default_value = "configs/liuzhou.yaml")]
     config: PathBuf,
     /// The agent that plays Black (the first player) in the first game; results are given
-    /// from its side.
+    /// from its side. Agent specs: `random[:seed=N]`;
+    /// `mcts[:visits=N,time=S,threads=N,temp=T,cpuct=C,seed=N]` (random playouts, no network;
+    /// 800 visits by default); `net:model=PATH|uniform[,visits=N,time=S,threads=N,batch=N,
+    /// temp=T,cpuct=C,seed=N]` (with a network; 200 visits by default).
     #[arg(long)]
     black: AgentSpec,
-    /// The agent that plays White (the second player) in the first game.
+    /// The agent that plays White (the second player) in the first game (a spec as for
+    /// `--black`).
     #[arg(long)]
     white: AgentSpec,
     /// Number of games; colours alternate, so an even number gives each side each colour
