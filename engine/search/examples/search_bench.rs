@@ -1,8 +1,10 @@
 //! The search section of `engine bench` for Liuzhou, runnable on its own:
-//! `cargo run --release -p search --example search_bench [seconds] [all|overhead|independent|batch]`.
+//! `cargo run --release -p search --example search_bench [seconds] [all|overhead|independent|batch|MODEL.onnx] [threads]`.
 //!
-//! `batch` stands a fake network with a fixed cost per batch in for the real one; `independent`
-//! is a reference for the machine itself (each thread in a tree of its own).
+//! `batch` stands a fake network with a fixed cost per batch in for the real one; a path to an
+//! ONNX model measures that model with ONNX Runtime (batch 64, `threads` intra-op threads, 2 by
+//! default); `independent` is a reference for the machine itself (each thread in a tree of its
+//! own).
 
 use std::time::{Duration, Instant};
 
@@ -25,6 +27,32 @@ fn main() {
     }
     if part == "all" || part == "independent" {
         independent(&positions, duration);
+    }
+    if part.ends_with(".onnx") {
+        let opts = infer::onnx::OrtOptions {
+            batch_size: 64,
+            intra_threads: std::env::args()
+                .nth(3)
+                .and_then(|s| s.parse().ok())
+                .unwrap_or(2),
+            ..Default::default()
+        };
+        let net = infer::onnx::OrtEvaluator::load(
+            std::path::Path::new(&part),
+            &Liuzhou::default(),
+            &opts,
+        )
+        .expect("loading the model");
+        let net: &dyn Evaluator<Liuzhou> = &net;
+        let figures = search::bench::search_figures(&Liuzhou::default(), duration, Some(net))
+            .expect("search");
+        for line in figures
+            .to_string()
+            .lines()
+            .skip_while(|l| !l.starts_with("evaluator"))
+        {
+            println!("{line}");
+        }
     }
     if part == "all" || part == "batch" {
         // 5 ms per batch of 64: about the real 6×6 network's cost on two CPU threads.

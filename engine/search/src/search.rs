@@ -100,9 +100,17 @@ struct LeafRef {
 
 /// Leaves waiting for the evaluator, possibly from many trees; reused from round to round so
 /// that a playout allocates nothing.
+///
+/// Every [`Search::gather`] into a batch must be followed by [`LeafBatch::apply`] (or
+/// [`LeafBatch::abandon`]) before the batch is cleared: besides the leaves, the batch holds the
+/// virtual loss of the descents that collided, which those two withdraw.
 pub struct LeafBatch<G: Game> {
     states: Vec<G>,
     leaves: Vec<LeafRef>,
+    /// Paths of descents that met a leaf being evaluated. Their virtual loss stays until the
+    /// batch is applied, so that the next descents go elsewhere instead of repeating the same
+    /// path into the same collision (which would end the gathering with a part-empty batch).
+    collided: Vec<LeafRef>,
     paths: Vec<u32>,
     actions: Vec<G::Action>,
     priors: Vec<f32>,
@@ -119,6 +127,7 @@ impl<G: Game> Default for LeafBatch<G> {
         LeafBatch {
             states: Vec::new(),
             leaves: Vec::new(),
+            collided: Vec::new(),
             paths: Vec::new(),
             actions: Vec::new(),
             priors: Vec::new(),
@@ -135,9 +144,15 @@ impl<G: Game> LeafBatch<G> {
         Self::default()
     }
 
+    /// Empties the batch for the next round (after `apply` or `abandon`).
     pub fn clear(&mut self) {
+        debug_assert!(
+            self.collided.is_empty(),
+            "clear() before apply() would leak virtual loss"
+        );
         self.states.clear();
         self.leaves.clear();
+        self.collided.clear();
         self.paths.clear();
     }
 
@@ -146,8 +161,9 @@ impl<G: Game> LeafBatch<G> {
         self.leaves.len()
     }
 
+    /// True when there is nothing to evaluate and nothing to withdraw: `apply` may be skipped.
     pub fn is_empty(&self) -> bool {
-        self.leaves.is_empty()
+        self.leaves.is_empty() && self.collided.is_empty()
     }
 
     /// The states to evaluate, in order.
@@ -185,6 +201,7 @@ impl<G: Game> LeafBatch<G> {
     /// `search(tag)` returns the search a leaf was gathered from.
     pub fn apply<'s>(&mut self, search: impl Fn(u32) -> &'s Search<G>) -> GatherCounts {
         let mut counts = GatherCounts::default();
+        self.withdraw_collisions(&search);
         let Some(first) = self.states.first() else {
             return counts;
         };
@@ -210,8 +227,18 @@ impl<G: Game> LeafBatch<G> {
         counts
     }
 
+    /// Withdraws the virtual loss of the descents that collided.
+    fn withdraw_collisions<'s>(&mut self, search: &impl Fn(u32) -> &'s Search<G>) {
+        for c in self.collided.drain(..) {
+            search(c.tag)
+                .tree
+                .undo(&self.paths[c.path_start as usize..c.path_end as usize]);
+        }
+    }
+
     /// Gives every gathered leaf back unevaluated (after an evaluator failure).
     pub fn abandon<'s>(&mut self, search: impl Fn(u32) -> &'s Search<G>) {
+        self.withdraw_collisions(&search);
         for leaf in &self.leaves {
             let s = search(leaf.tag);
             s.tree.release_claim(leaf.node);
@@ -495,9 +522,17 @@ impl<G: Game> Search<G> {
                     return; // the state stays in the batch
                 }
                 status::EXPANDING => {
-                    t.undo(&batch.paths[path_start..]);
+                    // Keep the path's virtual loss until the batch is applied (see
+                    // `LeafBatch::collided`).
+                    batch.collided.push(LeafRef {
+                        tag,
+                        node,
+                        path_start: path_start as u32,
+                        path_end: batch.paths.len() as u32,
+                    });
+                    batch.states.pop();
                     c.collisions += 1;
-                    break;
+                    return;
                 }
                 s => {
                     let outcome: Outcome = terminal_outcome(s).expect("terminal status");
