@@ -128,7 +128,7 @@ impl<T> std::ops::Deref for CacheLine<T> {
 /// Tells apart every tree and every clearing of one, so a [`Cursor`] never outlives its run.
 static NEXT_TREE_ID: AtomicU64 = AtomicU64::new(1);
 
-/// A thread's private run of free arena slots in one tree (see [`CHUNK`]).
+/// A thread's private run of free arena slots in one tree (1024 at a time).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Cursor {
     /// The `Tree::id` the run belongs to; a run of another tree or of a cleared one is void.
