@@ -86,3 +86,25 @@ fn a_batcher_routes_answers_to_the_threads_that_asked() {
     // Four threads together fill batches better than one request each would.
     assert!(r.fill() > 0.3, "fill {}", r.fill());
 }
+
+#[test]
+fn a_batch_that_does_not_fill_is_sent_after_the_wait() {
+    let fake = FakeEvaluator::new(16).seeded(5);
+    let batcher = Batcher::new(&fake, 16, Duration::from_millis(5));
+    let mine = positions(3);
+    let mut policy = vec![0.0; 3 * 16];
+    let mut value = vec![0.0; 3];
+    let start = std::time::Instant::now();
+    batcher.evaluate(&mine, &mut policy, &mut value).unwrap();
+    assert!(start.elapsed() >= Duration::from_millis(5));
+    assert_eq!(value[1], fake.value_of(&mine[1]));
+    let r = batcher.stats().report();
+    assert_eq!((r.batches, r.states, r.capacity), (1, 3, 16));
+    // More states than one batch holds are split across batches.
+    let many = positions(40);
+    let mut policy = vec![0.0; 40 * 16];
+    let mut value = vec![0.0; 40];
+    batcher.evaluate(&many, &mut policy, &mut value).unwrap();
+    assert_eq!(value[39], fake.value_of(&many[39]));
+    assert_eq!(batcher.stats().report().states, 43);
+}
