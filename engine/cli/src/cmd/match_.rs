@@ -6,7 +6,6 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use clap::Args as ClapArgs;
-use games::liuzhou::{Liuzhou, Rules};
 use games::Game;
 use indicatif::{ProgressBar, ProgressStyle};
 use infer::Evaluator;
@@ -27,17 +26,18 @@ pub struct Args {
     /// The game.
     #[arg(long, value_enum, default_value = "liuzhou")]
     game: GameKind,
-    /// Config file with the game's variant settings (its `game` section).
-    #[arg(long, default_value = "configs/liuzhou.yaml")]
-    config: PathBuf,
-    /// The agent that plays Black (the first player) in the first game; results are given
+    /// Config file with the game's variant settings (its `game` section) and, for `net`
+    /// agents, its `inference` section [default: configs/<game>.yaml].
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// The agent that plays first (Black; Red in Xiangqi) in the first game; results are given
     /// from its side. Agent specs: `random[:seed=N]`;
     /// `mcts[:visits=N,time=S,threads=N,temp=T,cpuct=C,seed=N]` (random playouts, no network;
     /// 800 visits by default); `net:model=PATH|uniform[,visits=N,time=S,threads=N,batch=N,
     /// temp=T,cpuct=C,seed=N]` (with a network; 200 visits by default).
     #[arg(long)]
     black: AgentSpec,
-    /// The agent that plays White (the second player) in the first game (a spec as for
+    /// The agent that plays second (White; Black in Xiangqi) in the first game (a spec as for
     /// `--black`).
     #[arg(long)]
     white: AgentSpec,
@@ -56,17 +56,26 @@ pub struct Args {
 
 pub fn run(args: Args) -> anyhow::Result<()> {
     anyhow::ensure!(args.games > 0, "--games must be at least 1");
-    // Each game is one arm: its start position and its network loader.
+    let config_path = args
+        .config
+        .clone()
+        .unwrap_or_else(|| args.game.default_config());
+    let doc = config::load(&config_path)?;
+    // Each game is one arm: its start position; agents and models follow from it.
     match args.game {
         GameKind::Liuzhou => {
-            let doc = config::load(&args.config)?;
-            let rules: Rules = config::section(&doc, "game", &args.config)?;
-            rules
-                .validate()
-                .map_err(anyhow::Error::msg)
-                .context("game.lose_below")?;
-            let start = Liuzhou::new(rules);
-            let load = net_loader(&start, &doc, &args.config);
+            let start = config::liuzhou_start(&doc, &config_path)?;
+            let load = net_loader(&start, &doc, &config_path);
+            run_match(&start, &args, &load)
+        }
+        GameKind::Xiangqi => {
+            let start = games::xiangqi::Xiangqi::default();
+            let load = net_loader(&start, &doc, &config_path);
+            run_match(&start, &args, &load)
+        }
+        GameKind::Go => {
+            let start = config::go_start(&doc, &config_path)?;
+            let load = net_loader(&start, &doc, &config_path);
             run_match(&start, &args, &load)
         }
     }

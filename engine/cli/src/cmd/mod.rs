@@ -1,11 +1,15 @@
 //! The subcommands of `engine`, one file each.
 
 mod bench;
+mod gtp;
 mod match_;
 mod perft;
+mod perft_go;
+mod perft_xiangqi;
 mod play;
 mod selfplay;
 mod train;
+mod uci;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
@@ -34,6 +38,10 @@ enum Command {
     Selfplay(selfplay::Args),
     /// Run the AlphaZero loop: self-play, fit, gate, report (resumable).
     Train(train::Args),
+    /// Speak GTP version 2 on stdin/stdout (Go).
+    Gtp(gtp::Args),
+    /// Speak UCI on stdin/stdout (Xiangqi; ICCS moves with ranks 0–9).
+    Uci(uci::Args),
 }
 
 impl Cli {
@@ -45,6 +53,8 @@ impl Cli {
             Command::Match(args) => match_::run(*args),
             Command::Selfplay(args) => selfplay::run(args),
             Command::Train(args) => train::run_cmd(args),
+            Command::Gtp(args) => gtp::run(args),
+            Command::Uci(args) => uci::run(args),
         }
     }
 }
@@ -54,6 +64,10 @@ impl Cli {
 pub enum GameKind {
     /// 六洲棋 Liuzhou chess, 6 × 6.
     Liuzhou,
+    /// 象棋 Xiangqi (Chinese chess).
+    Xiangqi,
+    /// 围棋 Go, 2 × 2 to 19 × 19.
+    Go,
 }
 
 impl GameKind {
@@ -61,6 +75,8 @@ impl GameKind {
     pub fn default_config(self) -> std::path::PathBuf {
         match self {
             GameKind::Liuzhou => "configs/liuzhou.yaml".into(),
+            GameKind::Xiangqi => "configs/xiangqi.yaml".into(),
+            GameKind::Go => "configs/go.yaml".into(),
         }
     }
 }

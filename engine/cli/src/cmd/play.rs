@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Context};
 use clap::Args as ClapArgs;
+use games::go::PlayoutAgent;
 use games::liuzhou::{Liuzhou, Rules};
 use games::{Agent, Game, Outcome, Player, RandomAgent};
 
@@ -17,9 +18,10 @@ pub struct Args {
     /// The game.
     #[arg(long, value_enum, default_value = "liuzhou")]
     game: GameKind,
-    /// Config file with the game's variant settings (its `game` section).
-    #[arg(long, default_value = "configs/liuzhou.yaml")]
-    config: PathBuf,
+    /// Config file with the game's variant settings (its `game` section); default
+    /// `configs/<game>.yaml`.
+    #[arg(long)]
+    config: Option<PathBuf>,
     /// The side a person plays (`black`, `white`), or `none` to watch two agents.
     #[arg(long, default_value = "none")]
     human: String,
@@ -35,16 +37,31 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         "none" => None,
         other => bail!("--human: {other:?} is not black, white or none"),
     };
+    let config_path = args
+        .config
+        .clone()
+        .unwrap_or_else(|| args.game.default_config());
     match args.game {
         GameKind::Liuzhou => {
-            let doc = config::load(&args.config)?;
-            let rules: Rules = config::section(&doc, "game", &args.config)?;
+            let doc = config::load(&config_path)?;
+            let rules: Rules = config::section(&doc, "game", &config_path)?;
             rules
                 .validate()
                 .map_err(anyhow::Error::msg)
                 .context("game.lose_below")?;
             let mut agent = RandomAgent::new(args.seed);
             play_game(Liuzhou::new(rules), human, &mut agent)
+        }
+        GameKind::Xiangqi => {
+            // The alpha-beta searcher at a second per move: a sparring partner with no model.
+            let mut agent = games::xiangqi::agent_from_spec("alphabeta:movetime=1000")?;
+            play_game(games::xiangqi::Xiangqi::default(), human, agent.as_mut())
+        }
+        GameKind::Go => {
+            let doc = config::load(&config_path)?;
+            let state = config::go_start(&doc, &config_path)?;
+            let mut agent = PlayoutAgent::new(args.seed);
+            play_game(state, human, &mut agent)
         }
     }
 }
