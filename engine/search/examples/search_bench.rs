@@ -1,5 +1,5 @@
 //! The search section of `engine bench` for Liuzhou, runnable on its own:
-//! `cargo run --release -p search --example search_bench [seconds] [all|overhead|independent|batch|MODEL.onnx] [threads]`.
+//! `cargo run --release -p search --example search_bench [seconds] [all|overhead|games|independent|batch|MODEL.onnx] [threads]`.
 //!
 //! `batch` stands a fake network with a fixed cost per batch in for the real one; a path to an
 //! ONNX model measures that model with ONNX Runtime (batch 64, `threads` intra-op threads, 2 by
@@ -24,6 +24,19 @@ fn main() {
         let figures =
             search::bench::search_figures(&Liuzhou::default(), duration, None).expect("search");
         print!("{figures}");
+    }
+    if part == "all" || part == "games" {
+        // The other games, for the record (Go 9×9 with the default rules).
+        let xiangqi = games::xiangqi::Xiangqi::default();
+        print!(
+            "{}",
+            search::bench::search_figures(&xiangqi, duration, None).expect("search")
+        );
+        let go = games::go::GoState::new(games::go::GoRules::default()).expect("default rules");
+        print!(
+            "{}",
+            search::bench::search_figures(&go, duration, None).expect("search")
+        );
     }
     if part == "all" || part == "independent" {
         independent(&positions, duration);
