@@ -86,7 +86,7 @@ impl SearchBench {
 }
 
 /// Searches from each of `positions` in turn (starting again from the first) until `duration`
-/// has passed, at least once each: `moves` moves of a game from each, `visits` playouts per
+/// has passed (at least one search): `moves` moves of a game from each, `visits` playouts per
 /// move, playing the best action and keeping its subtree as in match play.
 pub fn searches<G: Game>(
     positions: &[G],
@@ -111,20 +111,23 @@ pub fn searches<G: Game>(
     let mut i = 0;
     // One search reset for each position: the arena's memory is reused, as in a game.
     let mut s = Search::new(positions[0].clone(), config.clone(), 0);
-    while searched < positions.len() || start.elapsed() < duration {
+    while searched == 0 || start.elapsed() < duration {
         s.reset(positions[i].clone());
         for _ in 0..moves.max(1) {
+            if searched > 0 && start.elapsed() >= duration {
+                break;
+            }
             let r = s.run(evaluator, Limit::visits(visits), options)?;
             total.playouts += r.playouts;
             total.collisions += r.collisions;
             total.elapsed += r.elapsed;
             total.batches.merge(&r.batches);
+            searched += 1;
             match s.best_action() {
                 Some(a) if s.advance(a).is_ok() && s.state().outcome().is_none() => {}
                 _ => break,
             }
         }
-        searched += 1;
         i = (i + 1) % positions.len();
     }
     total.cpu = cpu_start.and_then(|c0| Some(process_cpu_time()? - c0));
