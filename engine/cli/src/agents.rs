@@ -66,6 +66,9 @@ pub enum AgentSpec {
     Mcts(MctsSpec),
     /// `net:model=PATH,…`: MCTS with a network (visits default 200).
     Net { model: PathBuf, mcts: MctsSpec },
+    /// Any other kind (`alphabeta:…`, `uci:…`, …): the whole spec, for the game's own agent
+    /// factory to read (see [`GameAgents`]).
+    Other(String),
 }
 
 impl AgentSpec {
@@ -96,12 +99,9 @@ impl AgentSpec {
             "net" => &[
                 "model", "visits", "time", "threads", "batch", "temp", "cpuct", "seed",
             ],
-            other => {
-                return Err(err(
-                    None,
-                    format!("unknown agent kind {other:?} (expected random, mcts or net)"),
-                ))
-            }
+            "" => return Err(err(None, "no agent kind".into())),
+            // Another kind: the game's own factory reads it (and names what is wrong).
+            _ => return Ok(AgentSpec::Other(spec.trim().to_string())),
         };
         for (k, v) in pairs {
             if !allowed.contains(&k) {
@@ -201,15 +201,20 @@ impl std::str::FromStr for AgentSpec {
 /// Loads the network of a `net` agent from its `model=` value (see `crate::models`).
 pub type NetLoader<'a, G> = &'a dyn Fn(&Path) -> anyhow::Result<Arc<dyn Evaluator<G>>>;
 
+/// Builds a game's own kinds of agent from a whole spec (Xiangqi's `alphabeta:…`, `uci:…`).
+pub type GameAgents<'a, G> = &'a dyn Fn(&str) -> anyhow::Result<Box<dyn Agent<G>>>;
+
 /// Builds the agent `spec` names. `name` labels it in tables; `seed` is used where the spec
-/// gives none.
+/// gives none; `game_agents` builds the kinds this module does not know.
 pub fn build<G: Game>(
     spec: &AgentSpec,
     name: &str,
     seed: u64,
     load_net: NetLoader<'_, G>,
+    game_agents: GameAgents<'_, G>,
 ) -> anyhow::Result<Box<dyn Agent<G>>> {
     Ok(match spec {
+        AgentSpec::Other(text) => game_agents(text)?,
         AgentSpec::Random { seed: s } => Box::new(RandomAgent::new(s.unwrap_or(seed))),
         AgentSpec::Mcts(m) => {
             let seed = m.seed.unwrap_or(seed);
@@ -315,7 +320,11 @@ mod tests {
             AgentSpec::parse("net:visits=5").unwrap_err().key.as_deref(),
             Some("model")
         );
-        assert_eq!(AgentSpec::parse("alphabeta").unwrap_err().key, None);
+        assert_eq!(
+            AgentSpec::parse("alphabeta:depth=4").unwrap(),
+            AgentSpec::Other("alphabeta:depth=4".into())
+        );
+        assert!(AgentSpec::parse("").is_err());
         assert_eq!(
             AgentSpec::parse("mcts:visits=1,visits=2")
                 .unwrap_err()

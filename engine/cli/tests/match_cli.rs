@@ -66,3 +66,17 @@ fn a_missing_model_is_an_error_not_a_panic() {
     assert!(err.contains("no/such/model.onnx"), "{err}");
     assert!(!err.contains("panicked"), "{err}");
 }
+
+#[test]
+fn an_agent_kind_the_game_lacks_is_refused() {
+    let out = engine()
+        .args(["match", "--black", "alphabeta:depth=2", "--white", "random"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("unknown agent kind") && err.contains("liuzhou"),
+        "{err}"
+    );
+}

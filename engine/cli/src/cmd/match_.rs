@@ -34,7 +34,8 @@ pub struct Args {
     /// from its side. Agent specs: `random[:seed=N]`;
     /// `mcts[:visits=N,time=S,threads=N,temp=T,cpuct=C,seed=N]` (random playouts, no network;
     /// 800 visits by default); `net:model=PATH|uniform[,visits=N,time=S,threads=N,batch=N,
-    /// temp=T,cpuct=C,seed=N]` (with a network; 200 visits by default).
+    /// temp=T,cpuct=C,seed=N]` (with a network; 200 visits by default); and a game's own kinds
+    /// (Xiangqi: `alphabeta:…`, `fairy-stockfish:…`, `uci:cmd=…`).
     #[arg(long)]
     black: AgentSpec,
     /// The agent that plays second (White; Black in Xiangqi) in the first game (a spec as for
@@ -66,19 +67,31 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         GameKind::Liuzhou => {
             let start = config::liuzhou_start(&doc, &config_path)?;
             let load = net_loader(&start, &doc, &config_path);
-            run_match(&start, &args, &load)
+            run_match(&start, &args, &load, &no_game_agents)
         }
         GameKind::Xiangqi => {
             let start = games::xiangqi::Xiangqi::default();
             let load = net_loader(&start, &doc, &config_path);
-            run_match(&start, &args, &load)
+            // alphabeta, fairy-stockfish, uci:cmd=…
+            let own =
+                |spec: &str| games::xiangqi::agent_from_spec(spec).map_err(anyhow::Error::from);
+            run_match(&start, &args, &load, &own)
         }
         GameKind::Go => {
             let start = config::go_start(&doc, &config_path)?;
             let load = net_loader(&start, &doc, &config_path);
-            run_match(&start, &args, &load)
+            run_match(&start, &args, &load, &no_game_agents)
         }
     }
+}
+
+/// For games without agents of their own.
+fn no_game_agents<G: Game>(spec: &str) -> anyhow::Result<Box<dyn games::Agent<G>>> {
+    let kind = spec.split_once(':').map_or(spec, |(k, _)| k);
+    anyhow::bail!(
+        "agent spec {spec:?}: unknown agent kind {kind:?} for {} (expected random, mcts or net)",
+        G::NAME
+    )
 }
 
 /// Loads `net` agents' models the way every subcommand does (`crate::models`).
@@ -100,13 +113,20 @@ fn run_match<G: Game>(
     start: &G,
     args: &Args,
     load_net: agents::NetLoader<'_, G>,
+    game_agents: agents::GameAgents<'_, G>,
 ) -> anyhow::Result<()> {
     let name_a = spec_text(&args.black, "black");
     let name_b = spec_text(&args.white, "white");
-    let mut a = agents::build(&args.black, &name_a, args.seed, load_net)
+    let mut a = agents::build(&args.black, &name_a, args.seed, load_net, game_agents)
         .with_context(|| format!("--black {name_a}"))?;
-    let mut b = agents::build(&args.white, &name_b, args.seed.wrapping_add(1), load_net)
-        .with_context(|| format!("--white {name_b}"))?;
+    let mut b = agents::build(
+        &args.white,
+        &name_b,
+        args.seed.wrapping_add(1),
+        load_net,
+        game_agents,
+    )
+    .with_context(|| format!("--white {name_b}"))?;
     println!(
         "{}: {name_a} vs {name_b}, {} games, colours alternate ({name_a} is Black in odd-numbered games)",
         G::NAME,
@@ -153,6 +173,7 @@ fn spec_text(spec: &AgentSpec, side: &str) -> String {
                 .or(m.time.map(|t| format!("{t} s")))
                 .unwrap_or_default()
         ),
+        AgentSpec::Other(text) => text.clone(),
         AgentSpec::Net { model, mcts } => format!(
             "net({}, {})",
             model.display(),
