@@ -1,5 +1,6 @@
 //! `engine`: one subcommand per file under `cmd/`.
 
+mod agents;
 mod cmd;
 mod config;
 mod models;

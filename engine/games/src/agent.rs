@@ -36,6 +36,12 @@ pub trait Agent<G: Game>: Send {
     fn observe(&mut self, _before: &G, _action: G::Action) -> Result<(), AgentError> {
         Ok(())
     }
+
+    /// A one-line account of the work done so far (searches, speed, batch fill), for the end
+    /// of a match; `None` for agents with nothing to report.
+    fn summary(&self) -> Option<String> {
+        None
+    }
 }
 
 /// Plays uniformly at random among the legal actions.

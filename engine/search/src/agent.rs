@@ -31,6 +31,9 @@ pub struct MctsAgent<G: Game> {
     search: Option<Search<G>>,
     rng: SmallRng,
     last: Option<SearchReport>,
+    /// Every search so far, added up.
+    total: SearchReport,
+    searches: u64,
 }
 
 impl<G: Game> MctsAgent<G> {
@@ -41,6 +44,8 @@ impl<G: Game> MctsAgent<G> {
             evaluator,
             search: None,
             last: None,
+            total: SearchReport::default(),
+            searches: 0,
         }
     }
 
@@ -67,8 +72,10 @@ impl<G: Game> Agent<G> for MctsAgent<G> {
         self.config.name.clone()
     }
 
-    fn new_game(&mut self, _start: &G) -> Result<(), AgentError> {
-        self.search = None;
+    fn new_game(&mut self, start: &G) -> Result<(), AgentError> {
+        if let Some(s) = &mut self.search {
+            s.reset(start.clone());
+        }
         Ok(())
     }
 
@@ -82,18 +89,20 @@ impl<G: Game> Agent<G> for MctsAgent<G> {
             1 => return Ok(actions[0]),
             _ => {}
         }
-        let reusable = self
-            .search
-            .as_ref()
-            .is_some_and(|s| s.state().hash() == state.hash());
-        if !reusable {
-            self.search = Some(Search::new(
-                state.clone(),
-                self.config.search.clone(),
-                self.rng_seed(),
-            ));
-        }
-        let search = self.search.as_mut().expect("set above");
+        let seed = self.rng_seed();
+        let search = match &mut self.search {
+            // Usually the tree followed the game through `observe`: keep it.
+            Some(s) if s.state().hash() == state.hash() => s,
+            // Keep the arena and the cache (still valid: keyed by position).
+            Some(s) => {
+                s.reset(state.clone());
+                s
+            }
+            None => {
+                self.search
+                    .insert(Search::new(state.clone(), self.config.search.clone(), seed))
+            }
+        };
         let report = search
             .run(&*self.evaluator, self.config.limit, self.config.run)
             .map_err(|e| AgentError {
@@ -109,17 +118,51 @@ impl<G: Game> Agent<G> for MctsAgent<G> {
             "searched"
         );
         self.last = Some(report);
+        self.searches += 1;
+        let t = &mut self.total;
+        t.playouts += report.playouts;
+        t.terminal += report.terminal;
+        t.cache_hits += report.cache_hits;
+        t.collisions += report.collisions;
+        t.tree_full += report.tree_full;
+        t.elapsed += report.elapsed;
+        t.batches.merge(&report.batches);
         let chosen = search
             .choose_action(self.config.temperature, &mut self.rng)
             .ok_or_else(|| self.error("the search found no action"))?;
         Ok(chosen)
     }
 
+    fn summary(&self) -> Option<String> {
+        let t = &self.total;
+        let mut line = format!(
+            "{}: {} searches, {} playouts, {:.0} playouts/s, {:.0} evals/s in search ({})",
+            self.config.name,
+            self.searches,
+            t.playouts,
+            t.playouts_per_second(),
+            t.batches.states as f64 / t.elapsed.as_secs_f64().max(1e-9),
+            self.evaluator.describe()
+        );
+        if t.batches.batches > 0 {
+            line += &format!(
+                ", batch fill {:.1} % over {} batches",
+                100.0 * t.batches.fill(),
+                t.batches.batches
+            );
+        }
+        if t.tree_full > 0 {
+            line += &format!(", {} leaves not expanded (tree full)", t.tree_full);
+        }
+        Some(line)
+    }
+
     fn observe(&mut self, before: &G, action: G::Action) -> Result<(), AgentError> {
-        // Follow the game so that the chosen (or replied) subtree is kept.
+        // Follow the game so that the chosen (or replied) subtree is kept; a search that lost
+        // track is reset at the next `select_action`.
         if let Some(s) = &mut self.search {
-            if s.state().hash() != before.hash() || s.advance(action).is_err() {
-                self.search = None;
+            if s.state().hash() == before.hash() {
+                let _ = s.advance(action);
             }
         }
         Ok(())

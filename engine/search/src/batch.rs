@@ -40,6 +40,14 @@ pub struct BatchReport {
 }
 
 impl BatchReport {
+    /// Adds another report's counts to this one.
+    pub fn merge(&mut self, o: &BatchReport) {
+        self.batches += o.batches;
+        self.states += o.states;
+        self.capacity += o.capacity;
+        self.eval_time += o.eval_time;
+    }
+
     /// Mean fraction of each batch that held real states (1 = always full).
     pub fn fill(&self) -> f64 {
         if self.capacity == 0 {

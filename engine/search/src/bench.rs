@@ -20,19 +20,23 @@ pub fn positions<G: Game>(start: &G, count: usize, seed: u64) -> Vec<G> {
     let mut rng = SmallRng::seed_from_u64(seed);
     let mut out = vec![start.clone()];
     let mut s = start.clone();
-    let mut ply = 0usize;
+    // Every seventh position of each random game.
+    let mut until_next = 7;
     while out.len() < count {
         match games::random_action(&s, &mut rng) {
             Some(a) => {
                 s.play_unchecked(a);
-                ply += 1;
-                if ply % 7 == 0 && s.outcome().is_none() {
-                    out.push(s.clone());
+                until_next -= 1;
+                if until_next == 0 {
+                    until_next = 7;
+                    if s.outcome().is_none() {
+                        out.push(s.clone());
+                    }
                 }
             }
             None => {
                 s = start.clone();
-                ply = 0;
+                until_next = 7;
             }
         }
     }
@@ -44,11 +48,33 @@ pub fn positions<G: Game>(start: &G, count: usize, seed: u64) -> Vec<G> {
 pub struct SearchBench {
     pub threads: usize,
     pub playouts: u64,
+    /// Descents abandoned on a leaf another descent was evaluating.
+    pub collisions: u64,
     pub elapsed: Duration,
+    /// CPU time of the whole process meanwhile (Linux only): on a shared machine, playouts per
+    /// CPU second tell more about the code than playouts per wall second.
+    pub cpu: Option<Duration>,
     pub batches: BatchReport,
 }
 
+/// CPU time used so far by this process, all threads (user + system), from `/proc/self/stat`.
+pub fn process_cpu_time() -> Option<Duration> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // After the command name (in parentheses): state is field 3, utime 14, stime 15.
+    let rest = stat.rsplit_once(')')?.1;
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let ticks: u64 = fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
+    // Linux reports in USER_HZ, which is 100 on every architecture it supports.
+    Some(Duration::from_millis(ticks * 10))
+}
+
 impl SearchBench {
+    /// Playouts per second of process CPU time, if known.
+    pub fn playouts_per_cpu_second(&self) -> Option<f64> {
+        self.cpu
+            .map(|c| self.playouts as f64 / c.as_secs_f64().max(1e-9))
+    }
+
     pub fn playouts_per_second(&self) -> f64 {
         self.playouts as f64 / self.elapsed.as_secs_f64().max(1e-9)
     }
@@ -59,38 +85,52 @@ impl SearchBench {
     }
 }
 
-/// Searches each of `positions` for `visits` playouts in turn, starting again from the first,
-/// until `duration` has passed (at least one search each).
+/// Searches from each of `positions` in turn (starting again from the first) until `duration`
+/// has passed (at least one search): `moves` moves of a game from each, `visits` playouts per
+/// move, playing the best action and keeping its subtree as in match play.
 pub fn searches<G: Game>(
     positions: &[G],
     evaluator: &dyn Evaluator<G>,
     config: &SearchConfig,
     visits: u64,
+    moves: usize,
     options: RunOptions,
     duration: Duration,
 ) -> Result<SearchBench, SearchError> {
     let start = Instant::now();
+    let cpu_start = process_cpu_time();
     let mut total = SearchBench {
         threads: options.threads,
         playouts: 0,
+        collisions: 0,
         elapsed: Duration::ZERO,
+        cpu: None,
         batches: BatchReport::default(),
     };
     let mut searched = 0;
     let mut i = 0;
-    while searched < positions.len() || start.elapsed() < duration {
-        let mut s = Search::new(positions[i].clone(), config.clone(), i as u64);
-        let r = s.run(evaluator, Limit::visits(visits), options)?;
-        total.playouts += r.playouts;
-        total.elapsed += r.elapsed;
-        let b = &mut total.batches;
-        b.batches += r.batches.batches;
-        b.states += r.batches.states;
-        b.capacity += r.batches.capacity;
-        b.eval_time += r.batches.eval_time;
-        searched += 1;
+    // One search reset for each position: the arena's memory is reused, as in a game.
+    let mut s = Search::new(positions[0].clone(), config.clone(), 0);
+    while searched == 0 || start.elapsed() < duration {
+        s.reset(positions[i].clone());
+        for _ in 0..moves.max(1) {
+            if searched > 0 && start.elapsed() >= duration {
+                break;
+            }
+            let r = s.run(evaluator, Limit::visits(visits), options)?;
+            total.playouts += r.playouts;
+            total.collisions += r.collisions;
+            total.elapsed += r.elapsed;
+            total.batches.merge(&r.batches);
+            searched += 1;
+            match s.best_action() {
+                Some(a) if s.advance(a).is_ok() && s.state().outcome().is_none() => {}
+                _ => break,
+            }
+        }
         i = (i + 1) % positions.len();
     }
+    total.cpu = cpu_start.and_then(|c0| Some(process_cpu_time()? - c0));
     Ok(total)
 }
 
@@ -112,8 +152,10 @@ pub fn overhead<G: Game>(
         threads,
         leaves_per_thread: leaves,
         combine: false,
+        batch_wait: Duration::from_micros(500),
+        whole_batches: false,
     };
-    searches(positions, &fake, &config, visits, options, duration)
+    searches(positions, &fake, &config, visits, 1, options, duration)
 }
 
 /// The evaluator alone: states per second in full batches of its batch size, over `positions`.
@@ -139,7 +181,8 @@ pub fn bare_evaluator<G: Game>(
 }
 
 /// The evaluator inside the search: one thread gathering whole batches (virtual loss) from one
-/// tree per position, `visits` playouts per search. Compare `evals_per_second()` with
+/// tree, at least `visits` playouts per move (whole batches), eight moves of a game from each
+/// position with the tree kept from move to move (as in match play). Compare `evals_per_second()` with
 /// [`bare_evaluator`] at the same batch size.
 pub fn with_evaluator<G: Game>(
     positions: &[G],
@@ -151,6 +194,105 @@ pub fn with_evaluator<G: Game>(
         cache_entries: 0,
         ..SearchConfig::default()
     };
-    let options = RunOptions::single(evaluator.batch_size());
-    searches(positions, evaluator, &config, visits, options, duration)
+    // As a `net` agent searches: whole batches, the last one of a move included.
+    let options = RunOptions {
+        whole_batches: true,
+        ..RunOptions::single(evaluator.batch_size())
+    };
+    searches(positions, evaluator, &config, visits, 8, options, duration)
+}
+
+/// The search section of `engine bench` for one game.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SearchFigures {
+    pub game: &'static str,
+    pub positions: usize,
+    /// Fake evaluator, one thread.
+    pub one_thread: SearchBench,
+    /// Fake evaluator, every available thread (None on a one-core machine).
+    pub all_threads: Option<SearchBench>,
+    /// Real evaluator: bare figures, then inside the search at the same batch size.
+    pub evaluator: Option<(String, BatchReport, SearchBench)>,
+}
+
+/// Measures the search section for `start`'s game: overhead with the fake evaluator on one
+/// thread and on all, and, given a real `evaluator`, its throughput bare and inside the search.
+pub fn search_figures<G: Game>(
+    start: &G,
+    budget: Duration,
+    evaluator: Option<&dyn Evaluator<G>>,
+) -> Result<SearchFigures, SearchError> {
+    let positions = positions(start, 32, 1);
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let one_thread = overhead(&positions, 1, 20_000, budget)?;
+    let all_threads = if threads > 1 {
+        Some(overhead(&positions, threads, 20_000, budget)?)
+    } else {
+        None
+    };
+    let evaluator = match evaluator {
+        Some(e) => Some((
+            e.describe(),
+            bare_evaluator(&positions, e, budget)?,
+            with_evaluator(&positions, e, 1_000, budget)?,
+        )),
+        None => None,
+    };
+    Ok(SearchFigures {
+        game: G::NAME,
+        positions: positions.len(),
+        one_thread,
+        all_threads,
+        evaluator,
+    })
+}
+
+impl std::fmt::Display for SearchFigures {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        writeln!(
+            f,
+            "== search: {} ({} positions: start + random-play positions, seed 1) ==",
+            self.game, self.positions
+        )?;
+        let one = self.one_thread.playouts_per_second();
+        let per_cpu = |b: &SearchBench| {
+            b.playouts_per_cpu_second()
+                .map_or(String::new(), |r| format!(", {r:.0} per CPU second"))
+        };
+        writeln!(
+            f,
+            "fake evaluator, 1 thread      {:>10.0} playouts/s{}",
+            one,
+            per_cpu(&self.one_thread)
+        )?;
+        if let Some(all) = &self.all_threads {
+            writeln!(
+                f,
+                "fake evaluator, {} threads     {:>10.0} playouts/s ({:.2}x one thread{}, {:.3} collisions/playout)",
+                all.threads,
+                all.playouts_per_second(),
+                all.playouts_per_second() / one,
+                per_cpu(all),
+                all.collisions as f64 / all.playouts.max(1) as f64
+            )?;
+        }
+        if let Some((name, bare, inside)) = &self.evaluator {
+            let bare_rate = bare.states as f64 / bare.eval_time.as_secs_f64().max(1e-9);
+            writeln!(f, "evaluator: {name}")?;
+            writeln!(
+                f,
+                "  bare, full batches          {:>10.0} evals/s",
+                bare_rate
+            )?;
+            writeln!(
+                f,
+                "  inside search, same batch   {:>10.0} evals/s ({:.1} % of bare), batch fill {:.1} %, {:.0} playouts/s",
+                inside.evals_per_second(),
+                100.0 * inside.evals_per_second() / bare_rate,
+                100.0 * inside.batches.fill(),
+                inside.playouts_per_second()
+            )?;
+        }
+        Ok(())
+    }
 }

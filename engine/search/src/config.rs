@@ -34,7 +34,7 @@ impl Default for SearchConfig {
             dirichlet_alpha: 0.3,
             dirichlet_epsilon: 0.0,
             max_nodes: 1 << 22,
-            cache_entries: 1 << 16,
+            cache_entries: 1 << 15,
             reuse_tree: true,
         }
     }
@@ -85,6 +85,19 @@ pub struct RunOptions {
     /// [`crate::Batcher`]) instead of each thread calling the evaluator with its own. Right for
     /// a network whose cost is per batch; wrong for cheap per-state evaluators.
     pub combine: bool,
+    /// With `combine`: how long a batch that is not yet full may wait for more leaves before
+    /// it is evaluated as it is.
+    pub batch_wait: Duration,
+    /// Fill every round of leaves, even the last: a visit limit then means "at least", with
+    /// up to `leaves_per_thread − 1` playouts more per thread. A network's batch costs the
+    /// same full or not, so the extra playouts are free; off, the count is exact.
+    pub whole_batches: bool,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        RunOptions::single(1)
+    }
 }
 
 impl RunOptions {
@@ -94,6 +107,8 @@ impl RunOptions {
             threads: 1,
             leaves_per_thread: leaves.max(1),
             combine: false,
+            batch_wait: Duration::from_micros(500),
+            whole_batches: false,
         }
     }
 }

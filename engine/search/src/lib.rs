@@ -27,4 +27,6 @@ pub use batch::{BatchReport, BatchStats, Batcher};
 pub use cache::EvalCache;
 pub use config::{Limit, RunOptions, SearchConfig};
 pub use rollout::RolloutEvaluator;
-pub use search::{ChildInfo, GatherCounts, LeafBatch, Search, SearchError, SearchReport};
+pub use search::{
+    batched_round, ChildInfo, GatherCounts, LeafBatch, Search, SearchError, SearchReport,
+};

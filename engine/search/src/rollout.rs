@@ -26,10 +26,17 @@ impl<G: Game> RolloutEvaluator<G> {
         RolloutEvaluator {
             seed,
             calls: AtomicU64::new(0),
-            batch_size: 16,
+            batch_size: 1,
             max_plies: 100_000,
             _game: PhantomData,
         }
+    }
+
+    /// Accepts up to `n` states per call (leaf-parallel playouts; the default is 1, plain
+    /// sequential MCTS).
+    pub fn with_batch_size(mut self, n: usize) -> Self {
+        self.batch_size = n.max(1);
+        self
     }
 
     /// The value of one random playout from `state` for its player to act.

@@ -21,7 +21,7 @@ use crate::batch::{evaluate_recorded, BatchReport, BatchStats, Batcher};
 use crate::cache::EvalCache;
 use crate::config::{Limit, RunOptions, SearchConfig};
 use crate::noise::dirichlet;
-use crate::tree::{status, terminal_outcome, NodeStats, Puct, Tree};
+use crate::tree::{status, terminal_outcome, CacheLine, Cursor, NodeStats, Puct, Tree};
 
 /// Why a search could not run.
 #[derive(Debug, thiserror::Error)]
@@ -100,12 +100,23 @@ struct LeafRef {
 
 /// Leaves waiting for the evaluator, possibly from many trees; reused from round to round so
 /// that a playout allocates nothing.
+///
+/// Every [`Search::gather`] into a batch must be followed by [`LeafBatch::apply`] (or
+/// [`LeafBatch::abandon`]) before the batch is cleared: besides the leaves, the batch holds the
+/// virtual loss of the descents that collided, which those two withdraw.
 pub struct LeafBatch<G: Game> {
     states: Vec<G>,
     leaves: Vec<LeafRef>,
+    /// Paths of descents that met a leaf being evaluated. Their virtual loss stays until the
+    /// batch is applied, so that the next descents go elsewhere instead of repeating the same
+    /// path into the same collision (which would end the gathering with a part-empty batch).
+    collided: Vec<LeafRef>,
     paths: Vec<u32>,
     actions: Vec<G::Action>,
     priors: Vec<f32>,
+    sorted: Vec<(f32, G::Action)>,
+    /// This batch's (so this thread's) runs of free arena slots, by search tag.
+    cursors: Vec<Cursor>,
     /// Outputs of the evaluator, sized for the states gathered.
     pub policy: Vec<f32>,
     pub value: Vec<f32>,
@@ -116,9 +127,12 @@ impl<G: Game> Default for LeafBatch<G> {
         LeafBatch {
             states: Vec::new(),
             leaves: Vec::new(),
+            collided: Vec::new(),
             paths: Vec::new(),
             actions: Vec::new(),
             priors: Vec::new(),
+            sorted: Vec::new(),
+            cursors: Vec::new(),
             policy: Vec::new(),
             value: Vec::new(),
         }
@@ -130,9 +144,15 @@ impl<G: Game> LeafBatch<G> {
         Self::default()
     }
 
+    /// Empties the batch for the next round (after `apply` or `abandon`).
     pub fn clear(&mut self) {
+        debug_assert!(
+            self.collided.is_empty(),
+            "clear() before apply() would leak virtual loss"
+        );
         self.states.clear();
         self.leaves.clear();
+        self.collided.clear();
         self.paths.clear();
     }
 
@@ -141,8 +161,9 @@ impl<G: Game> LeafBatch<G> {
         self.leaves.len()
     }
 
+    /// True when there is nothing to evaluate and nothing to withdraw: `apply` may be skipped.
     pub fn is_empty(&self) -> bool {
-        self.leaves.is_empty()
+        self.leaves.is_empty() && self.collided.is_empty()
     }
 
     /// The states to evaluate, in order.
@@ -180,6 +201,7 @@ impl<G: Game> LeafBatch<G> {
     /// `search(tag)` returns the search a leaf was gathered from.
     pub fn apply<'s>(&mut self, search: impl Fn(u32) -> &'s Search<G>) -> GatherCounts {
         let mut counts = GatherCounts::default();
+        self.withdraw_collisions(&search);
         let Some(first) = self.states.first() else {
             return counts;
         };
@@ -196,6 +218,8 @@ impl<G: Game> LeafBatch<G> {
                 self.value[k],
                 &mut self.actions,
                 &mut self.priors,
+                &mut self.sorted,
+                cursor(&mut self.cursors, leaf.tag),
             );
             counts.playouts += 1;
             counts.tree_full += u64::from(full);
@@ -203,8 +227,18 @@ impl<G: Game> LeafBatch<G> {
         counts
     }
 
+    /// Withdraws the virtual loss of the descents that collided.
+    fn withdraw_collisions<'s>(&mut self, search: &impl Fn(u32) -> &'s Search<G>) {
+        for c in self.collided.drain(..) {
+            search(c.tag)
+                .tree
+                .undo(&self.paths[c.path_start as usize..c.path_end as usize]);
+        }
+    }
+
     /// Gives every gathered leaf back unevaluated (after an evaluator failure).
     pub fn abandon<'s>(&mut self, search: impl Fn(u32) -> &'s Search<G>) {
+        self.withdraw_collisions(&search);
         for leaf in &self.leaves {
             let s = search(leaf.tag);
             s.tree.release_claim(leaf.node);
@@ -222,8 +256,14 @@ pub struct Search<G: Game> {
     config: SearchConfig,
     puct: Puct,
     cache: Option<Arc<EvalCache>>,
+    /// The previous arena, kept to copy the next reused subtree into (no fresh page faults).
+    spare: Option<Tree<G::Action>>,
     /// Draws root noise; locked only when the root is expanded.
     rng: Mutex<SmallRng>,
+    /// Noise was mixed into the priors of an already expanded root (a reused subtree), so they
+    /// are out of order and selection must read all the root's children. Changed only under
+    /// `&mut` (an atomic only so that the search threads can share `&Search`).
+    root_noised: AtomicBool,
 }
 
 impl<G: Game> Search<G> {
@@ -242,7 +282,9 @@ impl<G: Game> Search<G> {
             tree,
             config,
             cache,
+            spare: None,
             rng: Mutex::new(SmallRng::seed_from_u64(seed)),
+            root_noised: AtomicBool::new(false),
         }
     }
 
@@ -265,10 +307,11 @@ impl<G: Game> Search<G> {
         &self.tree
     }
 
-    /// Starts again from `state` with an empty tree.
+    /// Starts again from `state` with an empty tree (keeping the arena's memory).
     pub fn reset(&mut self, state: G) {
-        self.tree = Tree::new(self.config.max_nodes, state.to_act().opponent());
+        self.tree.clear(state.to_act().opponent());
         self.state = state;
+        self.root_noised.store(false, Relaxed);
     }
 
     /// Plays `action` at the root. With tree reuse the chosen child's subtree becomes the new
@@ -281,10 +324,18 @@ impl<G: Game> Search<G> {
             .tree
             .children(root)
             .find(|&c| self.tree.action(c) == action);
-        self.tree = match child {
-            Some(c) if self.config.reuse_tree => self.tree.extract(c, self.config.max_nodes),
-            _ => Tree::new(self.config.max_nodes, mover),
-        };
+        match child {
+            Some(c) if self.config.reuse_tree => {
+                let mut next = self
+                    .spare
+                    .take()
+                    .unwrap_or_else(|| Tree::new(self.config.max_nodes, mover));
+                self.tree.extract_into(c, &mut next);
+                self.spare = Some(std::mem::replace(&mut self.tree, next));
+            }
+            _ => self.tree.clear(mover),
+        }
+        self.root_noised.store(false, Relaxed);
         if self.config.dirichlet_epsilon > 0.0 && self.tree.is_expanded(self.tree.root()) {
             let n = self.tree.children(self.tree.root()).len();
             let mut noise = vec![0.0; n];
@@ -295,6 +346,7 @@ impl<G: Game> Search<G> {
             );
             self.tree
                 .mix_root_priors(&noise, self.config.dirichlet_epsilon);
+            self.root_noised.store(true, Relaxed);
         }
         Ok(())
     }
@@ -315,7 +367,7 @@ impl<G: Game> Search<G> {
         }
     }
 
-    /// The root's children in `legal_actions` order (empty before the root is expanded).
+    /// The root's children, by decreasing prior (empty before the root is expanded).
     pub fn root_children(&self) -> Vec<ChildInfo<G::Action>> {
         let t = &self.tree;
         t.children(t.root())
@@ -417,7 +469,9 @@ impl<G: Game> Search<G> {
         loop {
             match t.status(node) {
                 status::EXPANDED => {
-                    let child = t.select_child(node, state.to_act(), &self.puct);
+                    // Root noise reorders the root's priors: then scan all its children.
+                    let full = node == t.root() && self.root_noised.load(Relaxed);
+                    let child = t.select_child(node, state.to_act(), &self.puct, full);
                     t.add_in_flight(child);
                     state.play_unchecked(t.action(child));
                     batch.paths.push(child);
@@ -443,8 +497,14 @@ impl<G: Game> Search<G> {
                             if node == t.root() {
                                 self.root_noise(&mut batch.priors);
                             }
-                            let full =
-                                !t.expand(node, state.to_act(), &batch.actions, &batch.priors);
+                            by_prior(&mut batch.actions, &mut batch.priors, &mut batch.sorted);
+                            let full = !t.expand(
+                                node,
+                                state.to_act(),
+                                &batch.actions,
+                                &batch.priors,
+                                cursor(&mut batch.cursors, tag),
+                            );
                             t.backup(&batch.paths[path_start..], side_value(v, state.to_act()));
                             c.cache_hits += 1;
                             c.playouts += 1;
@@ -462,9 +522,17 @@ impl<G: Game> Search<G> {
                     return; // the state stays in the batch
                 }
                 status::EXPANDING => {
-                    t.undo(&batch.paths[path_start..]);
+                    // Keep the path's virtual loss until the batch is applied (see
+                    // `LeafBatch::collided`).
+                    batch.collided.push(LeafRef {
+                        tag,
+                        node,
+                        path_start: path_start as u32,
+                        path_end: batch.paths.len() as u32,
+                    });
+                    batch.states.pop();
                     c.collisions += 1;
-                    break;
+                    return;
                 }
                 s => {
                     let outcome: Outcome = terminal_outcome(s).expect("terminal status");
@@ -490,6 +558,8 @@ impl<G: Game> Search<G> {
         value: f32,
         actions: &mut Vec<G::Action>,
         priors: &mut Vec<f32>,
+        sorted: &mut Vec<(f32, G::Action)>,
+        cursor: &mut Cursor,
     ) -> bool {
         actions.clear();
         state.legal_actions(actions);
@@ -502,8 +572,9 @@ impl<G: Game> Search<G> {
         if node == self.tree.root() {
             self.root_noise(priors);
         }
+        by_prior(actions, priors, sorted);
         let to_act = state.to_act();
-        let full = !self.tree.expand(node, to_act, actions, priors);
+        let full = !self.tree.expand(node, to_act, actions, priors, cursor);
         self.tree.backup(path, side_value(value, to_act));
         full
     }
@@ -522,6 +593,7 @@ impl<G: Game> Search<G> {
         for (p, n) in priors.iter_mut().zip(noise) {
             *p = (1.0 - eps) * *p + eps * n;
         }
+        // The caller sorts the children after this, so the root needs no full scan.
     }
 
     /// Searches until `limit`, with `options.threads` threads in this tree, evaluating leaves
@@ -541,32 +613,42 @@ impl<G: Game> Search<G> {
         let start = Instant::now();
         let deadline = limit.time.map(|t| start + t);
         let tickets = Tickets {
-            left: AtomicU64::new(limit.visits.unwrap_or(u64::MAX)),
+            left: CacheLine(AtomicU64::new(limit.visits.unwrap_or(u64::MAX))),
         };
-        let stop = AtomicBool::new(false);
-        let stats = BatchStats::default();
+        let stop = CacheLine(AtomicBool::new(false));
         let leaves = options
             .leaves_per_thread
             .clamp(1, evaluator.batch_size().max(1));
         let policy_size = self.state.shape().policy_size;
         let batcher = (options.combine && options.threads > 1)
-            .then(|| Batcher::new(evaluator, policy_size, Duration::from_micros(500)));
+            .then(|| Batcher::new(evaluator, policy_size, options.batch_wait));
         let this = &*self;
         let worker = || -> Result<SearchReport, SearchError> {
             let mut report = SearchReport::default();
             let mut batch = LeafBatch::new();
+            // Per thread: shared counters would be one more cache line the threads fight over.
+            let stats = BatchStats::default();
             loop {
-                if stop.load(Relaxed) || deadline.is_some_and(|d| Instant::now() >= d) {
+                // A timed search stops at its deadline, but never before the root has
+                // children to choose from.
+                let late = deadline.is_some_and(|d| Instant::now() >= d)
+                    && this.tree.is_expanded(this.tree.root());
+                if stop.load(Relaxed) || late {
                     break;
                 }
-                let want = tickets.take(leaves as u64);
-                if want == 0 {
+                let taken = tickets.take(leaves as u64);
+                if taken == 0 {
                     break;
                 }
+                let want = if options.whole_batches {
+                    leaves as u64
+                } else {
+                    taken
+                };
                 batch.clear();
                 let g = this.gather(&mut batch, 0, want as usize);
                 report.add(&g);
-                tickets.give_back(want.saturating_sub(g.leaves + g.playouts));
+                tickets.give_back(taken.saturating_sub(g.leaves + g.playouts));
                 if batch.is_empty() {
                     continue;
                 }
@@ -585,13 +667,14 @@ impl<G: Game> Search<G> {
                 let a = batch.apply(|_| this);
                 report.add(&a);
             }
+            report.batches = stats.report();
             Ok(report)
         };
         let results: Vec<Result<SearchReport, SearchError>> = if options.threads <= 1 {
             vec![worker()]
         } else {
             std::thread::scope(|s| {
-                let handles: Vec<_> = (0..options.threads).map(|_| s.spawn(&worker)).collect();
+                let handles: Vec<_> = (0..options.threads).map(|_| s.spawn(worker)).collect();
                 handles
                     .into_iter()
                     .map(|h| h.join().expect("search thread panicked"))
@@ -599,8 +682,10 @@ impl<G: Game> Search<G> {
             })
         };
         let mut total = SearchReport::default();
+        let mut batches = BatchReport::default();
         for r in results {
             let r = r?;
+            batches.merge(&r.batches);
             total.add(&GatherCounts {
                 leaves: 0,
                 playouts: r.playouts,
@@ -613,15 +698,70 @@ impl<G: Game> Search<G> {
         total.elapsed = start.elapsed();
         total.batches = match &batcher {
             Some(b) => b.stats().report(),
-            None => stats.report(),
+            None => batches,
         };
         Ok(total)
     }
 }
 
+/// The cursor for search `tag` in a batch's list.
+#[inline]
+fn cursor(cursors: &mut Vec<Cursor>, tag: u32) -> &mut Cursor {
+    let t = tag as usize;
+    if cursors.len() <= t {
+        cursors.resize(t + 1, Cursor::default());
+    }
+    &mut cursors[t]
+}
+
+/// One round of batched search over many trees, as self-play runs many games: gathers leaves
+/// from `searches` in turn (up to `per_tree` from each per pass, passing again while there is
+/// room) until the batch holds the evaluator's batch size or no tree yields more, evaluates
+/// them in one call and applies the results. Each search's leaves carry its index in
+/// `searches` as their tag. Pass only the searches that still need playouts.
+pub fn batched_round<G: Game>(
+    searches: &[&Search<G>],
+    batch: &mut LeafBatch<G>,
+    evaluator: &dyn Evaluator<G>,
+    per_tree: usize,
+    stats: &BatchStats,
+) -> Result<GatherCounts, SearchError> {
+    let capacity = evaluator.batch_size();
+    let mut total = GatherCounts::default();
+    batch.clear();
+    loop {
+        let before = total;
+        for (tag, s) in searches.iter().enumerate() {
+            let room = capacity - batch.len();
+            if room == 0 {
+                break;
+            }
+            let g = s.gather(batch, tag as u32, per_tree.min(room).max(1));
+            total.leaves += g.leaves;
+            total.playouts += g.playouts;
+            total.terminal += g.terminal;
+            total.cache_hits += g.cache_hits;
+            total.collisions += g.collisions;
+            total.tree_full += g.tree_full;
+        }
+        let progressed = total.leaves > before.leaves || total.playouts > before.playouts;
+        if batch.len() >= capacity || !progressed {
+            break;
+        }
+    }
+    if let Err(e) = batch.evaluate(evaluator, stats) {
+        batch.abandon(|tag| searches[tag as usize]);
+        return Err(e.into());
+    }
+    let applied = batch.apply(|tag| searches[tag as usize]);
+    total.playouts += applied.playouts;
+    total.tree_full += applied.tree_full;
+    Ok(total)
+}
+
 /// The playout budget shared by the threads of one search.
 struct Tickets {
-    left: AtomicU64,
+    left: CacheLine<AtomicU64>,
 }
 
 impl Tickets {
@@ -659,14 +799,47 @@ fn side_value(value: f32, to_act: Player) -> f32 {
     }
 }
 
+/// Orders `actions` and `priors` together by decreasing prior (stable), as the tree stores
+/// children (see `Tree::select_child`).
+fn by_prior<A: Copy>(actions: &mut [A], priors: &mut [f32], sorted: &mut Vec<(f32, A)>) {
+    if priors.windows(2).all(|w| w[0] >= w[1]) {
+        return; // already in order (a uniform policy, for one)
+    }
+    sorted.clear();
+    sorted.extend(priors.iter().copied().zip(actions.iter().copied()));
+    sorted.sort_by(|a, b| b.0.total_cmp(&a.0));
+    for (k, &(p, a)) in sorted.iter().enumerate() {
+        priors[k] = p;
+        actions[k] = a;
+    }
+}
+
+/// `e^x` for x ≤ 0 to about 1e-5 relative error: priors need no more, and libm's `expf`
+/// was a noticeable share of an expansion.
+#[inline]
+fn exp_nonpositive(x: f32) -> f32 {
+    let t = x.max(-100.0) * std::f32::consts::LOG2_E;
+    // Floor without a branch (so that the loop vectorises): truncation rounds toward zero.
+    let i = t as i32 - i32::from(t < (t as i32) as f32);
+    let f = t - i as f32; // in [0, 1)
+                          // 2^f on [0, 1): its Taylor series to degree 7 (error below 2e-6).
+    let p = 1.0
+        + f * (std::f32::consts::LN_2
+            + f * (0.240_226_5
+                + f * (0.055_504_1
+                    + f * (0.009_618_13
+                        + f * (0.001_333_36 + f * (0.000_154_035 + f * 0.000_015_252_7))))));
+    f32::from_bits(((i + 127).max(0) as u32) << 23) * p
+}
+
 /// In-place softmax; a uniform distribution if the logits are not finite.
 fn softmax(x: &mut [f32]) {
     let max = x.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-    let mut sum = 0.0;
+    // Two passes: the map vectorises, a float sum in the same loop would not.
     for v in x.iter_mut() {
-        *v = (*v - max).exp();
-        sum += *v;
+        *v = exp_nonpositive(*v - max);
     }
+    let sum: f32 = x.iter().sum();
     if sum.is_finite() && sum > 0.0 {
         let inv = 1.0 / sum;
         x.iter_mut().for_each(|v| *v *= inv);
@@ -686,15 +859,38 @@ mod tests {
         softmax(&mut x);
         assert!((x.iter().sum::<f32>() - 1.0).abs() < 1e-6);
         assert!(x[2] > x[1] && x[1] > x[0]);
+        // A NaN logit (a broken network) gets next to nothing; all NaN, a uniform policy.
         let mut y = [f32::NAN, 0.0];
         softmax(&mut y);
-        assert_eq!(y, [0.5, 0.5]);
+        assert!(y[0] < 1e-30 && y[1] == 1.0);
+        let mut z = [f32::NAN; 4];
+        softmax(&mut z);
+        assert_eq!(z, [0.25; 4]);
+    }
+
+    #[test]
+    fn fast_exp_is_close_to_exp() {
+        for k in 0..=2000 {
+            let x = -(k as f32) * 0.01;
+            let (a, b) = (exp_nonpositive(x), x.exp());
+            assert!((a - b).abs() <= 2e-5 * b + 1e-30, "{x}: {a} vs {b}");
+        }
+        assert_eq!(exp_nonpositive(-1000.0), 0.0);
+    }
+
+    #[test]
+    fn children_are_ordered_by_prior() {
+        let mut a = [1, 2, 3, 4];
+        let mut p = [0.1, 0.4, 0.1, 0.4];
+        by_prior(&mut a, &mut p, &mut Vec::new());
+        assert_eq!(a, [2, 4, 1, 3]);
+        assert_eq!(p, [0.4, 0.4, 0.1, 0.1]);
     }
 
     #[test]
     fn tickets_never_exceed_the_budget() {
         let t = Tickets {
-            left: AtomicU64::new(5),
+            left: CacheLine(AtomicU64::new(5)),
         };
         assert_eq!(t.take(3), 3);
         assert_eq!(t.take(3), 2);

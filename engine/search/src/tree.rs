@@ -48,8 +48,9 @@ pub(crate) mod status {
     pub const SECOND_WON: u8 = 5;
 }
 
-/// One node: 32 bytes plus the action for small action types.
-#[repr(C)]
+/// One node: 32 bytes with an action of up to 4 bytes, aligned so that none straddles two
+/// cache lines.
+#[repr(C, align(32))]
 pub struct Node<A> {
     /// Completed visits in the high 32 bits, visits in flight (the virtual loss) in the low 32.
     /// A descent adds 1, its backup adds 2^32 − 1 (the in-flight visit becomes a completed one
@@ -108,13 +109,44 @@ pub(crate) struct Puct {
     pub virtual_loss: f32,
 }
 
+/// Nodes a thread takes from the shared arena at a time, so that threads do not meet on the
+/// arena's counter at every expansion.
+const CHUNK: usize = 1024;
+
+/// A value alone on its cache line, so that writes to it do not slow readers of its neighbours.
+#[repr(align(64))]
+#[derive(Debug, Default)]
+pub(crate) struct CacheLine<T>(pub T);
+
+impl<T> std::ops::Deref for CacheLine<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.0
+    }
+}
+
+/// Tells apart every tree and every clearing of one, so a [`Cursor`] never outlives its run.
+static NEXT_TREE_ID: AtomicU64 = AtomicU64::new(1);
+
+/// A thread's private run of free arena slots in one tree (1024 at a time).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Cursor {
+    /// The `Tree::id` the run belongs to; a run of another tree or of a cleared one is void.
+    tree: u64,
+    next: usize,
+    end: usize,
+}
+
 /// The arena. `Tree` is `Sync`: all mutation through `&Tree` follows the rules on [`Node`].
 pub struct Tree<A> {
     nodes: Box<[Node<A>]>,
-    /// Arena slots handed out so far. Only grows (`fetch_add`); it may pass the capacity when
-    /// allocations fail, and failed allocations are abandoned, never reused.
-    len: AtomicUsize,
+    /// Arena slots handed out so far (in chunks to threads). Only grows (`fetch_add`); it may
+    /// pass the capacity when allocations fail, and failed allocations are abandoned. On a
+    /// cache line of its own: the fields beside it are read on every descent.
+    len: CacheLine<AtomicUsize>,
     root: u32,
+    /// Changes (under `&mut`) whenever the arena is cleared: voids every outstanding `Cursor`.
+    id: u64,
 }
 
 // SAFETY: the only non-atomic interior state is `Node::action`, whose writes happen-before its
@@ -134,8 +166,9 @@ impl<A: Copy> Tree<A> {
         nodes[0].mover.store(root_mover.index() as u8, Relaxed);
         Tree {
             nodes,
-            len: AtomicUsize::new(1),
+            len: CacheLine(AtomicUsize::new(1)),
             root: 0,
+            id: NEXT_TREE_ID.fetch_add(1, Relaxed),
         }
     }
 
@@ -247,21 +280,39 @@ impl<A: Copy> Tree<A> {
     }
 
     /// Publishes the children of a claimed node: `actions[k]` with prior `priors[k]`, all
-    /// entered by `mover`. Returns false (and releases the claim) when the arena is full.
-    pub(crate) fn expand(&self, i: u32, mover: Player, actions: &[A], priors: &[f32]) -> bool {
+    /// entered by `mover`, in slots from the calling thread's `cursor`. Returns false (and
+    /// releases the claim) when the arena is full.
+    pub(crate) fn expand(
+        &self,
+        i: u32,
+        mover: Player,
+        actions: &[A],
+        priors: &[f32],
+        cursor: &mut Cursor,
+    ) -> bool {
         debug_assert_eq!(actions.len(), priors.len());
         let n = actions.len();
         debug_assert!(n > 0 && n <= usize::from(u16::MAX));
-        let first = self.len.fetch_add(n, Relaxed);
-        if first + n > self.nodes.len() {
-            self.release_claim(i);
-            return false;
+        if cursor.tree != self.id || cursor.end - cursor.next < n {
+            let chunk = CHUNK.max(n);
+            let start = self.len.fetch_add(chunk, Relaxed);
+            *cursor = Cursor {
+                tree: self.id,
+                next: start.min(self.nodes.len()),
+                end: (start + chunk).min(self.nodes.len()),
+            };
+            if cursor.end - cursor.next < n {
+                self.release_claim(i);
+                return false;
+            }
         }
+        let first = cursor.next;
+        cursor.next += n;
         let m = mover.index() as u8;
         for (k, (&a, &p)) in actions.iter().zip(priors).enumerate() {
             let child = &self.nodes[first + k];
-            // SAFETY: slot `first + k` was handed out to this thread alone by the fetch_add
-            // above and is not reachable by others until the Release store below.
+            // SAFETY: slot `first + k` lies in a run that the arena's fetch_add handed to this
+            // thread's cursor alone, and is not reachable by others until the Release below.
             unsafe { (*child.action.get()).write(a) };
             child.prior.store(p.to_bits(), Relaxed);
             child.mover.store(m, Relaxed);
@@ -275,8 +326,15 @@ impl<A: Copy> Tree<A> {
 
     /// PUCT: the child of expanded node `i` to descend into. `chooser` is the player to act at
     /// `i` (the mover of every child).
+    ///
+    /// Children are stored by decreasing prior, and an unvisited child's score only grows with
+    /// its prior, so of the unvisited children only the first can win; and since selection
+    /// always takes that one, visited children form a prefix. So the scan stops at the first
+    /// unvisited child: it reads the visited children plus one, not all of them. (A collision's
+    /// undo can briefly leave a gap; the search then visits the gap first, which is harmless.)
+    /// `full_scan` reads every child: needed where noise has reordered the priors (the root).
     #[inline]
-    pub(crate) fn select_child(&self, i: u32, chooser: Player, p: &Puct) -> u32 {
+    pub(crate) fn select_child(&self, i: u32, chooser: Player, p: &Puct, full_scan: bool) -> u32 {
         let node = self.node(i);
         let counts = node.counts.load(Relaxed);
         let visits = (counts >> 32) as u32;
@@ -305,9 +363,18 @@ impl<A: Copy> Tree<A> {
             let flying = counts as u32;
             let n = done + flying;
             let prior = f32::from_bits(child.prior.load(Relaxed));
-            let q = if n == 0 {
-                fpu
-            } else {
+            if n == 0 {
+                let score = fpu + explore * prior;
+                if score > best_score {
+                    best_score = score;
+                    best = c;
+                }
+                if full_scan {
+                    continue;
+                }
+                break;
+            }
+            let q = {
                 // Each visit in flight counts as a loss for the chooser, steering other
                 // descents elsewhere until it returns.
                 let w = child.value.load(Relaxed) as f32 * (1.0 / VALUE_SCALE as f32)
@@ -357,10 +424,23 @@ impl<A: Copy> Tree<A> {
         }
     }
 
-    /// The subtree under `new_root` copied into a fresh arena (tree reuse): children stay
-    /// contiguous and the abandoned rest of the old tree is freed. Needs `&mut` (no search).
-    pub fn extract(&mut self, new_root: u32, capacity: usize) -> Tree<A> {
-        let out = Tree::<A>::new(capacity, self.mover(new_root));
+    /// Empties the tree for reuse with a new root entered by `root_mover`, keeping its memory
+    /// (zeroing the used nodes is much cheaper than faulting in fresh pages).
+    pub fn clear(&mut self, root_mover: Player) {
+        let used = self.len();
+        // SAFETY: `used` ≤ capacity; all-zero is a valid `Node` (see `zeroed_nodes`), and
+        // `&mut self` means no other thread can see the nodes.
+        unsafe { std::ptr::write_bytes(self.nodes.as_mut_ptr(), 0, used) };
+        self.nodes[0].mover.store(root_mover.index() as u8, Relaxed);
+        self.len.store(1, Relaxed);
+        self.root = 0;
+        self.id = NEXT_TREE_ID.fetch_add(1, Relaxed);
+    }
+
+    /// Copies the subtree under `new_root` into `out` (cleared first) for tree reuse: children
+    /// stay contiguous and the rest of this tree is left behind. No search may run meanwhile.
+    pub fn extract_into(&self, new_root: u32, out: &mut Tree<A>) {
+        out.clear(self.mover(new_root));
         let cap = out.nodes.len();
         // Breadth first: (old index, new index) of nodes whose children are still to copy.
         let mut queue = std::collections::VecDeque::new();
@@ -388,7 +468,6 @@ impl<A: Copy> Tree<A> {
             dst.num_children.store(range.len() as u16, Relaxed);
         }
         out.len.store(len, Relaxed);
-        out
     }
 }
 
@@ -454,7 +533,8 @@ mod tests {
         let root = t.root();
         assert!(t.try_claim(root).is_ok());
         assert_eq!(t.try_claim(root), Err(status::EXPANDING));
-        assert!(t.expand(root, Player::First, &[7, 8, 9], &[0.2, 0.5, 0.3]));
+        let mut cur = Cursor::default();
+        assert!(t.expand(root, Player::First, &[7, 8, 9], &[0.2, 0.5, 0.3], &mut cur));
         assert_eq!(t.children(root), 1..4);
         assert_eq!(t.action(2), 8);
         let p = Puct {
@@ -463,11 +543,11 @@ mod tests {
             virtual_loss: 1.0,
         };
         // All unvisited: the highest prior wins.
-        assert_eq!(t.select_child(root, Player::First, &p), 2);
+        assert_eq!(t.select_child(root, Player::First, &p, true), 2);
         t.add_in_flight(root);
         t.add_in_flight(2);
         // A visit in flight on 2 steers the next descent elsewhere.
-        assert_eq!(t.select_child(root, Player::First, &p), 3);
+        assert_eq!(t.select_child(root, Player::First, &p, true), 3);
         t.backup(&[root, 2], 1.0);
         assert_eq!(t.stats(2).visits, 1);
         assert_eq!(t.stats(2).in_flight, 0);
@@ -478,17 +558,40 @@ mod tests {
         t.undo(&[root]);
         assert_eq!(t.stats(root).in_flight, 0);
 
-        let sub = t.extract(2, 8);
+        let mut sub = Tree::new(8, Player::First);
+        t.extract_into(2, &mut sub);
         assert_eq!(sub.stats(sub.root()).visits, 1);
         assert_eq!(sub.mover(sub.root()), Player::First);
         assert_eq!(sub.len(), 1);
+        // Node 2 was visited but never expanded: so is the copy.
+        assert!(!sub.is_expanded(sub.root()));
+        // Copying the root copies its children, in order.
+        let mut whole = Tree::new(8, Player::First);
+        t.extract_into(root, &mut whole);
+        assert_eq!(whole.children(0), 1..4);
+        assert_eq!(
+            (1..4).map(|c| whole.action(c)).collect::<Vec<_>>(),
+            [7, 8, 9]
+        );
+        assert_eq!(whole.stats(2), t.stats(2));
+        // A cursor of the old tree is void in a cleared one.
+        t.clear(Player::First);
+        assert!(t.try_claim(0).is_ok());
+        assert!(t.expand(0, Player::Second, &[1, 2], &[0.5; 2], &mut cur));
+        assert_eq!(t.children(0), 1..3, "a cleared tree starts a new run");
     }
 
     #[test]
     fn full_arena_refuses_expansion() {
         let t = Tree::<u32>::new(3, Player::Second);
         assert!(t.try_claim(0).is_ok());
-        assert!(!t.expand(0, Player::First, &[1, 2, 3], &[0.3; 3]));
+        assert!(!t.expand(
+            0,
+            Player::First,
+            &[1, 2, 3],
+            &[0.3; 3],
+            &mut Cursor::default()
+        ));
         assert!(!t.is_expanded(0));
         assert!(t.try_claim(0).is_ok(), "the claim was released");
     }

@@ -242,3 +242,46 @@ fn a_finished_game_is_refused() {
         Err(search::SearchError::GameOver)
     ));
 }
+
+#[test]
+fn many_trees_fill_one_batch() {
+    use search::{batched_round, BatchStats, LeafBatch};
+    // Sixteen games, one batch of 32 for all: as self-play runs.
+    let fake = FakeEvaluator::new(32).seeded(2);
+    let mut searches: Vec<Search<Mnk>> = (0..16u8)
+        .map(|i| {
+            let mut g = Mnk::new(4, 4, 4);
+            g.play_unchecked(i);
+            Search::new(g, config(), u64::from(i))
+        })
+        .collect();
+    let mut batch = LeafBatch::new();
+    let stats = BatchStats::default();
+    let target = 400;
+    loop {
+        let active: Vec<&Search<Mnk>> = searches
+            .iter()
+            .filter(|s| s.root_visits() < target)
+            .collect();
+        if active.is_empty() {
+            break;
+        }
+        batched_round(&active, &mut batch, &fake, 4, &stats).unwrap();
+    }
+    let report = stats.report();
+    for s in &searches {
+        let t = s.tree();
+        let children: u32 = t.children(t.root()).map(|c| t.stats(c).visits).sum();
+        assert!(s.root_visits() >= target);
+        assert_eq!(children, s.root_visits() - 1);
+        assert_eq!(t.stats(t.root()).in_flight, 0);
+    }
+    // Each batch mixes trees: most batches are full.
+    assert!(report.fill() > 0.8, "fill {}", report.fill());
+    assert_eq!(report.capacity, 32 * report.batches);
+    // The games go on: the chosen child's subtree is kept.
+    let s = &mut searches[0];
+    let best = s.best_action().unwrap();
+    s.advance(best).unwrap();
+    assert!(s.root_visits() > 0);
+}

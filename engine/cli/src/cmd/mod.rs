@@ -2,6 +2,7 @@
 
 mod bench;
 mod gtp;
+mod match_;
 mod perft;
 mod perft_go;
 mod perft_xiangqi;
@@ -31,6 +32,8 @@ enum Command {
     Bench(bench::Args),
     /// Play a game in the terminal.
     Play(play::Args),
+    /// Play a match between two agents (wins/draws/losses with a confidence interval).
+    Match(Box<match_::Args>),
     /// Play games against itself and write training shards.
     Selfplay(selfplay::Args),
     /// Run the AlphaZero loop: self-play, fit, gate, report (resumable).
@@ -47,6 +50,7 @@ impl Cli {
             Command::Perft(args) => perft::run(args),
             Command::Bench(args) => bench::run(args),
             Command::Play(args) => play::run(args),
+            Command::Match(args) => match_::run(*args),
             Command::Selfplay(args) => selfplay::run(args),
             Command::Train(args) => train::run_cmd(args),
             Command::Gtp(args) => gtp::run(args),

@@ -1,0 +1,209 @@
+//! `engine match`: two agents play a series of games with alternating colours; prints wins,
+//! draws and losses with a 95 % confidence interval of the score.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::Context;
+use clap::Args as ClapArgs;
+use games::Game;
+use indicatif::{ProgressBar, ProgressStyle};
+use infer::Evaluator;
+use search::matchplay::{play_match, MatchResult};
+
+use super::GameKind;
+use crate::agents::{self, AgentSpec};
+use crate::{config, models};
+
+/// Play a match between two agents, swapping colours every game.
+///
+/// Agents: `random[:seed=N]`; `mcts[:visits=N,time=S,threads=N,temp=T,cpuct=C,seed=N]` (MCTS
+/// with random playouts, no network); `net:model=PATH[,visits=N,time=S,threads=N,batch=N,
+/// temp=T,cpuct=C,seed=N]` (MCTS with a network; `model=uniform` is a network-free
+/// stand-in with uniform priors and value 0).
+#[derive(ClapArgs)]
+pub struct Args {
+    /// The game.
+    #[arg(long, value_enum, default_value = "liuzhou")]
+    game: GameKind,
+    /// Config file with the game's variant settings (its `game` section) and, for `net`
+    /// agents, its `inference` section [default: configs/<game>.yaml].
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// The agent that plays first (Black; Red in Xiangqi) in the first game; results are given
+    /// from its side. Agent specs: `random[:seed=N]`;
+    /// `mcts[:visits=N,time=S,threads=N,temp=T,cpuct=C,seed=N]` (random playouts, no network;
+    /// 800 visits by default); `net:model=PATH|uniform[,visits=N,time=S,threads=N,batch=N,
+    /// temp=T,cpuct=C,seed=N]` (with a network; 200 visits by default); and a game's own kinds
+    /// (Xiangqi: `alphabeta:…`, `fairy-stockfish:…`, `uci:cmd=…`).
+    #[arg(long)]
+    black: AgentSpec,
+    /// The agent that plays second (White; Black in Xiangqi) in the first game (a spec as for
+    /// `--black`).
+    #[arg(long)]
+    white: AgentSpec,
+    /// Number of games; colours alternate, so an even number gives each side each colour
+    /// equally often.
+    #[arg(long, default_value_t = 100)]
+    games: u32,
+    /// Seed for agents whose spec gives none (the two agents get different seeds from it).
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// A game still running after this many actions is scored a draw (a safety net: every
+    /// game's rules end it sooner).
+    #[arg(long, default_value_t = 100_000)]
+    max_actions: usize,
+}
+
+pub fn run(args: Args) -> anyhow::Result<()> {
+    anyhow::ensure!(args.games > 0, "--games must be at least 1");
+    let config_path = args
+        .config
+        .clone()
+        .unwrap_or_else(|| args.game.default_config());
+    let doc = config::load(&config_path)?;
+    // Each game is one arm: its start position; agents and models follow from it.
+    match args.game {
+        GameKind::Liuzhou => {
+            let start = config::liuzhou_start(&doc, &config_path)?;
+            let load = net_loader(&start, &doc, &config_path);
+            run_match(&start, &args, &load, &no_game_agents)
+        }
+        GameKind::Xiangqi => {
+            let start = games::xiangqi::Xiangqi::default();
+            let load = net_loader(&start, &doc, &config_path);
+            // alphabeta, fairy-stockfish, uci:cmd=…
+            let own =
+                |spec: &str| games::xiangqi::agent_from_spec(spec).map_err(anyhow::Error::from);
+            run_match(&start, &args, &load, &own)
+        }
+        GameKind::Go => {
+            let start = config::go_start(&doc, &config_path)?;
+            let load = net_loader(&start, &doc, &config_path);
+            run_match(&start, &args, &load, &no_game_agents)
+        }
+    }
+}
+
+/// For games without agents of their own.
+fn no_game_agents<G: Game>(spec: &str) -> anyhow::Result<Box<dyn games::Agent<G>>> {
+    let kind = spec.split_once(':').map_or(spec, |(k, _)| k);
+    anyhow::bail!(
+        "agent spec {spec:?}: unknown agent kind {kind:?} for {} (expected random, mcts or net)",
+        G::NAME
+    )
+}
+
+/// Loads `net` agents' models the way every subcommand does (`crate::models`).
+fn net_loader<'a, G: Game>(
+    start: &'a G,
+    doc: &'a serde_yaml::Value,
+    config: &'a Path,
+) -> impl Fn(&Path) -> anyhow::Result<Arc<dyn Evaluator<G>>> + 'a {
+    move |model: &Path| {
+        let text = model
+            .to_str()
+            .with_context(|| format!("net:model={}: not a UTF-8 path", model.display()))?;
+        models::evaluator(start, text, doc, config)
+            .with_context(|| format!("net:model={}", model.display()))
+    }
+}
+
+fn run_match<G: Game>(
+    start: &G,
+    args: &Args,
+    load_net: agents::NetLoader<'_, G>,
+    game_agents: agents::GameAgents<'_, G>,
+) -> anyhow::Result<()> {
+    let name_a = spec_text(&args.black, "black");
+    let name_b = spec_text(&args.white, "white");
+    let mut a = agents::build(&args.black, &name_a, args.seed, load_net, game_agents)
+        .with_context(|| format!("--black {name_a}"))?;
+    let mut b = agents::build(
+        &args.white,
+        &name_b,
+        args.seed.wrapping_add(1),
+        load_net,
+        game_agents,
+    )
+    .with_context(|| format!("--white {name_b}"))?;
+    println!(
+        "{}: {name_a} vs {name_b}, {} games, colours alternate ({name_a} is Black in odd-numbered games)",
+        G::NAME,
+        args.games
+    );
+    let bar = ProgressBar::new(u64::from(args.games));
+    bar.set_style(
+        ProgressStyle::with_template("{bar:30} {pos}/{len} games  {msg}  [{elapsed} < {eta}]")
+            .expect("a valid template"),
+    );
+    let result = play_match(
+        start,
+        &mut *a,
+        &mut *b,
+        args.games,
+        args.max_actions,
+        |_, _, r| {
+            bar.inc(1);
+            bar.set_message(format!(
+                "+{} ={} -{}  score {:.3}",
+                r.wins,
+                r.draws,
+                r.losses,
+                r.score()
+            ));
+        },
+    )?;
+    bar.finish_and_clear();
+    print_result(&name_a, &name_b, &result);
+    for summary in [a.summary(), b.summary()].into_iter().flatten() {
+        println!("{summary}");
+    }
+    Ok(())
+}
+
+/// The spec as the user wrote it, for tables (`--black random` prints `random`).
+fn spec_text(spec: &AgentSpec, side: &str) -> String {
+    let s = match spec {
+        AgentSpec::Random { .. } => "random".to_string(),
+        AgentSpec::Mcts(m) => format!(
+            "mcts({})",
+            m.visits
+                .map(|v| format!("{v} visits"))
+                .or(m.time.map(|t| format!("{t} s")))
+                .unwrap_or_default()
+        ),
+        AgentSpec::Other(text) => text.clone(),
+        AgentSpec::Net { model, mcts } => format!(
+            "net({}, {})",
+            model.display(),
+            mcts.visits
+                .map(|v| format!("{v} visits"))
+                .or(mcts.time.map(|t| format!("{t} s")))
+                .unwrap_or_default()
+        ),
+    };
+    format!("{s}[{side}]")
+}
+
+fn print_result(a: &str, b: &str, r: &MatchResult) {
+    let (lo, hi) = r.confidence95();
+    println!(
+        "{a} vs {b}: {} wins, {} draws, {} losses ({} games)",
+        r.wins,
+        r.draws,
+        r.losses,
+        r.games()
+    );
+    println!(
+        "score {:.3} (win 1, draw 1/2), 95% confidence interval [{lo:.3}, {hi:.3}], Elo difference {:+.0}",
+        r.score(),
+        r.elo()
+    );
+    if r.capped > 0 {
+        println!(
+            "warning: {} games hit --max-actions and were scored draws",
+            r.capped
+        );
+    }
+}

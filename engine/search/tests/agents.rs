@@ -1,0 +1,119 @@
+//! Agents and matches on small games: MCTS with a fake network or random playouts.
+
+mod common;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::Mnk;
+use games::{Agent, Game, Player, RandomAgent};
+use infer::fake::FakeEvaluator;
+use infer::Evaluator;
+use search::matchplay::{play_game, play_match};
+use search::{Limit, MctsAgent, MctsAgentConfig, RolloutEvaluator, RunOptions, SearchConfig};
+
+fn mcts(evaluator: Arc<dyn Evaluator<Mnk>>, limit: Limit, run: RunOptions) -> MctsAgent<Mnk> {
+    MctsAgent::new(
+        MctsAgentConfig {
+            name: "mcts".into(),
+            search: SearchConfig {
+                max_nodes: 1 << 20,
+                ..SearchConfig::default()
+            },
+            limit,
+            run,
+            temperature: 0.0,
+            seed: 3,
+        },
+        evaluator,
+    )
+}
+
+#[test]
+fn mcts_never_loses_tic_tac_toe_to_random() {
+    // Value-free network: the exact terminal values are all the search knows.
+    let mut a = mcts(
+        Arc::new(FakeEvaluator::new(8)),
+        Limit::visits(2000),
+        RunOptions::single(8),
+    );
+    let mut b = RandomAgent::new(9);
+    let r = play_match(&Mnk::tic_tac_toe(), &mut a, &mut b, 30, 100, |_, _, _| {}).unwrap();
+    assert_eq!(r.losses, 0, "{r:?}");
+    assert!(r.wins >= 20, "{r:?}");
+    let summary = a.summary().unwrap();
+    assert!(summary.contains("playouts"), "{summary}");
+}
+
+#[test]
+fn pure_mcts_with_random_playouts_beats_random() {
+    let rollouts: Arc<dyn Evaluator<Mnk>> = Arc::new(RolloutEvaluator::<Mnk>::new(4));
+    let mut a = mcts(rollouts, Limit::visits(400), RunOptions::single(1));
+    let mut b = RandomAgent::new(5);
+    // Three in a row on a 4×4 board: long enough that random playouts must carry the search.
+    let r = play_match(&Mnk::new(4, 4, 3), &mut a, &mut b, 20, 100, |_, _, _| {}).unwrap();
+    assert!(r.score() >= 0.9, "{r:?}");
+}
+
+#[test]
+fn two_mcts_agents_keep_their_trees_through_a_game() {
+    let fake: Arc<dyn Evaluator<Mnk>> = Arc::new(FakeEvaluator::new(4).seeded(1));
+    let run = RunOptions {
+        threads: 2,
+        leaves_per_thread: 2,
+        combine: true,
+        batch_wait: Duration::from_micros(200),
+        whole_batches: false,
+    };
+    let mut a = mcts(fake.clone(), Limit::visits(300), run);
+    let mut b = mcts(fake, Limit::visits(300), RunOptions::single(4));
+    let record = play_game(&Mnk::new(4, 4, 3), &mut a, &mut b, 100).unwrap();
+    assert!(!record.capped);
+    // After its last move the agent's tree followed the game: its root is the final position
+    // or the position before the opponent's reply.
+    let s = a.search().unwrap();
+    assert!(s.state().outcome().is_some() || s.state().to_act() == Player::Second);
+    let report = a.last_report();
+    assert!(report.is_none() || report.unwrap().playouts == 300);
+}
+
+#[test]
+fn a_timed_search_stops_on_time_with_a_choice() {
+    let fake = FakeEvaluator::new(1).with_batch_cost(Duration::from_millis(2));
+    let mut s = search::Search::new(Mnk::new(4, 4, 3), SearchConfig::default(), 1);
+    let r = s
+        .run(
+            &fake,
+            Limit::time(Duration::from_millis(30)),
+            RunOptions::single(1),
+        )
+        .unwrap();
+    assert!(r.elapsed < Duration::from_millis(500), "{:?}", r.elapsed);
+    assert!(r.playouts >= 1);
+    assert!(s.best_action().is_some());
+    // Even a limit shorter than one evaluation leaves the root expanded.
+    let mut s = search::Search::new(Mnk::new(4, 4, 3), SearchConfig::default(), 1);
+    s.run(
+        &fake,
+        Limit::time(Duration::from_nanos(1)),
+        RunOptions::single(1),
+    )
+    .unwrap();
+    assert!(s.best_action().is_some());
+}
+
+#[test]
+fn random_playouts_score_from_the_player_to_act() {
+    let e = RolloutEvaluator::<Mnk>::new(1);
+    // A finished position is scored exactly, for the player to act; the policy is uniform.
+    let won = Mnk::from_rows(3, 3, 3, "xxx oo. ...", Player::Second);
+    let mut policy = vec![1.0; 9];
+    let mut value = [0.5];
+    e.evaluate(&[&won], &mut policy, &mut value).unwrap();
+    assert_eq!(value, [-1.0], "o to act has lost");
+    assert!(policy.iter().all(|&p| p == 0.0));
+    // x to act can only complete the top row: every playout is that win.
+    let forced = Mnk::from_rows(3, 3, 3, "xx. oox xoo", Player::First);
+    e.evaluate(&[&forced], &mut policy, &mut value).unwrap();
+    assert_eq!(value, [1.0]);
+}

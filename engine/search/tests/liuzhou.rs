@@ -1,0 +1,71 @@
+//! Turn structure in Liuzhou: one player often acts several times in a row (a step that forms a
+//! shape, then its captures). The search must back values up by each node's own player.
+
+use games::liuzhou::{Liuzhou, Rules};
+use games::{Game, Player};
+use infer::fake::FakeEvaluator;
+use search::{Limit, RunOptions, Search, SearchConfig};
+
+fn best(lfen: &str, visits: u64) -> (String, Search<Liuzhou>) {
+    let state = Liuzhou::from_lfen(lfen, Rules::default()).unwrap();
+    // A value-free evaluator: only the rules' exact results can steer the search.
+    let fake = FakeEvaluator::new(1);
+    let mut s = Search::new(state.clone(), SearchConfig::default(), 1);
+    s.run(&fake, Limit::visits(visits), RunOptions::single(1))
+        .unwrap();
+    let a = s.best_action().unwrap();
+    (state.format_action(a), s)
+}
+
+#[test]
+fn the_step_that_earns_two_captures_wins() {
+    // Black to move; White has two stones left. f2-f1 completes the first rank (a line: two
+    // captures), and Black then acts twice more, taking both stones: three Black actions in a
+    // row end the game. Every other step lets White move.
+    let (action, s) = best("W1W3/6/6/6/5B/BBBBB1 b move 0 60 3", 3000);
+    assert_eq!(action, "f2-f1");
+    assert!(s.root_value() > 0.9, "root value {}", s.root_value());
+}
+
+#[test]
+fn the_second_of_two_captures_is_seen_through() {
+    // Black owes two captures and White has two stones: both captures are Black's, one after
+    // the other, and together they win. A search that flipped sides per action would think
+    // White answers the first capture.
+    let state =
+        Liuzhou::from_lfen("W1W3/6/6/6/6/BBBBBB b capture 2 61 0", Rules::default()).unwrap();
+    assert_eq!(state.to_act(), Player::First);
+    let fake = FakeEvaluator::new(1);
+    let mut s = Search::new(state, SearchConfig::default(), 2);
+    s.run(&fake, Limit::visits(200), RunOptions::single(1))
+        .unwrap();
+    assert!(s.root_value() > 0.95, "root value {}", s.root_value());
+    for c in s.root_children() {
+        assert!(c.q > 0.95, "a first capture valued {}", c.q);
+    }
+}
+
+#[test]
+fn the_captures_that_leave_a_stuck_stone_win() {
+    // Black owes two captures; White has a6 (walled in by b6 and a5), d4 and f4. Taking d4 and
+    // f4 leaves White only the stuck a6: White must then remove a Black stone instead of
+    // moving, Black answers by removing a6, and White has none left. Taking a6 first leaves
+    // White a stone that can run. Black acts twice in a row before White's forced removal.
+    let (action, s) = best("WB4/B5/3W1W/6/6/BBB3 b capture 2 70 0", 4000);
+    assert!(["xd4", "xf4"].contains(&action.as_str()), "chose {action}");
+    let state = s.state();
+    let q = |text: &str| {
+        let a = state.parse_action(text).unwrap();
+        s.root_children().iter().find(|c| c.action == a).unwrap().q
+    };
+    assert!(
+        q(&action) > 0.9,
+        "the winning capture is valued {}",
+        q(&action)
+    );
+    assert!(
+        q("xa6") < 0.5,
+        "freeing White's last mobile stone is valued {}",
+        q("xa6")
+    );
+}
