@@ -1,7 +1,10 @@
 //! `engine`: one subcommand per file under `cmd/`.
 
+mod agents;
 mod cmd;
 mod config;
+mod session;
+mod web;
 
 use std::process::ExitCode;
 

@@ -3,6 +3,7 @@
 mod bench;
 mod perft;
 mod play;
+mod serve;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
@@ -25,6 +26,8 @@ enum Command {
     Bench(bench::Args),
     /// Play a game in the terminal.
     Play(play::Args),
+    /// Serve a web page to play against the engine in a browser.
+    Serve(serve::Args),
 }
 
 impl Cli {
@@ -33,6 +36,7 @@ impl Cli {
             Command::Perft(args) => perft::run(args),
             Command::Bench(args) => bench::run(args),
             Command::Play(args) => play::run(args),
+            Command::Serve(args) => serve::run(args),
         }
     }
 }
