@@ -7,7 +7,7 @@
 
 const SVG = "http://www.w3.org/2000/svg";
 const S = 60; // distance between neighbouring points
-const M = 50; // margin around the outermost points
+const M = 56; // margin around the outermost points (room for the coordinates)
 
 const $ = (id) => document.getElementById(id);
 
@@ -17,7 +17,19 @@ const page = {
   selected: null, // the point whose moves are shown
   hover: null, // the point under the pointer
   busy: false, // a request is under way
+  seed: undefined, // the engine's seed, from the URL
 };
+
+// `data-ready="1"` on the body while the page waits for the person (or the game is over):
+// what scripts driving the page wait for.
+function updateReady() {
+  const s = page.session;
+  document.body.dataset.ready = s && !page.busy && !s.engine_to_act ? "1" : "0";
+  if (s) {
+    document.body.dataset.turn = s.outcome ? "over" : s.human_to_act ? "human" : "engine";
+    document.body.dataset.phase = s.board.info && s.board.info.phase ? s.board.info.phase : "";
+  }
+}
 
 // ---- API ----
 
@@ -58,6 +70,9 @@ async function init() {
   const params = new URLSearchParams(location.search);
   if (params.get("game")) game.value = params.get("game");
   fillSides();
+  if (params.get("side")) $("side").value = params.get("side");
+  // A fixed seed makes the engine's choices repeatable (the browser test uses it).
+  if (params.get("seed")) page.seed = Number(params.get("seed"));
   game.addEventListener("change", () => { fillSides(); newGame(); });
   $("new-game").addEventListener("submit", (ev) => { ev.preventDefault(); newGame(); });
   $("undo").addEventListener("click", undo);
@@ -86,6 +101,7 @@ async function newGame() {
       side: $("side").value,
       agent: $("agent").value,
       strength: Number($("strength").value),
+      ...(page.seed !== undefined ? { seed: page.seed } : {}),
     });
     page.selected = null;
     show(s);
@@ -93,6 +109,8 @@ async function newGame() {
     showError(e);
   } finally {
     page.busy = false;
+    render();
+    updateReady();
   }
   await engineTurns();
 }
@@ -110,6 +128,8 @@ async function play(action) {
     render();
   } finally {
     page.busy = false;
+    render();
+    updateReady();
   }
   await engineTurns();
 }
@@ -129,6 +149,8 @@ async function engineTurns() {
       return;
     } finally {
       page.busy = false;
+      render();
+      updateReady();
     }
   }
 }
@@ -144,6 +166,8 @@ async function undo() {
     showError(e);
   } finally {
     page.busy = false;
+    render();
+    updateReady();
   }
   await engineTurns();
 }
@@ -154,6 +178,7 @@ function show(s) {
   page.session = s;
   render();
   renderSide();
+  updateReady();
 }
 
 // The clickable structure of the legal actions.
@@ -213,7 +238,7 @@ function render() {
   if (s.last) {
     if (s.last.from && at.has(s.last.from)) {
       const [x, y] = at.get(s.last.from);
-      el("circle", { class: "last-from", cx: x, cy: y, r: 8 }, svg);
+      el("rect", { class: "last-from", x: x - 9, y: y - 9, width: 18, height: 18, rx: 3 }, svg);
     }
   }
   // Pieces.
@@ -277,11 +302,11 @@ function render() {
 function labels(svg, b) {
   const split = (n) => /^([A-Za-z]+)(\d+)$/.exec(n) || [n, n, ""];
   b.names[b.rows - 1].forEach((n, c) => {
-    const t = el("text", { class: "label", x: M + c * S, y: M + (b.rows - 1) * S + M * 0.62 }, svg);
+    const t = el("text", { class: "label", x: M + c * S, y: M + (b.rows - 1) * S + M * 0.72 }, svg);
     t.textContent = split(n)[1];
   });
   b.names.forEach((row, r) => {
-    const t = el("text", { class: "label", x: M * 0.4, y: M + r * S }, svg);
+    const t = el("text", { class: "label", x: M * 0.28, y: M + r * S }, svg);
     t.textContent = split(row[0])[2];
   });
 }
@@ -337,7 +362,10 @@ const XQ = { k: "將", a: "士", b: "象", e: "象", n: "馬", h: "馬", r: "車
 
 function drawPiece(svg, game, cell, x, y, name) {
   const g = el("g", {}, svg);
-  if (name) g.setAttribute("data-cell", name);
+  if (name) {
+    g.setAttribute("data-cell", name);
+    g.setAttribute("data-piece", cell);
+  }
   if (game === "xiangqi") {
     const red = cell === cell.toUpperCase();
     el("circle", { class: "piece " + (red ? "piece-r" : "piece-k"), cx: x, cy: y, r: S * 0.44 }, g);

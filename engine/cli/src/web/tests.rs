@@ -439,7 +439,7 @@ async fn a_whole_game_through_the_api_and_its_record() {
     );
     assert!(["1-0", "0-1", "1/2-1/2"].contains(result));
     assert!(r.text.contains(&format!("[Result \"{result}\"]")));
-    assert!(r.text.contains(&format!("[White \"human\"]")));
+    assert!(r.text.contains("[White \"human\"]"));
     let mut replay = Liuzhou::default();
     for a in actions {
         replay.play(replay.parse_action(a).unwrap()).unwrap();
