@@ -2,10 +2,23 @@
 //! one factory that turns an agent name and a strength into something that thinks, and reports
 //! what it thought when it can (visits, value, principal variation).
 
-use games::{Agent, AgentError, Game, RandomAgent};
+use std::sync::Arc;
 
-/// The agents a person can choose, by the name the CLI flags and the web API use.
-pub const AGENT_NAMES: &[&str] = &["random"];
+use games::{Agent, AgentError, Game, RandomAgent};
+use search::{Limit, MctsAgent, MctsAgentConfig, RolloutEvaluator, RunOptions, SearchConfig};
+
+/// The agents a person can choose, by the name the CLI flags and the web API use: `mcts` is
+/// Monte Carlo tree search with random playouts (visits = strength), `random` plays any legal
+/// action. The first is the default.
+pub const AGENT_NAMES: &[&str] = &["mcts", "random"];
+
+/// Longest principal variation reported.
+const PV_MAX: usize = 12;
+/// Visits a move needs to extend the principal variation.
+const PV_MIN_VISITS: u32 = 2;
+/// Arena nodes allowed per visit: an expansion adds one node per legal action, so this bounds a
+/// session's tree (32 bytes a node) by its strength rather than by the search's default.
+const NODES_PER_VISIT: u64 = 128;
 
 /// What the engine decided, with the search's figures when the agent has them.
 #[derive(Clone, Debug)]
@@ -63,6 +76,89 @@ impl<G: Game, A: Agent<G>> Thinker<G> for Plain<A> {
     }
 }
 
+/// An [`MctsAgent`] that reports its visits, its root value and its principal variation.
+pub struct Mcts<G: Game> {
+    agent: MctsAgent<G>,
+    visits: u64,
+}
+
+impl<G: Game> Mcts<G> {
+    /// Pure MCTS: `visits` playouts per decision, each leaf valued by one random playout.
+    pub fn rollouts(visits: u64, seed: u64) -> Self {
+        let search = SearchConfig {
+            max_nodes: (visits.saturating_mul(NODES_PER_VISIT) + 1024)
+                .min(SearchConfig::default().max_nodes as u64) as usize,
+            // One random playout per position is a noisy value: a transposition should draw
+            // its own rather than reuse a cached one.
+            cache_entries: 0,
+            ..SearchConfig::default()
+        };
+        Mcts {
+            agent: MctsAgent::new(
+                MctsAgentConfig {
+                    name: "mcts".into(),
+                    search,
+                    limit: Limit::visits(visits),
+                    run: RunOptions::single(1),
+                    temperature: 0.0,
+                    seed,
+                },
+                Arc::new(RolloutEvaluator::<G>::new(seed)),
+            ),
+            visits,
+        }
+    }
+}
+
+impl<G: Game> Thinker<G> for Mcts<G> {
+    fn name(&self) -> String {
+        format!("mcts ({} visits)", self.visits)
+    }
+
+    fn new_game(&mut self, start: &G) -> Result<(), AgentError> {
+        self.agent.new_game(start)
+    }
+
+    fn think(&mut self, state: &G) -> Result<Thought<G::Action>, AgentError> {
+        let action = self.agent.select_action(state)?;
+        let mut thought = Thought {
+            action,
+            visits: None,
+            value: None,
+            pv: vec![action],
+        };
+        // No report when the move was forced (one legal action): no figures then.
+        let Some(report) = self.agent.last_report() else {
+            return Ok(thought);
+        };
+        thought.visits = Some(report.playouts);
+        if let Some(search) = self.agent.search() {
+            thought.value = Some(search.root_value());
+            // The chosen child, then the most visited child at each level.
+            let t = search.tree();
+            let mut node = t.children(t.root()).find(|&c| t.action(c) == action);
+            while let Some(n) = node {
+                if thought.pv.len() >= PV_MAX || !t.is_expanded(n) {
+                    break;
+                }
+                // A child seen once is a guess, not an expectation: the line stops there.
+                node = t
+                    .children(n)
+                    .max_by_key(|&c| t.stats(c).visits)
+                    .filter(|&c| t.stats(c).visits >= PV_MIN_VISITS);
+                if let Some(c) = node {
+                    thought.pv.push(t.action(c));
+                }
+            }
+        }
+        Ok(thought)
+    }
+
+    fn observe(&mut self, before: &G, action: G::Action) -> Result<(), AgentError> {
+        self.agent.observe(before, action)
+    }
+}
+
 /// Why no thinker could be made.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum AgentSpecError {
@@ -104,6 +200,7 @@ impl AgentSpec {
     /// Builds the thinker for games of `G`. A searching agent plugs in here as one more arm.
     pub fn build<G: Game>(&self) -> Result<Box<dyn Thinker<G>>, AgentSpecError> {
         match self.name.as_str() {
+            "mcts" => Ok(Box::new(Mcts::<G>::rollouts(self.visits, self.seed))),
             "random" => Ok(Box::new(Plain {
                 agent: RandomAgent::new(self.seed),
             })),
@@ -139,6 +236,78 @@ mod tests {
             t.observe(&s, th.action).unwrap();
             s.play(th.action).unwrap();
         }
+    }
+
+    #[test]
+    fn mcts_reports_visits_value_and_a_legal_line() {
+        let spec = AgentSpec {
+            name: "mcts".into(),
+            visits: 200,
+            seed: 5,
+        };
+        spec.validate(1000).unwrap();
+        let mut t = spec.build::<Liuzhou>().unwrap();
+        let s = Liuzhou::default();
+        t.new_game(&s).unwrap();
+        let th = t.think(&s).unwrap();
+        assert!(s.is_legal(th.action));
+        assert!(th.visits.unwrap() >= 200);
+        let v = th.value.unwrap();
+        assert!((-1.0..=1.0).contains(&v), "{v}");
+        assert_eq!(th.pv[0], th.action);
+        assert!(th.pv.len() >= 2 && th.pv.len() <= PV_MAX, "{:?}", th.pv);
+        // The line is playable from the position.
+        let mut line = s.clone();
+        for &a in &th.pv {
+            line.play(a).unwrap();
+        }
+    }
+
+    #[test]
+    fn mcts_wins_against_random_at_liuzhou() {
+        // A behaviour check of the wiring: more visits must mean stronger play.
+        let (mut wins, mut losses) = (0, 0);
+        for g in 0..4u64 {
+            let mut mcts = AgentSpec {
+                name: "mcts".into(),
+                visits: 200,
+                seed: g,
+            }
+            .build::<Liuzhou>()
+            .unwrap();
+            let mut random = AgentSpec {
+                name: "random".into(),
+                visits: 1,
+                seed: g,
+            }
+            .build::<Liuzhou>()
+            .unwrap();
+            let mcts_side = if g % 2 == 0 {
+                games::Player::First
+            } else {
+                games::Player::Second
+            };
+            let mut s = Liuzhou::default();
+            while s.outcome().is_none() {
+                let t = if s.to_act() == mcts_side {
+                    &mut mcts
+                } else {
+                    &mut random
+                };
+                let a = t.think(&s).unwrap().action;
+                mcts.observe(&s, a).unwrap();
+                random.observe(&s, a).unwrap();
+                s.play(a).unwrap();
+            }
+            match s.outcome() {
+                Some(games::Outcome::Win(p)) if p == mcts_side => wins += 1,
+                Some(games::Outcome::Win(_)) => losses += 1,
+                _ => {}
+            }
+        }
+        // Random rarely loses quickly as White, so some games end at the move limit.
+        assert_eq!(losses, 0, "mcts lost to random");
+        assert!(wins >= 2, "mcts won {wins} of 4 against random");
     }
 
     #[test]

@@ -25,3 +25,16 @@ pub fn section<T: DeserializeOwned + Default>(
             .with_context(|| format!("config {}: section `{name}`", path.display())),
     }
 }
+
+/// The Liuzhou start position under the config's `game` section.
+pub fn liuzhou_start(
+    doc: &serde_yaml::Value,
+    path: &Path,
+) -> anyhow::Result<games::liuzhou::Liuzhou> {
+    let rules: games::liuzhou::Rules = section(doc, "game", path)?;
+    rules
+        .validate()
+        .map_err(anyhow::Error::msg)
+        .with_context(|| format!("config {}: section `game`", path.display()))?;
+    Ok(games::liuzhou::Liuzhou::new(rules))
+}

@@ -3,7 +3,9 @@
 mod agents;
 mod cmd;
 mod config;
+mod models;
 mod session;
+mod train;
 mod web;
 
 use std::process::ExitCode;

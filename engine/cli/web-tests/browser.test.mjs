@@ -20,7 +20,9 @@ const ENGINE = process.env.ENGINE_BIN || resolve(root, "target/debug/engine");
 const CHROMIUM = process.env.CHROMIUM || "/usr/bin/chromium";
 const SHOTS = process.env.SCREENSHOTS || resolve(root, "target/screenshots");
 const REQUIRED = (process.env.REQUIRE_GAMES || "liuzhou").split(",").filter(Boolean);
-const STEP_TIMEOUT = 20_000;
+const STEP_TIMEOUT = 60_000;
+// Visits per engine decision: enough to show the search's figures, few enough for a debug build.
+const STRENGTH = Number(process.env.STRENGTH || 100);
 
 mkdirSync(SHOTS, { recursive: true });
 
@@ -79,7 +81,7 @@ async function shot(page, name) {
 }
 
 async function openGame(page, base, game, side, seed) {
-  await page.goto(`${base}?game=${game}&side=${side}&seed=${seed}`);
+  await page.goto(`${base}?game=${game}&side=${side}&seed=${seed}&agent=mcts&strength=${STRENGTH}`);
   await page.waitForSelector(`svg#board[data-game="${game}"]`, { timeout: STEP_TIMEOUT });
   await ready(page);
 }

@@ -71,6 +71,12 @@ async function init() {
   if (params.get("game")) game.value = params.get("game");
   fillSides();
   if (params.get("side")) $("side").value = params.get("side");
+  if (params.get("agent")) agent.value = params.get("agent");
+  if (params.get("strength")) {
+    const v = params.get("strength");
+    if (![...strength.options].some((o) => o.value === v)) strength.add(new Option(`${v} visits`, v));
+    strength.value = v;
+  }
   // A fixed seed makes the engine's choices repeatable (the browser test uses it).
   if (params.get("seed")) page.seed = Number(params.get("seed"));
   game.addEventListener("change", () => { fillSides(); newGame(); });
@@ -499,7 +505,9 @@ function renderSide() {
   } else {
     bar.className += " none";
     fill.style.width = "50%";
-    text.textContent = s.eval ? `engine (${s.agent}) gives no evaluation` : "no evaluation yet";
+    text.textContent = !s.eval ? "no evaluation yet"
+      : s.agent === "random" ? "the random agent gives no evaluation"
+      : "forced action: nothing to search";
   }
 
   const hist = $("history");

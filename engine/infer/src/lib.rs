@@ -1,6 +1,8 @@
 //! Inference behind one [`Evaluator`] trait. Search hands in states and gets policy logits and
 //! values back; it never sees a tensor, a session or a provider.
 
+pub mod fake;
+
 use games::Game;
 
 /// Why a batch could not be evaluated.

@@ -11,6 +11,7 @@
 //! | `game` | game name (`liuzhou`, `xiangqi`, `go`) |
 //! | `planes`, `height`, `width`, `policy_size` | the network interface the samples are for |
 //! | `positions` | number of samples |
+//! | `games` | complete games whose positions the shard holds |
 //! | `model` | the model that played the games (`random` or a path/name) |
 //! | `config` | the producing configuration (YAML text) |
 //! | `created_unix` | seconds since the epoch |
@@ -79,6 +80,8 @@ pub struct ShardMeta {
     pub model: String,
     pub config: String,
     pub created_unix: u64,
+    /// Complete games whose positions this shard holds.
+    pub games: usize,
 }
 
 impl ShardMeta {
@@ -216,6 +219,7 @@ impl Shard {
             ("model", m.model.clone()),
             ("config", m.config.clone()),
             ("created_unix", m.created_unix.to_string()),
+            ("games", m.games.to_string()),
         ]
         .into_iter()
         .map(|(k, v)| (k.to_string(), v))
@@ -282,6 +286,7 @@ impl Shard {
             model: get("model")?,
             config: get("config")?,
             created_unix: num("created_unix")? as u64,
+            games: num("games")?,
         };
         let n = num("positions")?;
         let tensor = |name: &str, dtype: Dtype, shape: &[usize]| -> Result<&[u8], ShardError> {

@@ -56,6 +56,7 @@ fn liuzhou_shard(n: usize, seed: u64) -> (Shard, Vec<Liuzhou>) {
         model: "random".into(),
         config: "game: {lose_below: 1}\n".into(),
         created_unix: 1_700_000_000,
+        games: 3,
     };
     (
         Shard {

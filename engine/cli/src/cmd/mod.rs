@@ -3,7 +3,9 @@
 mod bench;
 mod perft;
 mod play;
+mod selfplay;
 mod serve;
+mod train;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
@@ -28,6 +30,10 @@ enum Command {
     Play(play::Args),
     /// Serve a web page to play against the engine in a browser.
     Serve(serve::Args),
+    /// Play games against itself and write training shards.
+    Selfplay(selfplay::Args),
+    /// Run the AlphaZero loop: self-play, fit, gate, report (resumable).
+    Train(train::Args),
 }
 
 impl Cli {
@@ -37,6 +43,8 @@ impl Cli {
             Command::Bench(args) => bench::run(args),
             Command::Play(args) => play::run(args),
             Command::Serve(args) => serve::run(args),
+            Command::Selfplay(args) => selfplay::run(args),
+            Command::Train(args) => train::run_cmd(args),
         }
     }
 }
@@ -46,4 +54,13 @@ impl Cli {
 pub enum GameKind {
     /// 六洲棋 Liuzhou chess, 6 × 6.
     Liuzhou,
+}
+
+impl GameKind {
+    /// The config file used when `--config` is not given.
+    pub fn default_config(self) -> std::path::PathBuf {
+        match self {
+            GameKind::Liuzhou => "configs/liuzhou.yaml".into(),
+        }
+    }
 }

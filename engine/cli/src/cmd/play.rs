@@ -27,8 +27,8 @@ pub struct Args {
     /// Xiangqi), or `none` to watch the engine play itself.
     #[arg(long, default_value = "none")]
     human: String,
-    /// The engine's agent (`random`).
-    #[arg(long, default_value = "random")]
+    /// The engine's agent: `mcts` (tree search with random playouts) or `random`.
+    #[arg(long, default_value = "mcts")]
     agent: String,
     /// Visits per decision for a searching agent.
     #[arg(long, default_value_t = 400)]

@@ -231,7 +231,11 @@ async fn show_legal_and_delete() {
 #[tokio::test]
 async fn play_engine_undo_round() {
     let app = app();
-    let s = new_game(&app, json!({"game": "liuzhou", "side": "first", "seed": 4})).await;
+    let s = new_game(
+        &app,
+        json!({"game": "liuzhou", "side": "first", "agent": "random", "seed": 4}),
+    )
+    .await;
     let base = format!("/api/sessions/{}", id(&s));
     // Bad actions: unreadable, illegal here, not JSON, a missing field.
     let e = send(
@@ -315,6 +319,48 @@ async fn play_engine_undo_round() {
     assert_eq!(u["session"]["position"], games::liuzhou::START_LFEN);
     assert_eq!(u["session"]["history"], json!([]));
     assert_eq!(u["session"]["human_to_act"], true);
+}
+
+#[tokio::test]
+async fn the_searching_engine_reports_visits_value_and_line() {
+    let app = app();
+    let s = new_game(
+        &app,
+        json!({"game": "liuzhou", "side": "second", "agent": "mcts", "strength": 300, "seed": 2}),
+    )
+    .await;
+    assert_eq!(s["agent"], "mcts");
+    let base = format!("/api/sessions/{}", id(&s));
+    let r = send(&app, Method::POST, &format!("{base}/engine"), None).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    let v = r.json();
+    let eval = &v["session"]["eval"];
+    assert!(eval["visits"].as_u64().unwrap() >= 300, "{eval}");
+    let value = eval["value_first"].as_f64().unwrap();
+    assert!((-1.0..=1.0).contains(&value), "{value}");
+    let pv: Vec<&str> = eval["pv"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    assert_eq!(pv[0], v["played"]["action"]);
+    assert!(pv.len() >= 2, "{pv:?}");
+    // The line is legal from the position the engine saw.
+    let mut line = Liuzhou::default();
+    for a in pv {
+        line.play(line.parse_action(a).unwrap()).unwrap();
+    }
+    // The person's reply makes the evaluation stale: it is cleared.
+    let a = v["session"]["legal"][0]["action"].as_str().unwrap();
+    let r = send(
+        &app,
+        Method::POST,
+        &format!("{base}/play"),
+        Some(&json!({ "action": a }).to_string()),
+    )
+    .await;
+    assert!(r.json()["eval"].is_null());
 }
 
 #[tokio::test]

@@ -1,0 +1,146 @@
+//! The training report: an SVG with the loss curves (from trainer-bridge's `losses.jsonl`) and
+//! the best model's strength per iteration, plus the same numbers as a Markdown table.
+
+use std::path::Path;
+
+use plotters::prelude::*;
+
+use super::state::TrainState;
+use super::TrainConfig;
+
+/// One line of `losses.jsonl` as trainer-bridge writes it.
+#[derive(serde::Deserialize)]
+struct LossLine {
+    step: u64,
+    policy_loss: f64,
+    value_loss: f64,
+}
+
+pub fn write(run_dir: &Path, state: &TrainState, train: &TrainConfig) -> anyhow::Result<()> {
+    let losses: Vec<LossLine> = std::fs::read_to_string(run_dir.join("losses.jsonl"))
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    let svg =
+        plot(state, &losses, train).map_err(|e| anyhow::anyhow!("drawing the report: {e}"))?;
+    shards::write_atomically(&run_dir.join("report.svg"), svg.as_bytes())?;
+
+    let mut md = String::from(
+        "# Training report\n\n| iteration | candidate | gate score | promoted | best | vs random | vs pure MCTS | self-play positions/s | minutes |\n|---|---|---|---|---|---|---|---|---|\n",
+    );
+    let mut best = 0;
+    for r in &state.history {
+        if r.promoted {
+            best = r.candidate;
+        }
+        md.push_str(&format!(
+            "| {} | {:04} | {:.0}% | {} | {:04} | {:.0}% | {:.0}% | {:.1} | {:.1} |\n",
+            r.iteration,
+            r.candidate,
+            100.0 * r.gate_score,
+            if r.promoted { "yes" } else { "no" },
+            best,
+            100.0 * r.vs_random,
+            100.0 * r.vs_mcts,
+            r.selfplay_positions_per_second,
+            r.elapsed_seconds / 60.0
+        ));
+    }
+    md.push_str(&format!(
+        "\nPure MCTS uses {} random playouts per move; the network agent {} visits. Plot: report.svg.\n",
+        train.eval_mcts_playouts, train.eval_visits
+    ));
+    shards::write_atomically(&run_dir.join("report.md"), md.as_bytes())?;
+    Ok(())
+}
+
+fn plot(
+    state: &TrainState,
+    losses: &[LossLine],
+    train: &TrainConfig,
+) -> Result<String, Box<dyn std::error::Error>> {
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (900, 420)).into_drawing_area();
+        root.fill(&WHITE)?;
+        let (left, right) = root.split_horizontally(450);
+
+        let max_step = losses.iter().map(|l| l.step).max().unwrap_or(1).max(1) as f64;
+        let max_loss = losses
+            .iter()
+            .map(|l| l.policy_loss.max(l.value_loss))
+            .fold(0.1f64, f64::max);
+        let mut chart = ChartBuilder::on(&left)
+            .caption("training loss", ("sans-serif", 18))
+            .margin(12)
+            .x_label_area_size(32)
+            .y_label_area_size(44)
+            .build_cartesian_2d(0f64..max_step, 0f64..max_loss * 1.05)?;
+        chart
+            .configure_mesh()
+            .x_desc("step")
+            .y_desc("loss")
+            .draw()?;
+        chart
+            .draw_series(LineSeries::new(
+                losses.iter().map(|l| (l.step as f64, l.policy_loss)),
+                &BLUE,
+            ))?
+            .label("policy (cross-entropy)")
+            .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], BLUE));
+        chart
+            .draw_series(LineSeries::new(
+                losses.iter().map(|l| (l.step as f64, l.value_loss)),
+                &RED,
+            ))?
+            .label("value (MSE)")
+            .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], RED));
+        chart
+            .configure_series_labels()
+            .border_style(BLACK)
+            .background_style(WHITE)
+            .draw()?;
+
+        let n = state.history.len().max(1) as f64;
+        let mut chart = ChartBuilder::on(&right)
+            .caption("strength of the best model", ("sans-serif", 18))
+            .margin(12)
+            .x_label_area_size(32)
+            .y_label_area_size(44)
+            .build_cartesian_2d(0f64..n, 0f64..100f64)?;
+        chart
+            .configure_mesh()
+            .x_desc("iteration")
+            .y_desc("score %")
+            .draw()?;
+        let series = |f: fn(&super::state::IterationRecord) -> f64| {
+            state
+                .history
+                .iter()
+                .filter(move |r| f(r).is_finite())
+                .map(move |r| (r.iteration as f64 + 1.0, 100.0 * f(r)))
+                .collect::<Vec<_>>()
+        };
+        chart
+            .draw_series(LineSeries::new(series(|r| r.vs_random), &GREEN))?
+            .label("vs random")
+            .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], GREEN));
+        let mcts_label = format!("vs pure MCTS ({})", train.eval_mcts_playouts);
+        chart
+            .draw_series(LineSeries::new(series(|r| r.vs_mcts), &MAGENTA))?
+            .label(mcts_label)
+            .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], MAGENTA));
+        chart
+            .draw_series(LineSeries::new(series(|r| r.gate_score), &BLACK))?
+            .label("gate: candidate vs best")
+            .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], BLACK));
+        chart
+            .configure_series_labels()
+            .border_style(BLACK)
+            .background_style(WHITE)
+            .draw()?;
+        root.present()?;
+    }
+    Ok(svg)
+}

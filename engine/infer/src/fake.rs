@@ -1,0 +1,131 @@
+//! A stand-in network for tests and benchmarks: no model file, no ONNX Runtime.
+//!
+//! Its outputs are a pure function of the state's hash (and the seed), so a search driven by it
+//! is reproducible and a test can recompute exactly what any leaf was given.
+
+use std::time::{Duration, Instant};
+
+use games::Game;
+
+use crate::{EvalError, Evaluator};
+
+/// What the fake network answers.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum FakeOutput {
+    /// All logits 0 (a uniform policy) and value 0.
+    Uniform,
+    /// Logits in [−1, 1) and a value in [−1, 1), pseudo-random but fixed per (seed, state hash,
+    /// policy index).
+    Seeded(u64),
+}
+
+/// A fake [`Evaluator`]: uniform or seeded-random outputs, a configurable batch size and an
+/// optional artificial cost per batch (to stand in for a real network's latency).
+#[derive(Clone, Debug)]
+pub struct FakeEvaluator {
+    batch_size: usize,
+    output: FakeOutput,
+    batch_cost: Duration,
+}
+
+impl FakeEvaluator {
+    /// A uniform evaluator with the given batch size and no artificial cost.
+    pub fn new(batch_size: usize) -> Self {
+        FakeEvaluator {
+            batch_size: batch_size.max(1),
+            output: FakeOutput::Uniform,
+            batch_cost: Duration::ZERO,
+        }
+    }
+
+    /// Pseudo-random but reproducible outputs keyed by `seed` and the state's hash.
+    pub fn seeded(mut self, seed: u64) -> Self {
+        self.output = FakeOutput::Seeded(seed);
+        self
+    }
+
+    /// Spends `cost` per batch (busy-waiting, like a CPU backend would) before answering.
+    pub fn with_batch_cost(mut self, cost: Duration) -> Self {
+        self.batch_cost = cost;
+        self
+    }
+
+    /// The value this evaluator gives `state` (from the point of view of its player to act).
+    /// Tests use it to recompute what the search was told.
+    pub fn value_of<G: Game>(&self, state: &G) -> f32 {
+        match self.output {
+            FakeOutput::Uniform => 0.0,
+            FakeOutput::Seeded(seed) => unit(mix(seed ^ state.hash())),
+        }
+    }
+}
+
+/// SplitMix64's finaliser: a cheap, well-spread hash of one word.
+#[inline]
+fn mix(mut z: u64) -> u64 {
+    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// Maps a word to [−1, 1).
+#[inline]
+fn unit(z: u64) -> f32 {
+    ((z >> 40) as f32 / (1u64 << 23) as f32) - 1.0
+}
+
+impl<G: Game> Evaluator<G> for FakeEvaluator {
+    fn batch_size(&self) -> usize {
+        self.batch_size
+    }
+
+    fn evaluate(
+        &self,
+        states: &[&G],
+        policy: &mut [f32],
+        value: &mut [f32],
+    ) -> Result<(), EvalError> {
+        if states.len() > self.batch_size {
+            return Err(EvalError::Backend(format!(
+                "fake evaluator: {} states exceed the batch size {}",
+                states.len(),
+                self.batch_size
+            )));
+        }
+        let start = Instant::now();
+        let policy_size = states.first().map_or(0, |s| s.shape().policy_size);
+        if policy.len() < states.len() * policy_size || value.len() < states.len() {
+            return Err(EvalError::Backend(format!(
+                "fake evaluator: output buffers too small for {} states",
+                states.len()
+            )));
+        }
+        for (i, state) in states.iter().enumerate() {
+            let logits = &mut policy[i * policy_size..(i + 1) * policy_size];
+            match self.output {
+                FakeOutput::Uniform => logits.fill(0.0),
+                FakeOutput::Seeded(seed) => {
+                    let base = mix(seed ^ state.hash());
+                    for (j, l) in logits.iter_mut().enumerate() {
+                        *l = unit(mix(base ^ j as u64));
+                    }
+                }
+            }
+            value[i] = self.value_of(*state);
+        }
+        while start.elapsed() < self.batch_cost {
+            std::hint::spin_loop();
+        }
+        Ok(())
+    }
+
+    fn describe(&self) -> String {
+        match self.output {
+            FakeOutput::Uniform => format!("fake evaluator (uniform, batch {})", self.batch_size),
+            FakeOutput::Seeded(seed) => {
+                format!("fake evaluator (seed {seed}, batch {})", self.batch_size)
+            }
+        }
+    }
+}

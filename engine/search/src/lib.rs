@@ -1,0 +1,30 @@
+//! Tree-parallel Monte Carlo tree search in the AlphaZero style.
+//!
+//! - [`tree`]: the node arena; statistics in atomics so that many threads share one tree
+//!   without locks, virtual loss keeping their paths apart, values kept per node from the
+//!   point of view of the player who acted into it (never flipped per ply).
+//! - [`Search`]: one game's tree and root state; PUCT with priors, first-play urgency,
+//!   Dirichlet root noise, exact terminal values, tree reuse, a cache of network results.
+//! - Batching: [`Search::gather`] / [`LeafBatch::apply`] let the trees of many games fill one
+//!   batch (self-play); [`Batcher`] combines the leaves of many threads (match play).
+//! - Agents: [`MctsAgent`] (network or random playouts via [`RolloutEvaluator`]).
+//!
+//! The search sees the network only through [`infer::Evaluator`]: never a tensor.
+
+pub mod agent;
+pub mod batch;
+pub mod bench;
+pub mod cache;
+pub mod config;
+pub mod matchplay;
+pub mod noise;
+pub mod rollout;
+mod search;
+pub mod tree;
+
+pub use agent::{MctsAgent, MctsAgentConfig};
+pub use batch::{BatchReport, BatchStats, Batcher};
+pub use cache::EvalCache;
+pub use config::{Limit, RunOptions, SearchConfig};
+pub use rollout::RolloutEvaluator;
+pub use search::{ChildInfo, GatherCounts, LeafBatch, Search, SearchError, SearchReport};

@@ -1,0 +1,170 @@
+//! Matches between two agents: alternating colours, results with a confidence interval.
+
+use games::{Agent, AgentError, Game, Outcome, Player};
+
+/// Why a match stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum MatchError {
+    #[error(transparent)]
+    Agent(#[from] AgentError),
+    #[error("{agent} played an illegal action in {position}: {reason}")]
+    Illegal {
+        agent: String,
+        position: String,
+        reason: String,
+    },
+}
+
+/// Results from the point of view of agent A (the one that plays First in even games).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MatchResult {
+    pub wins: u32,
+    pub draws: u32,
+    pub losses: u32,
+    /// Games that hit the safety cap on actions (counted as draws too).
+    pub capped: u32,
+}
+
+impl MatchResult {
+    pub fn games(&self) -> u32 {
+        self.wins + self.draws + self.losses
+    }
+
+    /// Mean score per game (win 1, draw ½, loss 0).
+    pub fn score(&self) -> f64 {
+        let n = self.games();
+        if n == 0 {
+            return 0.5;
+        }
+        (f64::from(self.wins) + 0.5 * f64::from(self.draws)) / f64::from(n)
+    }
+
+    /// A 95 % confidence interval of the score (normal approximation over the per-game scores,
+    /// clamped to [0, 1]).
+    pub fn confidence95(&self) -> (f64, f64) {
+        let n = f64::from(self.games());
+        if n == 0.0 {
+            return (0.0, 1.0);
+        }
+        let m = self.score();
+        let sq = (f64::from(self.wins) + 0.25 * f64::from(self.draws)) / n;
+        let var = (sq - m * m).max(0.0);
+        let half = 1.96 * (var / n).sqrt();
+        ((m - half).max(0.0), (m + half).min(1.0))
+    }
+
+    /// The Elo difference the score implies (±inf at 0 or 1).
+    pub fn elo(&self) -> f64 {
+        let s = self.score();
+        -400.0 * (1.0 / s - 1.0).log10()
+    }
+
+    fn record(&mut self, outcome: Outcome, a_plays: Player) {
+        match outcome {
+            Outcome::Draw => self.draws += 1,
+            Outcome::Win(p) if p == a_plays => self.wins += 1,
+            Outcome::Win(_) => self.losses += 1,
+        }
+    }
+}
+
+/// How one game ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GameRecord {
+    pub outcome: Outcome,
+    pub actions: usize,
+    /// Stopped by the action cap rather than by the rules.
+    pub capped: bool,
+}
+
+/// Plays one game from `start`: `first` acts for `Player::First`, `second` for `Second`.
+/// A game still running after `max_actions` is scored a draw.
+pub fn play_game<G: Game>(
+    start: &G,
+    first: &mut dyn Agent<G>,
+    second: &mut dyn Agent<G>,
+    max_actions: usize,
+) -> Result<GameRecord, MatchError> {
+    first.new_game(start)?;
+    second.new_game(start)?;
+    let mut state = start.clone();
+    for n in 0..max_actions {
+        if let Some(outcome) = state.outcome() {
+            return Ok(GameRecord {
+                outcome,
+                actions: n,
+                capped: false,
+            });
+        }
+        let agent: &mut dyn Agent<G> = match state.to_act() {
+            Player::First => &mut *first,
+            Player::Second => &mut *second,
+        };
+        let action = agent.select_action(&state)?;
+        let before = state.clone();
+        state.play(action).map_err(|e| MatchError::Illegal {
+            agent: agent.name(),
+            position: before.to_text(),
+            reason: e.to_string(),
+        })?;
+        first.observe(&before, action)?;
+        second.observe(&before, action)?;
+    }
+    Ok(GameRecord {
+        outcome: state.outcome().unwrap_or(Outcome::Draw),
+        actions: max_actions,
+        capped: state.outcome().is_none(),
+    })
+}
+
+/// Plays `games` games between `a` and `b`, swapping colours every game (A is First in even
+/// games). `on_game(index, record, result so far)` is called after each game.
+pub fn play_match<G: Game>(
+    start: &G,
+    a: &mut dyn Agent<G>,
+    b: &mut dyn Agent<G>,
+    games: u32,
+    max_actions: usize,
+    mut on_game: impl FnMut(u32, &GameRecord, &MatchResult),
+) -> Result<MatchResult, MatchError> {
+    let mut result = MatchResult::default();
+    for g in 0..games {
+        let (record, a_plays) = if g % 2 == 0 {
+            (play_game(start, a, b, max_actions)?, Player::First)
+        } else {
+            (play_game(start, b, a, max_actions)?, Player::Second)
+        };
+        result.record(record.outcome, a_plays);
+        result.capped += u32::from(record.capped);
+        on_game(g, &record, &result);
+    }
+    Ok(result)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn score_and_interval() {
+        let r = MatchResult {
+            wins: 150,
+            draws: 20,
+            losses: 30,
+            capped: 0,
+        };
+        assert_eq!(r.games(), 200);
+        assert!((r.score() - 0.8).abs() < 1e-12);
+        let (lo, hi) = r.confidence95();
+        assert!(lo < 0.8 && hi > 0.8);
+        // Per-game variance: E[s²] − m² = (150 + 5)/200 − 0.64 = 0.135; half-width 1.96·√(0.135/200).
+        let half = 1.96 * (0.135f64 / 200.0).sqrt();
+        assert!((hi - 0.8 - half).abs() < 1e-12 && (0.8 - lo - half).abs() < 1e-12);
+        assert!(r.elo() > 0.0);
+        let all = MatchResult {
+            wins: 10,
+            ..Default::default()
+        };
+        assert_eq!(all.confidence95(), (1.0, 1.0));
+    }
+}

@@ -1,0 +1,244 @@
+//! Deterministic single-thread search on small games, and the tree's bookkeeping.
+
+mod common;
+
+use std::collections::HashMap;
+
+use common::{action_value, solve, BonusNim, Mnk};
+use games::{Game, Player};
+use infer::fake::FakeEvaluator;
+use search::{Limit, RunOptions, Search, SearchConfig};
+
+fn config() -> SearchConfig {
+    SearchConfig {
+        max_nodes: 1 << 20,
+        ..SearchConfig::default()
+    }
+}
+
+/// Runs `visits` single-thread playouts (one leaf at a time) and returns the search.
+fn searched<G: Game>(state: G, visits: u64, seed: u64) -> Search<G> {
+    let fake = FakeEvaluator::new(1).seeded(seed);
+    let mut s = Search::new(state, config(), seed);
+    let r = s
+        .run(&fake, Limit::visits(visits), RunOptions::single(1))
+        .unwrap();
+    assert_eq!(r.playouts, visits);
+    s
+}
+
+#[test]
+fn takes_an_immediate_win_and_blocks_a_threat() {
+    // x to act wins at 2 (top row).
+    let win = Mnk::from_rows(3, 3, 3, "xx. oo. ...", Player::First);
+    assert_eq!(searched(win, 400, 1).best_action(), Some(2));
+    // x to act must block o's column at 7 (o threatens 1-4-7); x has no threat of its own.
+    let block = Mnk::from_rows(3, 3, 3, "xo. .o. ..x", Player::First);
+    assert_eq!(searched(block, 2000, 2).best_action(), Some(7));
+}
+
+#[test]
+fn finds_forced_wins_in_tic_tac_toe() {
+    // Positions where the player to act can force a win but not every action does: the
+    // search's choice must be one of the winning actions.
+    let mut memo = HashMap::new();
+    let positions = [
+        ("x.. .o. ..x", Player::Second),
+        ("x.. ... ...", Player::Second),
+        ("xo. ... ...", Player::First),
+        ("x.o ... ...", Player::First),
+        ("xo. .x. ..o", Player::First),
+    ];
+    let mut checked = 0;
+    for (rows, side) in positions {
+        let p = Mnk::from_rows(3, 3, 3, rows, side);
+        let best = solve(&p, &mut memo);
+        let s = searched(p.clone(), 20_000, 3);
+        let chosen = s.best_action().unwrap();
+        assert_eq!(
+            action_value(&p, chosen, side, &mut memo),
+            best,
+            "{}: chose {chosen}, which is worse than the best value {best}",
+            p.to_text()
+        );
+        checked += usize::from(best == 1);
+    }
+    assert!(
+        checked >= 2,
+        "at least two of the positions are forced wins"
+    );
+}
+
+#[test]
+fn double_actions_are_backed_up_by_each_nodes_player() {
+    // In BonusNim taking 2 keeps the turn: a search that flipped the value every ply would
+    // misjudge these lines. Every pile where some action wins but not all: the search must pick
+    // a winning one.
+    let mut memo = HashMap::new();
+    let mut checked = 0;
+    for pile in 3..=13 {
+        let p = BonusNim {
+            pile,
+            to_act: Player::First,
+        };
+        let mut actions = Vec::new();
+        p.legal_actions(&mut actions);
+        let values: Vec<i8> = actions
+            .iter()
+            .map(|&a| action_value(&p, a, Player::First, &mut memo))
+            .collect();
+        if !values.contains(&1) || values.iter().all(|&v| v == 1) {
+            continue;
+        }
+        // A value-free evaluator: only the exact terminal values steer the search.
+        let fake = FakeEvaluator::new(1);
+        let mut s = Search::new(p.clone(), config(), u64::from(pile));
+        s.run(&fake, Limit::visits(20_000), RunOptions::single(1))
+            .unwrap();
+        let chosen = s.best_action().unwrap();
+        assert_eq!(
+            action_value(&p, chosen, Player::First, &mut memo),
+            1,
+            "pile {pile}: chose take {chosen}; values per take {values:?}"
+        );
+        // The root value reflects the win.
+        assert!(
+            s.root_value() > 0.3,
+            "pile {pile}: root value {}",
+            s.root_value()
+        );
+        checked += 1;
+    }
+    assert!(
+        checked >= 5,
+        "only {checked} piles had a unique kind of winning move"
+    );
+}
+
+#[test]
+fn visit_counts_add_up() {
+    let visits = 5000;
+    let s = searched(Mnk::new(4, 3, 3), visits, 9);
+    let t = s.tree();
+    let root = t.root();
+    assert_eq!(u64::from(s.root_visits()), visits);
+    let children: u64 = t.children(root).map(|c| u64::from(t.stats(c).visits)).sum();
+    // The first playout evaluated the root itself; each later one went through a child.
+    assert_eq!(children, visits - 1);
+    let dist = s.visit_distribution();
+    let total: f32 = dist.iter().map(|(_, p)| p).sum();
+    assert!((total - 1.0).abs() < 1e-5);
+}
+
+#[test]
+fn a_single_legal_action_is_chosen_and_counted() {
+    let p = Mnk::from_rows(3, 3, 3, "xox oxo ox.", Player::First);
+    let mut actions = Vec::new();
+    p.legal_actions(&mut actions);
+    assert_eq!(actions, [8]);
+    let s = searched(p, 50, 4);
+    assert_eq!(s.best_action(), Some(8));
+    let children = s.root_children();
+    assert_eq!(children.len(), 1);
+    assert_eq!(children[0].visits, 49);
+    // Playing 8 wins for x (the diagonal 0-4-8): every visit after the first is an exact win.
+    assert!((children[0].q - 1.0).abs() < 1e-9);
+}
+
+#[test]
+fn the_search_is_reproducible() {
+    let a = searched(Mnk::new(4, 4, 3), 3000, 11).root_children();
+    let b = searched(Mnk::new(4, 4, 3), 3000, 11).root_children();
+    assert_eq!(a, b);
+}
+
+#[test]
+fn tree_reuse_keeps_the_chosen_subtree() {
+    let mut s = searched(Mnk::new(4, 3, 3), 3000, 5);
+    let best = s.best_action().unwrap();
+    let kept = s
+        .root_children()
+        .iter()
+        .find(|c| c.action == best)
+        .unwrap()
+        .visits;
+    s.advance(best).unwrap();
+    assert_eq!(s.root_visits(), kept);
+    let t = s.tree();
+    let children: u32 = t.children(t.root()).map(|c| t.stats(c).visits).sum();
+    assert_eq!(children, kept - 1);
+    // And the search continues from there.
+    let fake = FakeEvaluator::new(1).seeded(5);
+    s.run(&fake, Limit::visits(500), RunOptions::single(1))
+        .unwrap();
+    assert_eq!(s.root_visits(), kept + 500);
+    // An action the tree never expanded starts a fresh tree from the right position.
+    let mut fresh = Search::new(Mnk::new(4, 3, 3), config(), 1);
+    fresh.advance(3).unwrap();
+    assert_eq!(fresh.root_visits(), 0);
+    assert_eq!(fresh.state().to_act(), Player::Second);
+    assert!(fresh.advance(3).is_err(), "the point is taken");
+}
+
+#[test]
+fn root_noise_changes_priors_but_keeps_a_distribution() {
+    let fake = FakeEvaluator::new(1);
+    let cfg = config().with_noise(0.3, 0.25);
+    let mut s = Search::new(Mnk::new(4, 4, 3), cfg, 8);
+    s.run(&fake, Limit::visits(100), RunOptions::single(1))
+        .unwrap();
+    let priors: Vec<f32> = s.root_children().iter().map(|c| c.prior).collect();
+    let sum: f32 = priors.iter().sum();
+    assert!((sum - 1.0).abs() < 1e-4);
+    // Uniform priors plus noise are no longer uniform.
+    assert!(priors.iter().any(|&p| (p - 1.0 / 16.0).abs() > 1e-3));
+}
+
+#[test]
+fn temperature_samples_in_proportion_to_visits() {
+    use rand::SeedableRng;
+    let s = searched(Mnk::new(3, 3, 3), 2000, 6);
+    let mut rng = rand::rngs::SmallRng::seed_from_u64(1);
+    let children = s.root_children();
+    let mut counts: HashMap<u8, u32> = HashMap::new();
+    let draws = 20_000;
+    for _ in 0..draws {
+        *counts
+            .entry(s.choose_action(1.0, &mut rng).unwrap())
+            .or_default() += 1;
+    }
+    let total: u32 = children.iter().map(|c| c.visits).sum();
+    for c in &children {
+        let expected = f64::from(c.visits) / f64::from(total);
+        let got = f64::from(counts.get(&c.action).copied().unwrap_or(0)) / f64::from(draws);
+        assert!(
+            (got - expected).abs() < 0.02,
+            "action {}: {got} vs {expected}",
+            c.action
+        );
+    }
+    assert_eq!(s.choose_action(0.0, &mut rng), s.best_action());
+}
+
+#[test]
+fn the_cache_answers_transpositions() {
+    let fake = FakeEvaluator::new(1).seeded(3);
+    let mut s = Search::new(Mnk::new(4, 3, 3), config(), 3);
+    let r = s
+        .run(&fake, Limit::visits(5000), RunOptions::single(1))
+        .unwrap();
+    // Move orders reach the same positions: some leaves come from the cache.
+    assert!(r.cache_hits > 0);
+    assert_eq!(r.playouts, 5000);
+}
+
+#[test]
+fn a_finished_game_is_refused() {
+    let over = Mnk::from_rows(3, 3, 3, "xxx oo. ...", Player::Second);
+    let fake = FakeEvaluator::new(1);
+    let mut s = Search::new(over, config(), 0);
+    assert!(matches!(
+        s.run(&fake, Limit::visits(10), RunOptions::single(1)),
+        Err(search::SearchError::GameOver)
+    ));
+}

@@ -1,0 +1,448 @@
+//! Self-play: many games at once, their search leaves pooled into the evaluator's fixed-size
+//! batches, every fully searched position written to shards with its visit distribution and,
+//! once the game ends, its result from the mover's point of view.
+//!
+//! One thread drives all games (gather → evaluate → apply → move); the evaluator uses its own
+//! threads inside each batch. That keeps the search lock-free and the batches full.
+
+use std::path::{Path, PathBuf};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use games::{Game, Outcome, Player};
+use infer::Evaluator;
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+use search::{BatchReport, BatchStats, LeafBatch, Search, SearchConfig};
+use serde::{Deserialize, Serialize};
+use shards::{Sample, Shard, ShardMeta};
+
+/// Self-play settings (the `selfplay` section of a game's config).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SelfplayConfig {
+    /// Games played at once; their leaves share the evaluator's batches.
+    pub parallel_games: usize,
+    /// Root visits of a full search: its position becomes a training sample.
+    pub full_visits: u32,
+    /// Root visits of a cheap search (playout-cap randomisation); not stored.
+    pub cheap_visits: u32,
+    /// Probability that a move gets a full search.
+    pub full_fraction: f64,
+    /// Moves (actions) from the start played with `temperature`; later ones with
+    /// `final_temperature`.
+    pub temperature_moves: u32,
+    pub temperature: f32,
+    pub final_temperature: f32,
+    /// Dirichlet noise at the root: concentration and weight.
+    pub dirichlet_alpha: f32,
+    pub dirichlet_epsilon: f32,
+    /// PUCT exploration constant.
+    pub c_puct: f32,
+    /// A player whose root value falls below this resigns (−1 disables resignation).
+    pub resign_threshold: f32,
+    /// Share of games that ignore resignation, to measure how often it would have been wrong.
+    pub resign_playout_fraction: f64,
+    /// No resignation before this many actions.
+    pub resign_min_moves: u32,
+    /// Samples per shard; a shard holds only complete games, so it may hold a few more.
+    pub positions_per_shard: usize,
+    /// Tree size limit per game, in nodes.
+    pub max_nodes: usize,
+}
+
+impl Default for SelfplayConfig {
+    fn default() -> Self {
+        SelfplayConfig {
+            parallel_games: 64,
+            full_visits: 200,
+            cheap_visits: 50,
+            full_fraction: 0.25,
+            temperature_moves: 20,
+            temperature: 1.0,
+            final_temperature: 0.2,
+            dirichlet_alpha: 0.3,
+            dirichlet_epsilon: 0.25,
+            c_puct: 1.5,
+            resign_threshold: -0.95,
+            resign_playout_fraction: 0.2,
+            resign_min_moves: 40,
+            positions_per_shard: 2048,
+            max_nodes: 1 << 17,
+        }
+    }
+}
+
+impl SelfplayConfig {
+    pub fn validate(&self) -> Result<(), String> {
+        let checks = [
+            (
+                self.parallel_games >= 1,
+                "parallel_games must be at least 1",
+            ),
+            (self.full_visits >= 1, "full_visits must be at least 1"),
+            (self.cheap_visits >= 1, "cheap_visits must be at least 1"),
+            (
+                (0.0..=1.0).contains(&self.full_fraction),
+                "full_fraction must lie in [0, 1]",
+            ),
+            (
+                (0.0..=1.0).contains(&self.resign_playout_fraction),
+                "resign_playout_fraction must lie in [0, 1]",
+            ),
+            (
+                self.temperature >= 0.0 && self.final_temperature >= 0.0,
+                "temperatures must be ≥ 0",
+            ),
+            (
+                self.positions_per_shard >= 1,
+                "positions_per_shard must be at least 1",
+            ),
+            (self.max_nodes >= 1024, "max_nodes must be at least 1024"),
+        ];
+        match checks.iter().find(|(ok, _)| !ok) {
+            Some((_, msg)) => Err(msg.to_string()),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Why self-play stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum SelfplayError {
+    #[error("invalid self-play config: {0}")]
+    Config(String),
+    #[error(transparent)]
+    Eval(#[from] infer::EvalError),
+    #[error(transparent)]
+    Shard(#[from] shards::ShardError),
+    #[error("search: {0}")]
+    Search(String),
+}
+
+/// What a self-play run did.
+#[derive(Clone, Debug, Default)]
+pub struct Summary {
+    pub games: usize,
+    /// Actions played (every move of every game, full or cheap).
+    pub positions: u64,
+    /// Positions stored as training samples.
+    pub samples: u64,
+    pub shards: Vec<PathBuf>,
+    pub seconds: f64,
+    /// Wins of the first player, wins of the second, draws.
+    pub results: [usize; 3],
+    pub resigned: usize,
+    /// Games that ignored resignation in which the player that would have resigned did not lose.
+    pub resign_false: usize,
+    /// Games that ignored resignation in which some player would have resigned.
+    pub resign_would: usize,
+    pub batches: BatchReport,
+}
+
+impl Summary {
+    pub fn positions_per_second(&self) -> f64 {
+        self.positions as f64 / self.seconds.max(1e-9)
+    }
+
+    pub fn average_length(&self) -> f64 {
+        self.positions as f64 / self.games.max(1) as f64
+    }
+
+    /// One line for logs and the command's output.
+    pub fn line(&self) -> String {
+        format!(
+            "{} games, {} positions ({:.1}/s), {} samples in {} shards, batch fill {:.0}%, \
+             results first/second/draw {}/{}/{}, average length {:.1}, resigned {}, \
+             resignation wrong in {}/{} checked games",
+            self.games,
+            self.positions,
+            self.positions_per_second(),
+            self.samples,
+            self.shards.len(),
+            100.0 * self.batches.fill(),
+            self.results[0],
+            self.results[1],
+            self.results[2],
+            self.average_length(),
+            self.resigned,
+            self.resign_false,
+            self.resign_would,
+        )
+    }
+}
+
+/// Where and how shards are written.
+pub struct ShardSink<'a> {
+    pub dir: &'a Path,
+    /// Part of every shard's name (after the time stamp), such as `g0003` or `selfplay`.
+    pub tag: &'a str,
+    /// The producing model, recorded in each shard.
+    pub model: &'a str,
+    /// The producing configuration (YAML), recorded in each shard.
+    pub config: &'a str,
+}
+
+/// A position waiting for its game's result.
+struct Pending {
+    planes: Vec<f32>,
+    policy: Vec<(u16, f32)>,
+    mover: Player,
+}
+
+/// One game in progress.
+struct Slot<G: Game> {
+    search: Search<G>,
+    moves: u32,
+    /// Root visits the current move's search must reach.
+    target: u32,
+    full: bool,
+    samples: Vec<Pending>,
+    /// This game never resigns; `would_resign` records who would have.
+    playout: bool,
+    would_resign: Option<Player>,
+}
+
+/// Plays `games` games from `start` with `evaluator` and writes their samples to shards.
+/// `on_game` is called after every finished game (for progress bars).
+pub fn run<G: Game>(
+    start: &G,
+    evaluator: &dyn Evaluator<G>,
+    config: &SelfplayConfig,
+    games: usize,
+    sink: &ShardSink<'_>,
+    seed: u64,
+    mut on_game: impl FnMut(&Summary),
+) -> Result<Summary, SelfplayError> {
+    config.validate().map_err(SelfplayError::Config)?;
+    let began = Instant::now();
+    let mut rng = SmallRng::seed_from_u64(seed);
+    let search_config = SearchConfig {
+        c_puct: config.c_puct,
+        max_nodes: config.max_nodes,
+        reuse_tree: true,
+        ..SearchConfig::default()
+    }
+    .with_noise(config.dirichlet_alpha, config.dirichlet_epsilon);
+    let batch_size = evaluator.batch_size().max(1);
+    let stats = BatchStats::default();
+    let mut summary = Summary::default();
+    let mut buffer: Vec<Sample> = Vec::new();
+    let mut buffer_games = 0usize;
+    let mut started = 0usize;
+    let mut slots: Vec<Slot<G>> = Vec::new();
+
+    let new_slot = |rng: &mut SmallRng, started: &mut usize| {
+        *started += 1;
+        let mut slot = Slot {
+            search: Search::new(start.clone(), search_config.clone(), rng.gen()),
+            moves: 0,
+            target: 0,
+            full: false,
+            samples: Vec::new(),
+            playout: rng.gen_bool(config.resign_playout_fraction),
+            would_resign: None,
+        };
+        next_move(&mut slot, config, rng);
+        slot
+    };
+    while slots.len() < config.parallel_games.min(games) {
+        slots.push(new_slot(&mut rng, &mut started));
+    }
+
+    let mut batch = LeafBatch::new();
+    let per_game = batch_size.div_ceil(slots.len().max(1)).max(1);
+    let mut first = 0usize;
+    while !slots.is_empty() {
+        // Gather: visit games round-robin from a rotating start until the batch is full.
+        batch.clear();
+        let n = slots.len();
+        for k in 0..n {
+            let room = batch_size - batch.len();
+            if room == 0 {
+                break;
+            }
+            let i = (first + k) % n;
+            let s = &slots[i];
+            let missing = s.target.saturating_sub(s.search.root_visits()) as usize;
+            if missing > 0 {
+                s.search
+                    .gather(&mut batch, i as u32, per_game.min(room).min(missing));
+            }
+        }
+        first = (first + 1) % n;
+        if !batch.is_empty() {
+            batch.evaluate(evaluator, &stats)?;
+            batch.apply(|tag| &slots[tag as usize].search);
+        }
+
+        // Move in every game whose search is done; finish and replace ended games.
+        let mut i = 0;
+        while i < slots.len() {
+            if slots[i].search.root_visits() < slots[i].target {
+                i += 1;
+                continue;
+            }
+            let ended = make_move(&mut slots[i], config, &mut rng, &mut summary)?;
+            match ended {
+                None => i += 1,
+                Some(outcome) => {
+                    let slot = slots.swap_remove(i);
+                    finish_game(slot, outcome, &mut summary, &mut buffer);
+                    buffer_games += 1;
+                    if buffer.len() >= config.positions_per_shard {
+                        flush(start, sink, &mut buffer, &mut buffer_games, &mut summary)?;
+                    }
+                    summary.seconds = began.elapsed().as_secs_f64();
+                    summary.batches = stats.report();
+                    on_game(&summary);
+                    if started < games {
+                        slots.push(new_slot(&mut rng, &mut started));
+                    }
+                    // Keep i: the swapped-in slot is checked next.
+                }
+            }
+        }
+    }
+    flush(start, sink, &mut buffer, &mut buffer_games, &mut summary)?;
+    summary.seconds = began.elapsed().as_secs_f64();
+    summary.batches = stats.report();
+    Ok(summary)
+}
+
+/// Chooses the next move's search size (playout-cap randomisation).
+fn next_move<G: Game>(slot: &mut Slot<G>, config: &SelfplayConfig, rng: &mut SmallRng) {
+    slot.full = rng.gen_bool(config.full_fraction);
+    let visits = if slot.full {
+        config.full_visits
+    } else {
+        config.cheap_visits
+    };
+    // Visits carried over by tree reuse count towards the target.
+    slot.target = visits.max(1);
+}
+
+/// Records the finished search (if full), resigns or plays a move. Returns the outcome when the
+/// game has ended.
+fn make_move<G: Game>(
+    slot: &mut Slot<G>,
+    config: &SelfplayConfig,
+    rng: &mut SmallRng,
+    summary: &mut Summary,
+) -> Result<Option<Outcome>, SelfplayError> {
+    let state = slot.search.state().clone();
+    let mover = state.to_act();
+    if slot.full {
+        let mut planes = vec![0.0; state.shape().input_len()];
+        state.encode(&mut planes);
+        let policy = slot
+            .search
+            .visit_distribution()
+            .into_iter()
+            .filter(|&(_, p)| p > 0.0)
+            .map(|(a, p)| (state.action_index(a) as u16, p))
+            .collect();
+        slot.samples.push(Pending {
+            planes,
+            policy,
+            mover,
+        });
+    }
+    if slot.moves >= config.resign_min_moves && slot.search.root_value() < config.resign_threshold {
+        if slot.playout {
+            slot.would_resign.get_or_insert(mover);
+        } else {
+            summary.resigned += 1;
+            return Ok(Some(Outcome::Win(mover.opponent())));
+        }
+    }
+    let temperature = if slot.moves < config.temperature_moves {
+        config.temperature
+    } else {
+        config.final_temperature
+    };
+    let action = slot
+        .search
+        .choose_action(temperature, rng)
+        .ok_or_else(|| SelfplayError::Search(format!("no action chosen in {}", state.to_text())))?;
+    slot.search
+        .advance(action)
+        .map_err(|e| SelfplayError::Search(e.to_string()))?;
+    slot.moves += 1;
+    summary.positions += 1;
+    if let Some(outcome) = slot.search.state().outcome() {
+        return Ok(Some(outcome));
+    }
+    next_move(slot, config, rng);
+    Ok(None)
+}
+
+fn finish_game<G: Game>(
+    slot: Slot<G>,
+    outcome: Outcome,
+    summary: &mut Summary,
+    buffer: &mut Vec<Sample>,
+) {
+    summary.games += 1;
+    summary.results[match outcome {
+        Outcome::Win(Player::First) => 0,
+        Outcome::Win(Player::Second) => 1,
+        Outcome::Draw => 2,
+    }] += 1;
+    if let Some(p) = slot.would_resign {
+        summary.resign_would += 1;
+        if outcome != Outcome::Win(p.opponent()) {
+            summary.resign_false += 1;
+        }
+    }
+    summary.samples += slot.samples.len() as u64;
+    buffer.extend(slot.samples.into_iter().map(|p| Sample {
+        planes: p.planes,
+        policy: p.policy,
+        value: outcome.value_for(p.mover),
+    }));
+}
+
+fn flush<G: Game>(
+    start: &G,
+    sink: &ShardSink<'_>,
+    buffer: &mut Vec<Sample>,
+    games: &mut usize,
+    summary: &mut Summary,
+) -> Result<(), SelfplayError> {
+    if buffer.is_empty() {
+        return Ok(());
+    }
+    let shape = start.shape();
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default();
+    let shard = Shard {
+        meta: ShardMeta {
+            game: G::NAME.to_string(),
+            planes: shape.planes,
+            height: shape.height,
+            width: shape.width,
+            policy_size: shape.policy_size,
+            model: sink.model.to_string(),
+            config: sink.config.to_string(),
+            created_unix: now.as_secs(),
+            games: *games,
+        },
+        samples: std::mem::take(buffer),
+        symmetries: shards::symmetry_maps(start),
+    };
+    // Time first so names sort by age; the sequence number separates shards of one millisecond.
+    let name = format!(
+        "{:013}-{}-{:04}.{}",
+        now.as_millis(),
+        sink.tag,
+        summary.shards.len(),
+        shards::EXTENSION
+    );
+    let path = sink.dir.join(name);
+    shard.write(&path)?;
+    tracing::debug!("wrote {} ({} samples)", path.display(), shard.samples.len());
+    summary.shards.push(path);
+    *games = 0;
+    Ok(())
+}

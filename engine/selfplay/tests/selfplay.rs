@@ -1,0 +1,115 @@
+//! Self-play with the fake evaluator: games finish, shards hold exactly the full-search
+//! positions with proper targets, and the summary adds up.
+
+use games::liuzhou::Liuzhou;
+use games::Game;
+use infer::fake::FakeEvaluator;
+use selfplay::{run, SelfplayConfig, ShardSink};
+use shards::Shard;
+
+fn tmpdir(name: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("selfplay-test-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn small_config() -> SelfplayConfig {
+    SelfplayConfig {
+        parallel_games: 6,
+        full_visits: 24,
+        cheap_visits: 8,
+        full_fraction: 0.5,
+        positions_per_shard: 150,
+        ..SelfplayConfig::default()
+    }
+}
+
+#[test]
+fn games_become_consistent_shards() {
+    let dir = tmpdir("consistent");
+    let evaluator = FakeEvaluator::new(16).seeded(3);
+    let sink = ShardSink {
+        dir: &dir,
+        tag: "test",
+        model: "fake",
+        config: "selfplay: {}\n",
+    };
+    let mut progress = 0;
+    let summary = run(
+        &Liuzhou::default(),
+        &evaluator,
+        &small_config(),
+        10,
+        &sink,
+        7,
+        |_| progress += 1,
+    )
+    .unwrap();
+    assert_eq!(summary.games, 10);
+    assert_eq!(progress, 10);
+    assert_eq!(summary.results.iter().sum::<usize>(), 10);
+    assert!(
+        summary.positions >= 10 * 36,
+        "a Liuzhou game has at least 36 placements"
+    );
+    assert!(summary.samples > 0 && summary.samples < summary.positions);
+    assert!(summary.shards.len() >= 2, "{} shards", summary.shards.len());
+    assert!(
+        summary.batches.fill() > 0.3,
+        "fill {}",
+        summary.batches.fill()
+    );
+
+    let mut samples = 0u64;
+    let mut games = 0;
+    for path in &summary.shards {
+        let shard = Shard::read(path).unwrap();
+        assert_eq!(shard.meta.game, "liuzhou");
+        assert_eq!(
+            shard.meta.input_len(),
+            Liuzhou::default().shape().input_len()
+        );
+        games += shard.meta.games;
+        for s in &shard.samples {
+            let total: f32 = s.policy.iter().map(|(_, p)| p).sum();
+            assert!((total - 1.0).abs() < 1e-4, "policy sums to {total}");
+            assert!([-1.0, 0.0, 1.0].contains(&s.value));
+        }
+        samples += shard.samples.len() as u64;
+    }
+    assert_eq!(samples, summary.samples);
+    assert_eq!(games, 10);
+    // Only finished shards are in the directory.
+    let names: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names.len(), summary.shards.len());
+}
+
+#[test]
+fn bad_config_is_refused() {
+    let dir = tmpdir("bad");
+    let sink = ShardSink {
+        dir: &dir,
+        tag: "t",
+        model: "fake",
+        config: "",
+    };
+    let config = SelfplayConfig {
+        full_fraction: 1.5,
+        ..small_config()
+    };
+    let err = run(
+        &Liuzhou::default(),
+        &FakeEvaluator::new(8),
+        &config,
+        1,
+        &sink,
+        1,
+        |_| {},
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("full_fraction"), "{err}");
+}
