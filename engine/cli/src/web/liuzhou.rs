@@ -4,7 +4,7 @@ use games::liuzhou::{ActionKind, Liuzhou, Phase};
 use games::{Game, Player};
 use serde_json::json;
 
-use super::view::{tag_pairs, BoardView, Record, RecordInput, WebGame};
+use super::view::{fen_cells, tag_pairs, BoardView, Record, RecordInput, WebGame};
 
 fn point_name(p: u8) -> String {
     format!("{}{}", (b'a' + p % 6) as char, p / 6 + 1)
@@ -26,34 +26,14 @@ impl WebGame for Liuzhou {
     const SIDES: [&'static str; 2] = ["Black", "White"];
 
     fn board(&self) -> BoardView {
-        let (black, white, marked) = (
-            self.stones(Player::First),
-            self.stones(Player::Second),
-            self.marked(),
-        );
-        let mut names = Vec::with_capacity(6);
-        let mut cells = Vec::with_capacity(6);
-        for rank in (0..6u8).rev() {
-            let points: Vec<u8> = (0..6).map(|file| rank * 6 + file).collect();
-            names.push(points.iter().map(|&p| point_name(p)).collect());
-            cells.push(
-                points
-                    .iter()
-                    .map(|&p| {
-                        let bit = 1u64 << p;
-                        let m = marked & bit != 0;
-                        match (black & bit != 0, white & bit != 0, m) {
-                            (true, _, false) => "B",
-                            (true, _, true) => "b",
-                            (_, true, false) => "W",
-                            (_, true, true) => "w",
-                            _ => "",
-                        }
-                        .to_string()
-                    })
-                    .collect(),
-            );
-        }
+        let names = (0..6u8)
+            .rev()
+            .map(|rank| (0..6).map(|file| point_name(rank * 6 + file)).collect())
+            .collect();
+        // LFEN writes marked stones in lower case, as the page draws them.
+        let lfen = self.lfen();
+        let cells = fen_cells(lfen.split(' ').next().unwrap_or(""), 6, 6);
+        let marked = self.marked();
         // In MOVEMENT a player with no step removes a stone instead (the no-move rule); the
         // page names that case, which the phase alone does not tell.
         let mut actions = Vec::new();

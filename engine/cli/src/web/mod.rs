@@ -108,7 +108,9 @@ impl Config {
 }
 
 /// The start position of each game, with the variant settings read from its config.
-/// A game joins the server with a field here, an arm in [`new_session`] and one in [`games`].
+/// A game joins the server with a field here, an arm in [`new_session`], a line in
+/// [`game_infos`], a file in this module implementing [`WebGame`], and a key in `serve`'s
+/// `games` config section.
 #[derive(Clone, Debug, Default)]
 pub struct Starts {
     pub liuzhou: Liuzhou,
@@ -293,9 +295,14 @@ struct GamesReply {
     max_visits: u64,
 }
 
+/// The games this server plays: one line per game.
+fn game_infos() -> Vec<GameInfo> {
+    vec![info::<Liuzhou>()]
+}
+
 async fn games(State(app): State<AppState>) -> Json<GamesReply> {
     Json(GamesReply {
-        games: vec![info::<Liuzhou>()],
+        games: game_infos(),
         agents: AGENT_NAMES,
         default_agent: app.config.default_agent.clone(),
         default_visits: app.config.default_visits,
@@ -347,7 +354,14 @@ fn new_session(
         Liuzhou::NAME => make(app.starts.liuzhou.clone(), req, spec, meta, max),
         other => Err(ApiError::new(
             StatusCode::BAD_REQUEST,
-            format!("unknown game {other:?}; this server plays: liuzhou"),
+            format!(
+                "unknown game {other:?}; this server plays: {}",
+                game_infos()
+                    .iter()
+                    .map(|g| g.name)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
         )),
     }
 }

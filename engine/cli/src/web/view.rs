@@ -37,6 +37,39 @@ pub struct BoardView {
     pub info: serde_json::Value,
 }
 
+/// The cells of a FEN-style board field (rows top first, `/` between rows, a number for a run of
+/// empty points, `.` for one, any other character a piece): `rows` rows of `cols` cells, `""`
+/// for empty. A malformed field (which the game's own writer never produces) yields empty cells
+/// where it falls short and drops what overflows.
+pub fn fen_cells(board: &str, cols: usize, rows: usize) -> Vec<Vec<String>> {
+    let mut out: Vec<Vec<String>> = board
+        .split('/')
+        .take(rows)
+        .map(|row| {
+            let mut cells = Vec::with_capacity(cols);
+            let mut run = 0usize;
+            for ch in row.chars() {
+                if let Some(d) = ch.to_digit(10) {
+                    run = run * 10 + d as usize;
+                    continue;
+                }
+                cells.extend(std::iter::repeat_n(String::new(), run));
+                run = 0;
+                cells.push(if ch == '.' {
+                    String::new()
+                } else {
+                    ch.to_string()
+                });
+            }
+            cells.extend(std::iter::repeat_n(String::new(), run));
+            cells.resize(cols, String::new());
+            cells
+        })
+        .collect();
+    out.resize(rows, vec![String::new(); cols]);
+    out
+}
+
 /// One action, with the points a click on the board would name.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct ActionView {
@@ -277,5 +310,26 @@ impl<G: WebGame> WebSession for WebMatch<G> {
             actions: self.game.history(),
             names: self.names(),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fen_cells_reads_runs_pieces_and_short_rows() {
+        let c = fen_cells("bBW3/6/1w4", 6, 4);
+        assert_eq!(c.len(), 4);
+        assert_eq!(c[0], ["b", "B", "W", "", "", ""]);
+        assert!(c[1].iter().all(String::is_empty));
+        assert_eq!(c[2][1], "w");
+        assert!(c[3].iter().all(String::is_empty), "missing rows are empty");
+        // Multi-digit runs (19 × 19 Go), dots, and overflow.
+        let c = fen_cells("19/X17O/.X", 19, 3);
+        assert!(c[0].iter().all(String::is_empty));
+        assert_eq!((c[1][0].as_str(), c[1][18].as_str()), ("X", "O"));
+        assert_eq!((c[2][0].as_str(), c[2][1].as_str()), ("", "X"));
+        assert_eq!(fen_cells("BBBBBBBB", 6, 1)[0].len(), 6);
     }
 }
