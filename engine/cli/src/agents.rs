@@ -204,6 +204,9 @@ impl AgentSpec {
             "random" => Ok(Box::new(Plain {
                 agent: RandomAgent::new(self.seed),
             })),
+            // Thinks until the test opens the gate: proves the server answers meanwhile.
+            #[cfg(test)]
+            "gate" => Ok(Box::new(Plain { agent: tests::Gate })),
             other => Err(AgentSpecError::Unknown {
                 name: other.to_string(),
                 known: AGENT_NAMES.join(", "),
@@ -213,9 +216,36 @@ impl AgentSpec {
 }
 
 #[cfg(test)]
-mod tests {
+pub mod tests {
     use super::*;
     use games::liuzhou::Liuzhou;
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    /// While false, the `gate` agent does not answer.
+    pub static GATE_OPEN: AtomicBool = AtomicBool::new(false);
+
+    /// An agent that waits for [`GATE_OPEN`], then plays randomly.
+    pub struct Gate;
+
+    impl<G: Game> Agent<G> for Gate {
+        fn name(&self) -> String {
+            "gate".into()
+        }
+
+        fn select_action(&mut self, state: &G) -> Result<G::Action, AgentError> {
+            let t0 = std::time::Instant::now();
+            while !GATE_OPEN.load(Ordering::SeqCst) {
+                if t0.elapsed() > std::time::Duration::from_secs(30) {
+                    return Err(AgentError {
+                        agent: "gate".into(),
+                        reason: "never opened".into(),
+                    });
+                }
+                std::thread::sleep(std::time::Duration::from_millis(2));
+            }
+            RandomAgent::new(0).select_action(state)
+        }
+    }
 
     #[test]
     fn random_thinker_chooses_legal_actions_and_reports_no_search() {

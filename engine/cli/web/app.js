@@ -423,7 +423,8 @@ function statusText(s) {
       case "counter": return `${who}: counter-removal — remove one of ${opp}'s stones.`;
     }
   }
-  return `${who} to move.`;
+  const check = s.board.info && s.board.info.in_check ? " Check!" : "";
+  return `${who} to move.${check}`;
 }
 
 const LZ_PHASES = [

@@ -497,6 +497,120 @@ async fn a_whole_game_through_the_api_and_its_record() {
 }
 
 #[tokio::test]
+async fn every_served_game_plays_to_its_end_through_the_api() {
+    let app = app();
+    for game in game_infos() {
+        let s = new_game(
+            &app,
+            json!({"game": game.name, "side": "none", "agent": "random", "seed": 3}),
+        )
+        .await;
+        assert_eq!(s["sides"], json!(game.sides));
+        let b = &s["board"];
+        let (rows, cols) = (b["rows"].as_u64().unwrap(), b["cols"].as_u64().unwrap());
+        assert_eq!(b["names"].as_array().unwrap().len() as u64, rows);
+        assert_eq!(b["cells"][0].as_array().unwrap().len() as u64, cols);
+        // Every legal action names points of the board (or none, like a pass).
+        let names: Vec<&Value> = b["names"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|r| r.as_array().unwrap())
+            .collect();
+        for a in s["legal"].as_array().unwrap() {
+            for end in [&a["from"], &a["to"]] {
+                assert!(
+                    end.is_null() || names.contains(&end),
+                    "{} names {end}",
+                    game.name
+                );
+            }
+        }
+        let base = format!("/api/sessions/{}", id(&s));
+        let mut last = s;
+        for _ in 0..Config::default().max_actions {
+            if !last["outcome"].is_null() {
+                break;
+            }
+            let r = send(&app, Method::POST, &format!("{base}/engine"), None).await;
+            assert_eq!(r.status, StatusCode::OK, "{}: {}", game.name, r.text);
+            last = r.json()["session"].clone();
+        }
+        assert!(!last["outcome"].is_null(), "{} ended", game.name);
+        let r = send(&app, Method::GET, &format!("{base}/record"), None).await;
+        assert_eq!(r.status, StatusCode::OK);
+        assert!(r.headers[header::CONTENT_DISPOSITION]
+            .to_str()
+            .unwrap()
+            .starts_with("attachment"));
+        assert!(r.text.len() > 20, "{}: {}", game.name, r.text);
+    }
+}
+
+#[tokio::test]
+async fn the_engine_thinks_off_the_request_thread() {
+    use crate::agents::tests::GATE_OPEN;
+    use std::sync::atomic::Ordering;
+    // The gate agent exists only in tests and is not among the names the API accepts, so the
+    // session is made here rather than through the API.
+    let app = app();
+    let spec = AgentSpec {
+        name: "gate".into(),
+        visits: 1,
+        seed: 0,
+    };
+    let meta = Meta {
+        id: Store::new_id(),
+        agent: "gate".into(),
+        strength: 1,
+    };
+    let gated = meta.id.clone();
+    let req = NewGame {
+        game: "liuzhou".into(),
+        side: "second".into(),
+        agent: None,
+        strength: None,
+        seed: None,
+    };
+    let session = new_session(&app, &req, &spec, meta).unwrap();
+    app.store.insert(gated.clone(), session).unwrap();
+    let other = id(&new_game(&app, json!({"game": "liuzhou", "side": "first"})).await);
+
+    // The test runtime has one thread: a think on it would block every request below.
+    let engine = tokio::spawn({
+        let app = app.clone();
+        let path = format!("/api/sessions/{gated}/engine");
+        async move { send(&app, Method::POST, &path, None).await }
+    });
+    let mut busy = false;
+    for _ in 0..1000 {
+        let r = send(&app, Method::GET, &format!("/api/sessions/{gated}"), None).await;
+        if r.status == StatusCode::CONFLICT {
+            busy = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+    assert!(busy, "the thinking session answers busy");
+    // Meanwhile the server answers everything else.
+    let r = send(&app, Method::GET, "/api/games", None).await;
+    assert_eq!(r.status, StatusCode::OK);
+    let r = send(
+        &app,
+        Method::POST,
+        &format!("/api/sessions/{other}/play"),
+        Some(r#"{"action":"c3"}"#),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    assert!(!engine.is_finished(), "the engine is still thinking");
+    GATE_OPEN.store(true, Ordering::SeqCst);
+    let r = engine.await.unwrap();
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    assert_eq!(r.json()["session"]["history"][0]["engine"], true);
+}
+
+#[tokio::test]
 async fn sessions_are_bounded_and_busy_ones_are_kept() {
     let app = App::new(
         Config {

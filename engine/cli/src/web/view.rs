@@ -208,10 +208,7 @@ impl<G: WebGame> WebMatch<G> {
     }
 
     fn names(&self) -> [String; 2] {
-        let engine = format!(
-            "engine ({}, {} visits)",
-            self.meta.agent, self.meta.strength
-        );
+        let engine = format!("engine: {}", self.game.engine_name());
         let name = |p: Player| {
             if self.game.human() == Some(p) {
                 "human".to_string()
