@@ -211,12 +211,36 @@ async function liuzhou(page, base) {
   await page.waitForFunction((n) => document.querySelectorAll("#history li").length < n, before, { timeout: STEP_TIMEOUT });
   await ready(page);
 
+  // Play on to the end by clicks: a legal action each turn, clicked as a person would.
+  let actions = 0;
+  for (; actions < 400; actions++) {
+    await ready(page);
+    const turn = await page.evaluate(() => document.body.dataset.turn);
+    if (turn === "over") break;
+    const a = await page.evaluate((k) => {
+      const legal = page.session.legal;
+      return legal[k % legal.length];
+    }, actions * 7);
+    const n = await page.locator("#history li").count();
+    if (a.from) {
+      await page.click(`svg#board rect.hit[data-point="${a.from}"]`);
+    }
+    await page.click(`svg#board rect.hit[data-point="${a.to}"]`);
+    await page.waitForFunction((m) => document.querySelectorAll("#history li").length > m, n, { timeout: STEP_TIMEOUT });
+  }
+  await ready(page);
+  st = await boardState(page);
+  console.log(`     the game ended after ${actions} more actions by clicks: ${st.status}`);
+  check(st.turn === "over" && st.status.startsWith("Game over"), `the game ends (${st.status})`);
+  await shot(page, "liuzhou-game-over");
+
   // The record downloads and lists the actions.
   const href = await page.getAttribute("#record", "href");
   const rec = await page.request.get(new URL(href, base).toString());
   check(rec.ok(), "record downloads");
   const text = await rec.text();
   check(text.includes("[StartLFEN ") && text.includes("[Game \"Liuzhou\"]"), "record has its LFEN tags");
+  check(!text.includes("[Result \"*\"]"), "the record has the result");
   check(await page.locator("#eval-text").textContent() !== "", "evaluation text shown");
 }
 

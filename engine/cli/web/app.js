@@ -407,7 +407,15 @@ function sideName(s, key) {
 }
 
 function statusText(s) {
-  if (s.outcome) return `Game over: ${s.outcome.text}.`;
+  if (s.outcome) {
+    let why = "";
+    const i = s.board.info || {};
+    if (s.game === "liuzhou" && !s.outcome.winner) {
+      if (i.move_count >= i.move_limit) why = ` (${i.move_limit} actions played)`;
+      else if (i.moves_since_capture >= i.no_capture_limit) why = ` (${i.no_capture_limit} actions without a capture)`;
+    }
+    return `Game over: ${s.outcome.text}${why}.`;
+  }
   const me = sideName(s, s.to_act);
   const opp = sideName(s, s.to_act === "first" ? "second" : "first");
   const who = s.human_to_act ? `You (${me})` : `Engine (${me})`;
