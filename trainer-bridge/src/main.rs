@@ -1,6 +1,11 @@
 //! `trainer-bridge`: the learner half of the loop.
 
-use clap::Parser;
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use candle_core::Device;
+use clap::{Args, Parser, Subcommand};
+use trainer_bridge::{export_onnx, ModelMeta, Net, NetConfig};
 
 #[derive(Parser)]
 #[command(
@@ -8,9 +13,175 @@ use clap::Parser;
     version,
     about = "Trains the policy/value network from shards and writes ONNX"
 )]
-struct Cli {}
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Writes generation 0: a randomly initialised network as <out>.safetensors and <out>.onnx.
+    Init(InitArgs),
+    /// Trains from a checkpoint on the newest shards; writes the next checkpoint and its ONNX.
+    Fit(FitArgs),
+}
+
+#[derive(Args)]
+struct FitArgs {
+    /// Directory of self-play shards (the newest are used, up to `fit.window_samples`).
+    shards: PathBuf,
+    /// The checkpoint to start from (a .safetensors written by `init` or `fit`).
+    #[arg(long)]
+    model: PathBuf,
+    /// Directory the new model is written to.
+    #[arg(long)]
+    out: PathBuf,
+    /// Name of the new model (file stem); default: the input's number plus one (0003 → 0004).
+    #[arg(long)]
+    name: Option<String>,
+    /// YAML config: its `network` section must match the checkpoint, its `fit` section sets
+    /// the training (defaults apply where absent).
+    #[arg(long)]
+    config: PathBuf,
+    /// Append per-step losses to this JSONL file.
+    #[arg(long)]
+    log: Option<PathBuf>,
+    /// Override `fit.steps`.
+    #[arg(long)]
+    steps: Option<usize>,
+}
+
+#[derive(Args)]
+struct InitArgs {
+    /// The game the network is for (liuzhou, xiangqi, go).
+    #[arg(long)]
+    game: String,
+    /// YAML config whose `network:` section sizes the network (configs/<game>.yaml).
+    #[arg(long)]
+    config: PathBuf,
+    /// Output path without extension, e.g. models/liuzhou/0000 (an extension given is
+    /// replaced). Missing directories are created.
+    #[arg(long)]
+    out: PathBuf,
+    /// Board size, for games played on several (Go).
+    #[arg(long)]
+    board_size: Option<usize>,
+}
 
 fn main() -> anyhow::Result<()> {
-    let _cli = Cli::parse();
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    match Cli::parse().command {
+        Command::Init(args) => init(&args),
+        Command::Fit(args) => fit(&args),
+    }
+}
+
+fn init(args: &InitArgs) -> anyhow::Result<()> {
+    let shape = games::shape_of(&args.game, args.board_size).with_context(|| {
+        format!(
+            "unknown game {:?} (or board size {:?} not supported)",
+            args.game, args.board_size
+        )
+    })?;
+    let network = NetConfig::from_yaml_file(&args.config)?;
+    let (varmap, _net) = Net::fresh(&network, shape, &Device::Cpu)?;
+    let stem = args.out.with_extension("");
+    if let Some(dir) = stem.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
+    let weights = with_ext(&stem, "safetensors");
+    let model = with_ext(&stem, "onnx");
+    Net::save(&varmap, &weights)?;
+    let meta = ModelMeta {
+        game: args.game.clone(),
+        shape,
+        network,
+        generation: 0,
+    };
+    export_onnx(&varmap, &meta, &model)?;
+    println!("{}\n{}", weights.display(), model.display());
     Ok(())
+}
+
+fn fit(args: &FitArgs) -> anyhow::Result<()> {
+    let network = NetConfig::from_yaml_file(&args.config)?;
+    let mut config = fit_config(&args.config)?;
+    if let Some(steps) = args.steps {
+        config.steps = steps;
+    }
+    let name = match &args.name {
+        Some(n) => n.clone(),
+        None => next_name(&args.model)?,
+    };
+    let generation: u64 = name.trim_start_matches('0').parse().unwrap_or(0);
+    let out = args.out.join(&name);
+    let bar = indicatif::ProgressBar::new(config.steps as u64).with_style(
+        indicatif::ProgressStyle::with_template(
+            "fit {bar:40} {pos}/{len} steps [{elapsed_precise} < {eta}]",
+        )
+        .expect("valid template"),
+    );
+    let report = trainer_bridge::fit::fit(trainer_bridge::fit::FitJob {
+        shards_dir: &args.shards,
+        model: &args.model,
+        network: &network,
+        config: &config,
+        out: &out,
+        generation,
+        log: args.log.as_deref(),
+        on_step: &mut |step, _| bar.set_position(step as u64),
+    })?;
+    bar.finish_and_clear();
+    println!(
+        "{}: {} steps on {} samples from {} shards, {:.0} samples/s; policy loss {:.3} -> {:.3}, value loss {:.3} -> {:.3}\n{}\n{}",
+        report.game,
+        report.steps,
+        report.window,
+        report.shards,
+        report.samples_per_second,
+        report.first_loss.0,
+        report.last_loss.0,
+        report.first_loss.1,
+        report.last_loss.1,
+        report.checkpoint.display(),
+        report.onnx.display()
+    );
+    Ok(())
+}
+
+/// The `fit` section of the config file (defaults where absent).
+fn fit_config(path: &Path) -> anyhow::Result<trainer_bridge::fit::FitConfig> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let doc: serde_yaml::Value =
+        serde_yaml::from_str(&text).with_context(|| format!("parsing {}", path.display()))?;
+    match doc.get("fit") {
+        None | Some(serde_yaml::Value::Null) => Ok(Default::default()),
+        Some(v) => serde_yaml::from_value(v.clone())
+            .with_context(|| format!("config {}: section `fit`", path.display())),
+    }
+}
+
+/// `0003.safetensors` → `0004`.
+fn next_name(model: &Path) -> anyhow::Result<String> {
+    let stem = model.file_stem().and_then(|s| s.to_str()).unwrap_or("");
+    let n: u64 = stem.parse().with_context(|| {
+        format!(
+            "--model {}: give --name, the stem is not a number",
+            model.display()
+        )
+    })?;
+    Ok(format!("{:04}", n + 1))
+}
+
+fn with_ext(stem: &Path, ext: &str) -> PathBuf {
+    let mut s = stem.as_os_str().to_owned();
+    s.push(".");
+    s.push(ext);
+    PathBuf::from(s)
 }

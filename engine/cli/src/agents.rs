@@ -5,12 +5,22 @@
 use std::sync::Arc;
 
 use games::{Agent, AgentError, Game, RandomAgent};
+use infer::Evaluator;
 use search::{Limit, MctsAgent, MctsAgentConfig, RolloutEvaluator, RunOptions, SearchConfig};
 
 /// The agents a person can choose, by the name the CLI flags and the web API use: `mcts` is
-/// Monte Carlo tree search with random playouts (visits = strength), `random` plays any legal
-/// action. The first is the default.
-pub const AGENT_NAMES: &[&str] = &["mcts", "random"];
+/// Monte Carlo tree search with random playouts, `net` the same search guided by a trained
+/// network (where a model is configured), `random` plays any legal action. Visits = strength.
+pub const AGENT_NAMES: &[&str] = &["mcts", "net", "random"];
+
+/// The agents available for a game: `net` only where a network is loaded.
+pub fn available_agents(has_net: bool) -> Vec<&'static str> {
+    AGENT_NAMES
+        .iter()
+        .copied()
+        .filter(|&n| n != "net" || has_net)
+        .collect()
+}
 
 /// Longest principal variation reported.
 const PV_MAX: usize = 12;
@@ -86,24 +96,62 @@ impl<G: Game> Mcts<G> {
     /// Pure MCTS: `visits` playouts per decision, each leaf valued by one random playout.
     pub fn rollouts(visits: u64, seed: u64) -> Self {
         let search = SearchConfig {
-            max_nodes: (visits.saturating_mul(NODES_PER_VISIT) + 1024)
-                .min(SearchConfig::default().max_nodes as u64) as usize,
             // One random playout per position is a noisy value: a transposition should draw
             // its own rather than reuse a cached one.
             cache_entries: 0,
-            ..SearchConfig::default()
+            ..Self::bounded(visits)
         };
+        Self::with(
+            "mcts",
+            search,
+            RunOptions::single(1),
+            Arc::new(RolloutEvaluator::<G>::new(seed)),
+            visits,
+            seed,
+        )
+    }
+
+    /// MCTS guided by a network: `visits` per decision, leaves evaluated a few at a time.
+    pub fn network(evaluator: Arc<dyn Evaluator<G>>, visits: u64, seed: u64) -> Self {
+        let leaves = evaluator.batch_size().clamp(1, 8);
+        Self::with(
+            "net",
+            Self::bounded(visits),
+            RunOptions::single(leaves),
+            evaluator,
+            visits,
+            seed,
+        )
+    }
+
+    /// Match-play settings with the arena sized by the strength.
+    fn bounded(visits: u64) -> SearchConfig {
+        SearchConfig {
+            max_nodes: (visits.saturating_mul(NODES_PER_VISIT) + 1024)
+                .min(SearchConfig::default().max_nodes as u64) as usize,
+            ..SearchConfig::default()
+        }
+    }
+
+    fn with(
+        name: &str,
+        search: SearchConfig,
+        run: RunOptions,
+        evaluator: Arc<dyn Evaluator<G>>,
+        visits: u64,
+        seed: u64,
+    ) -> Self {
         Mcts {
             agent: MctsAgent::new(
                 MctsAgentConfig {
-                    name: "mcts".into(),
+                    name: name.into(),
                     search,
                     limit: Limit::visits(visits),
-                    run: RunOptions::single(1),
+                    run,
                     temperature: 0.0,
                     seed,
                 },
-                Arc::new(RolloutEvaluator::<G>::new(seed)),
+                evaluator,
             ),
             visits,
         }
@@ -112,7 +160,7 @@ impl<G: Game> Mcts<G> {
 
 impl<G: Game> Thinker<G> for Mcts<G> {
     fn name(&self) -> String {
-        format!("mcts ({} visits)", self.visits)
+        format!("{} ({} visits)", self.agent.name(), self.visits)
     }
 
     fn new_game(&mut self, start: &G) -> Result<(), AgentError> {
@@ -166,6 +214,8 @@ pub enum AgentSpecError {
     Unknown { name: String, known: String },
     #[error("strength {got} is outside 1..={max} visits")]
     Strength { got: u64, max: u64 },
+    #[error("agent `net` needs a model for {game}, and none is loaded")]
+    NoModel { game: &'static str },
 }
 
 /// Which agent to build and how strong: the factory's input.
@@ -197,10 +247,17 @@ impl AgentSpec {
         Ok(())
     }
 
-    /// Builds the thinker for games of `G`. A searching agent plugs in here as one more arm.
-    pub fn build<G: Game>(&self) -> Result<Box<dyn Thinker<G>>, AgentSpecError> {
+    /// Builds the thinker for games of `G`; `net` is the game's network, if one is loaded.
+    pub fn build<G: Game>(
+        &self,
+        net: Option<&Arc<dyn Evaluator<G>>>,
+    ) -> Result<Box<dyn Thinker<G>>, AgentSpecError> {
         match self.name.as_str() {
             "mcts" => Ok(Box::new(Mcts::<G>::rollouts(self.visits, self.seed))),
+            "net" => match net {
+                Some(e) => Ok(Box::new(Mcts::network(e.clone(), self.visits, self.seed))),
+                None => Err(AgentSpecError::NoModel { game: G::NAME }),
+            },
             "random" => Ok(Box::new(Plain {
                 agent: RandomAgent::new(self.seed),
             })),
@@ -255,7 +312,7 @@ pub mod tests {
             seed: 3,
         };
         spec.validate(100).unwrap();
-        let mut t = spec.build::<Liuzhou>().unwrap();
+        let mut t = spec.build::<Liuzhou>(None).unwrap();
         let mut s = Liuzhou::default();
         t.new_game(&s).unwrap();
         for _ in 0..20 {
@@ -276,7 +333,7 @@ pub mod tests {
             seed: 5,
         };
         spec.validate(1000).unwrap();
-        let mut t = spec.build::<Liuzhou>().unwrap();
+        let mut t = spec.build::<Liuzhou>(None).unwrap();
         let s = Liuzhou::default();
         t.new_game(&s).unwrap();
         let th = t.think(&s).unwrap();
@@ -303,14 +360,14 @@ pub mod tests {
                 visits: 200,
                 seed: g,
             }
-            .build::<Liuzhou>()
+            .build::<Liuzhou>(None)
             .unwrap();
             let mut random = AgentSpec {
                 name: "random".into(),
                 visits: 1,
                 seed: g,
             }
-            .build::<Liuzhou>()
+            .build::<Liuzhou>(None)
             .unwrap();
             let mcts_side = if g % 2 == 0 {
                 games::Player::First
@@ -341,6 +398,31 @@ pub mod tests {
     }
 
     #[test]
+    fn the_network_agent_needs_a_network_and_reports_its_search() {
+        let spec = AgentSpec {
+            name: "net".into(),
+            visits: 64,
+            seed: 1,
+        };
+        spec.validate(100).unwrap();
+        assert_eq!(
+            spec.build::<Liuzhou>(None).err(),
+            Some(AgentSpecError::NoModel { game: "liuzhou" })
+        );
+        let net: Arc<dyn Evaluator<Liuzhou>> = Arc::new(infer::fake::FakeEvaluator::new(8));
+        let mut t = spec.build::<Liuzhou>(Some(&net)).unwrap();
+        assert_eq!(t.name(), "net (64 visits)");
+        let s = Liuzhou::default();
+        t.new_game(&s).unwrap();
+        let th = t.think(&s).unwrap();
+        assert!(s.is_legal(th.action));
+        assert!(th.visits.unwrap() >= 64);
+        assert!(th.value.is_some());
+        assert_eq!(available_agents(false), ["mcts", "random"]);
+        assert_eq!(available_agents(true), ["mcts", "net", "random"]);
+    }
+
+    #[test]
     fn bad_specs_are_refused_with_reasons() {
         let mut spec = AgentSpec {
             name: "alphabeta9000".into(),
@@ -351,7 +433,7 @@ pub mod tests {
             spec.validate(100),
             Err(AgentSpecError::Unknown { .. })
         ));
-        assert!(spec.build::<Liuzhou>().is_err());
+        assert!(spec.build::<Liuzhou>(None).is_err());
         spec.name = "random".into();
         spec.visits = 0;
         assert_eq!(

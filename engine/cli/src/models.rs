@@ -3,21 +3,28 @@
 use std::path::Path;
 use std::sync::Arc;
 
+use anyhow::Context;
 use games::Game;
 use infer::fake::FakeEvaluator;
+use infer::onnx::{OrtEvaluator, OrtOptions};
 use infer::Evaluator;
 
-/// The evaluator named by `model`: `uniform` (no network), or an ONNX model file.
+use crate::config;
+
+/// The evaluator named by `model`: `uniform` (no network: uniform priors, value 0), or an ONNX
+/// model file run by ONNX Runtime with the config's `inference` section.
 pub fn evaluator<G: Game>(
-    _start: &G,
+    start: &G,
     model: &str,
-    _doc: &serde_yaml::Value,
-    _config_path: &Path,
+    doc: &serde_yaml::Value,
+    config_path: &Path,
 ) -> anyhow::Result<Arc<dyn Evaluator<G>>> {
-    match model {
-        "uniform" => Ok(Arc::new(FakeEvaluator::new(64))),
-        other => anyhow::bail!(
-            "--model {other:?}: ONNX models are not supported by this build yet; use `uniform`"
-        ),
+    let opts: OrtOptions = config::section(doc, "inference", config_path)?;
+    if model == "uniform" {
+        return Ok(Arc::new(FakeEvaluator::new(opts.batch_size.max(1))));
     }
+    let evaluator = OrtEvaluator::load(Path::new(model), start, &opts)
+        .with_context(|| format!("loading model {model}"))?;
+    tracing::info!("{}", evaluator.describe());
+    Ok(Arc::new(evaluator))
 }

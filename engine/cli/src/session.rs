@@ -270,7 +270,7 @@ mod tests {
             visits: 1,
             seed: 7,
         };
-        Match::new(Liuzhou::default(), human, spec.build().unwrap(), 1000).unwrap()
+        Match::new(Liuzhou::default(), human, spec.build(None).unwrap(), 1000).unwrap()
     }
 
     #[test]
@@ -356,7 +356,7 @@ mod tests {
             visits: 1,
             seed: 7,
         };
-        let mut m = Match::new(Liuzhou::default(), None, spec.build().unwrap(), 3).unwrap();
+        let mut m = Match::new(Liuzhou::default(), None, spec.build(None).unwrap(), 3).unwrap();
         for _ in 0..3 {
             m.engine_move().unwrap();
         }

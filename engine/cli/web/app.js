@@ -58,9 +58,6 @@ async function init() {
   page.info = await api("GET", "/api/games");
   const game = $("game");
   for (const g of page.info.games) game.add(new Option(g.title, g.name));
-  const agent = $("agent");
-  for (const a of page.info.agents) agent.add(new Option(a, a));
-  agent.value = page.info.default_agent;
   const strength = $("strength");
   const choices = new Set([25, 100, 400, 1600, 6400, page.info.default_visits]);
   for (const v of [...choices].sort((a, b) => a - b)) {
@@ -71,7 +68,7 @@ async function init() {
   if (params.get("game")) game.value = params.get("game");
   fillSides();
   if (params.get("side")) $("side").value = params.get("side");
-  if (params.get("agent")) agent.value = params.get("agent");
+  if (params.get("agent")) $("agent").value = params.get("agent");
   if (params.get("strength")) {
     const v = params.get("strength");
     if (![...strength.options].some((o) => o.value === v)) strength.add(new Option(`${v} visits`, v));
@@ -94,7 +91,19 @@ function fillSides() {
   side.add(new Option(g.sides[1], "second"));
   side.add(new Option("nobody (watch)", "none"));
   side.value = old || "first";
+  // The agents this game can be played by (`net` only where a model is loaded).
+  const agent = $("agent");
+  const chosen = agent.value || page.info.default_agent;
+  agent.innerHTML = "";
+  for (const a of g.agents) agent.add(new Option(AGENT_TITLES[a] || a, a));
+  agent.value = g.agents.includes(chosen) ? chosen : g.agents[0];
 }
+
+const AGENT_TITLES = {
+  mcts: "MCTS (random playouts)",
+  net: "MCTS + network",
+  random: "random moves",
+};
 
 async function newGame() {
   if (page.busy) return;

@@ -5,6 +5,15 @@ pub mod fake;
 
 use games::Game;
 
+pub mod bench;
+pub mod onnx;
+pub mod runtime;
+
+pub use onnx::{
+    ModelError, ModelInfo, OrtEvaluator, OrtModel, OrtOptions, Provider, ProviderReport,
+};
+pub use runtime::RuntimeError;
+
 /// Why a batch could not be evaluated.
 #[derive(Debug, thiserror::Error)]
 pub enum EvalError {

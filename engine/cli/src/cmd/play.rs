@@ -2,17 +2,19 @@
 
 use std::io::{self, BufRead, Write};
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use anyhow::{bail, Context};
 use clap::Args as ClapArgs;
 use games::liuzhou::{Liuzhou, Rules};
 use games::{Game, Player};
+use infer::Evaluator;
 
 use super::GameKind;
 use crate::agents::AgentSpec;
-use crate::config;
 use crate::session::{parse_side, result_tag, Match, MatchError};
 use crate::web::view::WebGame;
+use crate::{config, models};
 
 /// Play a game in the terminal: type actions in the game's notation, or `help`.
 #[derive(ClapArgs)]
@@ -27,9 +29,13 @@ pub struct Args {
     /// Xiangqi), or `none` to watch the engine play itself.
     #[arg(long, default_value = "none")]
     human: String,
-    /// The engine's agent: `mcts` (tree search with random playouts) or `random`.
+    /// The engine's agent: `mcts` (tree search with random playouts), `net` (tree search with the
+    /// network of `--model`) or `random`.
     #[arg(long, default_value = "mcts")]
     agent: String,
+    /// The ONNX model the `net` agent plays with (its `inference` settings come from `--config`).
+    #[arg(long)]
+    model: Option<PathBuf>,
     /// Visits per decision for a searching agent.
     #[arg(long, default_value_t = 400)]
     visits: u64,
@@ -56,9 +62,24 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 .validate()
                 .map_err(anyhow::Error::msg)
                 .context("game.lose_below")?;
-            play_game(Liuzhou::new(rules), &args.human, &spec)
+            let start = Liuzhou::new(rules);
+            let net = network(&start, &args, &doc)?;
+            play_game(start, &args.human, &spec, net.as_ref())
         }
     }
+}
+
+/// The network of `--model`, if one is given.
+fn network<G: Game>(
+    start: &G,
+    args: &Args,
+    doc: &serde_yaml::Value,
+) -> anyhow::Result<Option<Arc<dyn Evaluator<G>>>> {
+    args.model
+        .as_ref()
+        .map(|m| models::evaluator(start, &m.to_string_lossy(), doc, &args.config))
+        .transpose()
+        .context("--model")
 }
 
 const HELP: &str = "\
@@ -68,11 +89,16 @@ Type an action in the game's notation, or one of:
   help    this text
   quit    stop the game";
 
-fn play_game<G: WebGame>(start: G, human: &str, spec: &AgentSpec) -> anyhow::Result<()> {
+fn play_game<G: WebGame>(
+    start: G,
+    human: &str,
+    spec: &AgentSpec,
+    net: Option<&Arc<dyn Evaluator<G>>>,
+) -> anyhow::Result<()> {
     let human = parse_side(human, G::SIDES)
         .map_err(anyhow::Error::msg)
         .context("--human")?;
-    let mut game = Match::new(start, human, spec.build::<G>()?, MAX_ACTIONS)?;
+    let mut game = Match::new(start, human, spec.build::<G>(net)?, MAX_ACTIONS)?;
     let stdin = io::stdin();
     let mut lines = stdin.lock().lines();
     println!(

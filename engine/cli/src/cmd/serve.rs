@@ -2,14 +2,18 @@
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use anyhow::Context;
 use clap::Args as ClapArgs;
 use games::liuzhou::{Liuzhou, Rules};
+use games::Game;
+use infer::Evaluator;
 use serde::Deserialize;
 
 use crate::config;
-use crate::web::{self, Starts};
+use crate::models;
+use crate::web::{self, Setups};
 
 /// Serve a page to play every game against the engine in a browser.
 #[derive(ClapArgs)]
@@ -24,22 +28,31 @@ pub struct Args {
     config: Option<PathBuf>,
 }
 
-/// The `games` section: which config file gives each game's variant settings.
+/// The `games` section: which config file gives each game's variant settings (and, for a
+/// network, its `inference` settings).
 #[derive(Debug, Default, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 struct GameConfigs {
     liuzhou: Option<PathBuf>,
 }
 
+/// The `models` section: the ONNX model each game's `net` agent plays with.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+struct ModelPaths {
+    liuzhou: Option<PathBuf>,
+}
+
 pub fn run(args: Args) -> anyhow::Result<()> {
-    let (mut cfg, starts) = match &args.config {
+    let (mut cfg, setups) = match &args.config {
         Some(path) => {
             let doc = config::load(path)?;
             let cfg: web::Config = config::section(&doc, "serve", path)?;
             let games: GameConfigs = config::section(&doc, "games", path)?;
-            (cfg, starts(&games)?)
+            let models: ModelPaths = config::section(&doc, "models", path)?;
+            (cfg, setups(&games, &models)?)
         }
-        None => (web::Config::default(), Starts::default()),
+        None => (web::Config::default(), Setups::default()),
     };
     if let Some(addr) = args.addr {
         cfg.addr = addr;
@@ -54,28 +67,49 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         .enable_all()
         .build()
         .context("starting the async runtime")?;
-    runtime.block_on(serve(cfg, starts))
+    runtime.block_on(serve(cfg, setups))
 }
 
-fn starts(games: &GameConfigs) -> anyhow::Result<Starts> {
-    let mut starts = Starts::default();
-    if let Some(path) = &games.liuzhou {
-        starts.liuzhou = Liuzhou::new(liuzhou_rules(path)?);
+fn setups(games: &GameConfigs, models: &ModelPaths) -> anyhow::Result<Setups> {
+    let mut setups = Setups::default();
+    let (doc, path) = game_config(&games.liuzhou)?;
+    if games.liuzhou.is_some() {
+        let rules: Rules = config::section(&doc, "game", &path)?;
+        rules
+            .validate()
+            .map_err(anyhow::Error::msg)
+            .with_context(|| format!("config {}: game.lose_below", path.display()))?;
+        setups.liuzhou.start = Liuzhou::new(rules);
     }
-    Ok(starts)
+    setups.liuzhou.net = network(&setups.liuzhou.start, &models.liuzhou, &doc, &path)?;
+    Ok(setups)
 }
 
-fn liuzhou_rules(path: &Path) -> anyhow::Result<Rules> {
-    let doc = config::load(path)?;
-    let rules: Rules = config::section(&doc, "game", path)?;
-    rules
-        .validate()
-        .map_err(anyhow::Error::msg)
-        .with_context(|| format!("config {}: game.lose_below", path.display()))?;
-    Ok(rules)
+/// The game's config document and path; an empty document when none is named.
+fn game_config(path: &Option<PathBuf>) -> anyhow::Result<(serde_yaml::Value, PathBuf)> {
+    match path {
+        Some(p) => Ok((config::load(p)?, p.clone())),
+        None => Ok((serde_yaml::Value::Null, PathBuf::from("(defaults)"))),
+    }
 }
 
-async fn serve(cfg: web::Config, starts: Starts) -> anyhow::Result<()> {
+/// The game's network, loaded once at startup and shared by its sessions.
+fn network<G: Game>(
+    start: &G,
+    model: &Option<PathBuf>,
+    doc: &serde_yaml::Value,
+    config_path: &Path,
+) -> anyhow::Result<Option<Arc<dyn Evaluator<G>>>> {
+    let Some(model) = model else {
+        return Ok(None);
+    };
+    let net = models::evaluator(start, &model.to_string_lossy(), doc, config_path)
+        .with_context(|| format!("config section `models`: {}", G::NAME))?;
+    tracing::info!(game = G::NAME, model = %model.display(), "network loaded");
+    Ok(Some(net))
+}
+
+async fn serve(cfg: web::Config, setups: Setups) -> anyhow::Result<()> {
     let addr = cfg.addr;
     let listener = tokio::net::TcpListener::bind(addr)
         .await
@@ -84,7 +118,7 @@ async fn serve(cfg: web::Config, starts: Starts) -> anyhow::Result<()> {
     // One line on stdout that scripts (the browser test) wait for and read the port from.
     println!("listening on http://{local}/");
     tracing::info!(%local, "serving");
-    axum::serve(listener, web::router(cfg, starts))
+    axum::serve(listener, web::router(cfg, setups))
         .with_graceful_shutdown(async {
             // If the signal cannot be installed, run until killed.
             if tokio::signal::ctrl_c().await.is_err() {

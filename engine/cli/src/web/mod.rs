@@ -37,10 +37,11 @@ use axum::routing::{get, post};
 use axum::{Json, Router};
 use games::liuzhou::Liuzhou;
 use games::{Game, Player};
+use infer::Evaluator;
 use serde::{Deserialize, Serialize};
 use tokio::sync::Semaphore;
 
-use crate::agents::{AgentSpec, AgentSpecError, AGENT_NAMES};
+use crate::agents::{available_agents, AgentSpec, AgentSpecError, AGENT_NAMES};
 use crate::session::{self, Match, MatchError};
 use store::Store;
 use view::{ActionView, Meta, SessionView, WebGame, WebMatch, WebSession};
@@ -107,18 +108,44 @@ impl Config {
     }
 }
 
-/// The start position of each game, with the variant settings read from its config.
-/// A game joins the server with a field here, an arm in [`new_session`], a line in
-/// [`game_infos`], a file in this module implementing [`WebGame`], and a key in `serve`'s
-/// `games` config section.
-#[derive(Clone, Debug, Default)]
-pub struct Starts {
-    pub liuzhou: Liuzhou,
+/// What the server needs of one game: its start position (with the variant settings read from
+/// its config) and, where a model is configured, its network.
+#[derive(Clone)]
+pub struct Setup<G: Game> {
+    pub start: G,
+    pub net: Option<Arc<dyn Evaluator<G>>>,
+}
+
+impl<G: Game + Default> Default for Setup<G> {
+    fn default() -> Self {
+        Setup {
+            start: G::default(),
+            net: None,
+        }
+    }
+}
+
+/// Every game the server plays. A game joins the server with a field here, an arm in
+/// [`new_session`], a line in [`game_infos`], a file in this module implementing [`WebGame`],
+/// and keys in `serve`'s `games` and `models` config sections.
+#[derive(Clone, Default)]
+pub struct Setups {
+    pub liuzhou: Setup<Liuzhou>,
+}
+
+impl Setups {
+    /// Whether the game called `game` has a network.
+    fn has_net(&self, game: &str) -> bool {
+        match game {
+            Liuzhou::NAME => self.liuzhou.net.is_some(),
+            _ => false,
+        }
+    }
 }
 
 struct App {
     config: Config,
-    starts: Starts,
+    setups: Setups,
     store: Store,
     thinking: Arc<Semaphore>,
 }
@@ -126,19 +153,19 @@ struct App {
 type AppState = Arc<App>;
 
 /// The whole server as a router: the page, its assets and the API.
-pub fn router(config: Config, starts: Starts) -> Router {
-    routes(App::new(config, starts))
+pub fn router(config: Config, setups: Setups) -> Router {
+    routes(App::new(config, setups))
 }
 
 impl App {
-    fn new(config: Config, starts: Starts) -> AppState {
+    fn new(config: Config, setups: Setups) -> AppState {
         Arc::new(App {
             store: Store::new(
                 config.max_sessions,
                 Duration::from_secs(config.idle_timeout_s),
             ),
             thinking: Arc::new(Semaphore::new(config.max_thinking)),
-            starts,
+            setups,
             config,
         })
     }
@@ -276,13 +303,16 @@ struct GameInfo {
     name: &'static str,
     title: &'static str,
     sides: [&'static str; 2],
+    /// The agents that can play this game (`net` only where a model is loaded).
+    agents: Vec<&'static str>,
 }
 
-fn info<G: WebGame>() -> GameInfo {
+fn info<G: WebGame>(setup: &Setup<G>) -> GameInfo {
     GameInfo {
         name: G::NAME,
         title: G::TITLE,
         sides: G::SIDES,
+        agents: available_agents(setup.net.is_some()),
     }
 }
 
@@ -296,13 +326,13 @@ struct GamesReply {
 }
 
 /// The games this server plays: one line per game.
-fn game_infos() -> Vec<GameInfo> {
-    vec![info::<Liuzhou>()]
+fn game_infos(setups: &Setups) -> Vec<GameInfo> {
+    vec![info(&setups.liuzhou)]
 }
 
 async fn games(State(app): State<AppState>) -> Json<GamesReply> {
     Json(GamesReply {
-        games: game_infos(),
+        games: game_infos(&app.setups),
         agents: AGENT_NAMES,
         default_agent: app.config.default_agent.clone(),
         default_visits: app.config.default_visits,
@@ -331,14 +361,15 @@ fn parse_side<G: WebGame>(text: &str) -> Result<Option<Player>, ApiError> {
 }
 
 fn make<G: WebGame>(
-    start: G,
+    setup: &Setup<G>,
     req: &NewGame,
     spec: &AgentSpec,
     meta: Meta,
     max_actions: usize,
 ) -> Result<Box<dyn WebSession>, ApiError> {
     let human = parse_side::<G>(&req.side)?;
-    let game = Match::new(start, human, spec.build::<G>()?, max_actions)?;
+    let thinker = spec.build::<G>(setup.net.as_ref())?;
+    let game = Match::new(setup.start.clone(), human, thinker, max_actions)?;
     Ok(Box::new(WebMatch { game, meta }))
 }
 
@@ -351,12 +382,12 @@ fn new_session(
 ) -> Result<Box<dyn WebSession>, ApiError> {
     let max = app.config.max_actions;
     match req.game.as_str() {
-        Liuzhou::NAME => make(app.starts.liuzhou.clone(), req, spec, meta, max),
+        Liuzhou::NAME => make(&app.setups.liuzhou, req, spec, meta, max),
         other => Err(ApiError::new(
             StatusCode::BAD_REQUEST,
             format!(
                 "unknown game {other:?}; this server plays: {}",
-                game_infos()
+                game_infos(&app.setups)
                     .iter()
                     .map(|g| g.name)
                     .collect::<Vec<_>>()
@@ -371,11 +402,14 @@ async fn create(
     body: Result<Json<NewGame>, JsonRejection>,
 ) -> Result<(StatusCode, Json<SessionView>), ApiError> {
     let Json(req) = body?;
+    // The configured default, unless it is `net` and this game has no network.
+    let default_agent = if app.config.default_agent == "net" && !app.setups.has_net(&req.game) {
+        "mcts".to_string()
+    } else {
+        app.config.default_agent.clone()
+    };
     let spec = AgentSpec {
-        name: req
-            .agent
-            .clone()
-            .unwrap_or_else(|| app.config.default_agent.clone()),
+        name: req.agent.clone().unwrap_or(default_agent),
         visits: req.strength.unwrap_or(app.config.default_visits),
         seed: req.seed.unwrap_or_else(rand::random),
     };

@@ -48,7 +48,7 @@ async fn send(app: &AppState, method: Method, uri: &str, body: Option<&str>) -> 
 }
 
 fn app() -> AppState {
-    App::new(Config::default(), Starts::default())
+    App::new(Config::default(), Setups::default())
 }
 
 async fn new_game(app: &AppState, body: Value) -> Value {
@@ -364,13 +364,64 @@ async fn the_searching_engine_reports_visits_value_and_line() {
 }
 
 #[tokio::test]
+async fn the_network_agent_is_offered_only_with_a_network() {
+    let app = app();
+    let v = send(&app, Method::GET, "/api/games", None).await.json();
+    assert_eq!(v["games"][0]["agents"], json!(["mcts", "random"]));
+    let e = send(
+        &app,
+        Method::POST,
+        "/api/sessions",
+        Some(r#"{"game":"liuzhou","side":"first","agent":"net"}"#),
+    )
+    .await
+    .error(StatusCode::BAD_REQUEST);
+    assert!(e.contains("needs a model for liuzhou"), "{e}");
+
+    // A network (the test double: uniform priors, value 0) makes `net` available.
+    let net: Arc<dyn Evaluator<Liuzhou>> = Arc::new(infer::fake::FakeEvaluator::new(8));
+    let app = App::new(
+        Config {
+            default_agent: "net".into(),
+            ..Config::default()
+        },
+        Setups {
+            liuzhou: Setup {
+                start: Liuzhou::default(),
+                net: Some(net),
+            },
+        },
+    );
+    let v = send(&app, Method::GET, "/api/games", None).await.json();
+    assert_eq!(v["games"][0]["agents"], json!(["mcts", "net", "random"]));
+    let s = new_game(
+        &app,
+        json!({"game": "liuzhou", "side": "second", "strength": 50}),
+    )
+    .await;
+    assert_eq!(s["agent"], "net", "the configured default");
+    let r = send(
+        &app,
+        Method::POST,
+        &format!("/api/sessions/{}/engine", id(&s)),
+        None,
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    assert!(r.json()["session"]["eval"]["visits"].as_u64().unwrap() >= 50);
+}
+
+#[tokio::test]
 async fn a_placement_that_makes_a_square_owes_a_mark_the_page_can_see() {
     // Black a1 b1 a2, White d1 e1 f1; Black to place: b2 completes a square.
     let start = Liuzhou::from_lfen("6/6/6/6/B5/BB1WWW b place 0 6 0", Default::default()).unwrap();
     let app = App::new(
         Config::default(),
-        Starts {
-            liuzhou: start.clone(),
+        Setups {
+            liuzhou: Setup {
+                start: start.clone(),
+                net: None,
+            },
         },
     );
     let s = new_game(&app, json!({"game": "liuzhou", "side": "black"})).await;
@@ -499,7 +550,7 @@ async fn a_whole_game_through_the_api_and_its_record() {
 #[tokio::test]
 async fn every_served_game_plays_to_its_end_through_the_api() {
     let app = app();
-    for game in game_infos() {
+    for game in game_infos(&app.setups) {
         let s = new_game(
             &app,
             json!({"game": game.name, "side": "none", "agent": "random", "seed": 3}),
@@ -617,7 +668,7 @@ async fn sessions_are_bounded_and_busy_ones_are_kept() {
             max_sessions: 2,
             ..Config::default()
         },
-        Starts::default(),
+        Setups::default(),
     );
     let a = id(&new_game(&app, json!({"game": "liuzhou", "side": "first"})).await);
     let b = id(&new_game(&app, json!({"game": "liuzhou", "side": "first"})).await);
@@ -656,7 +707,7 @@ async fn idle_sessions_expire() {
             idle_timeout_s: 1,
             ..Config::default()
         },
-        Starts::default(),
+        Setups::default(),
     );
     let a = id(&new_game(&app, json!({"game": "liuzhou", "side": "first"})).await);
     tokio::time::sleep(Duration::from_millis(1100)).await;

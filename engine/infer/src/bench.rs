@@ -1,0 +1,210 @@
+//! The inference section of `engine bench`: evaluations per second of [`OrtEvaluator`] against
+//! the same model in a bare ONNX Runtime session, so that the ratio shows the engine's overhead
+//! (encoding states, padding, locking, copying results out).
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use games::Game;
+use ort::session::builder::GraphOptimizationLevel;
+use ort::session::Session;
+use ort::value::TensorRef;
+use rand::rngs::SmallRng;
+use rand::SeedableRng;
+
+use crate::onnx::{ModelError, OrtEvaluator, OrtOptions, Provider, INPUT, POLICY, VALUE};
+use crate::{runtime, Evaluator};
+
+/// The batch sizes `engine bench` reports.
+pub const BATCH_SIZES: [usize; 5] = [1, 8, 32, 128, 512];
+
+/// How to measure.
+#[derive(Clone, Debug)]
+pub struct BenchOptions {
+    pub batch_sizes: Vec<usize>,
+    /// Wall time of one measurement; each side is measured `rounds` times, alternating, and the
+    /// best is kept (the machine is shared, so the best is the least disturbed).
+    pub min_time: Duration,
+    pub rounds: usize,
+    /// ONNX Runtime intra-op threads for both sides.
+    pub intra_threads: usize,
+}
+
+impl Default for BenchOptions {
+    fn default() -> Self {
+        BenchOptions {
+            batch_sizes: BATCH_SIZES.to_vec(),
+            min_time: Duration::from_millis(1000),
+            rounds: 3,
+            intra_threads: 1,
+        }
+    }
+}
+
+/// One line of the report.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Row {
+    pub game: &'static str,
+    pub batch: usize,
+    /// Through [`OrtEvaluator::evaluate`] (states in, logits and values out).
+    pub engine_evals_per_s: f64,
+    /// `Session::run` on pre-encoded inputs, outputs only borrowed.
+    pub bare_evals_per_s: f64,
+}
+
+impl Row {
+    /// Engine throughput as a fraction of the bare session's.
+    pub fn ratio(&self) -> f64 {
+        self.engine_evals_per_s / self.bare_evals_per_s
+    }
+}
+
+/// Measures the model at `path` for the game of `proto` at each batch size, on the CPU.
+///
+/// The states are positions reached by random play from `proto`, so the encoding cost is that
+/// of real positions.
+pub fn run<G: Game>(path: &Path, proto: &G, opts: &BenchOptions) -> Result<Vec<Row>, ModelError> {
+    let max = opts.batch_sizes.iter().copied().max().unwrap_or(1);
+    let states = sample_states(proto, max, 0x5eed);
+    let shape = proto.shape();
+    let mut rows = Vec::new();
+    for &batch in &opts.batch_sizes {
+        let eval_opts = OrtOptions {
+            batch_size: batch,
+            intra_threads: opts.intra_threads,
+            provider: Provider::Cpu,
+            allow_fallback: false,
+            ..OrtOptions::default()
+        };
+        let evaluator = OrtEvaluator::load(path, proto, &eval_opts)?;
+        let refs: Vec<&G> = states[..batch].iter().collect();
+        let mut policy = vec![0.0; batch * shape.policy_size];
+        let mut value = vec![0.0; batch];
+
+        let mut bare = bare_session(path, opts.intra_threads)?;
+        let mut input = vec![0.0; batch * shape.input_len()];
+        for (s, row) in refs.iter().zip(input.chunks_exact_mut(shape.input_len())) {
+            s.encode(row);
+        }
+        let dims = [batch, shape.planes, shape.height, shape.width];
+
+        let mut engine_best: f64 = 0.0;
+        let mut bare_best: f64 = 0.0;
+        for _ in 0..opts.rounds.max(1) {
+            let rate = measure(batch, opts.min_time, || {
+                evaluator
+                    .evaluate(&refs, &mut policy, &mut value)
+                    .map_err(|e| e.to_string())
+            })
+            .map_err(|reason| bench_error(path, reason))?;
+            engine_best = engine_best.max(rate);
+            let rate = measure(batch, opts.min_time, || {
+                let tensor =
+                    TensorRef::from_array_view((dims, &input[..])).map_err(|e| e.to_string())?;
+                let out = bare
+                    .run(ort::inputs![INPUT => tensor])
+                    .map_err(|e| e.to_string())?;
+                let (_, p) = out[POLICY]
+                    .try_extract_tensor::<f32>()
+                    .map_err(|e| e.to_string())?;
+                let (_, v) = out[VALUE]
+                    .try_extract_tensor::<f32>()
+                    .map_err(|e| e.to_string())?;
+                std::hint::black_box((p, v));
+                Ok(())
+            })
+            .map_err(|reason| bench_error(path, reason))?;
+            bare_best = bare_best.max(rate);
+        }
+        rows.push(Row {
+            game: G::NAME,
+            batch,
+            engine_evals_per_s: engine_best,
+            bare_evals_per_s: bare_best,
+        });
+    }
+    Ok(rows)
+}
+
+fn bench_error(path: &Path, reason: String) -> ModelError {
+    ModelError::Invalid {
+        path: path.to_owned(),
+        reason,
+    }
+}
+
+/// The same session settings as [`OrtEvaluator`] on the CPU, with nothing around it.
+fn bare_session(path: &Path, intra_threads: usize) -> Result<Session, ModelError> {
+    let env = runtime::environment()?;
+    let fail = |reason: String| ModelError::Invalid {
+        path: path.to_owned(),
+        reason,
+    };
+    Session::builder(env)
+        .map_err(|e| fail(e.to_string()))?
+        .with_optimization_level(GraphOptimizationLevel::All)
+        .map_err(|e| fail(e.to_string()))?
+        .with_intra_threads(intra_threads)
+        .map_err(|e| fail(e.to_string()))?
+        .commit_from_file(path)
+        .map_err(|e| fail(e.to_string()))
+}
+
+/// Calls `f` (one batch of `batch` evaluations) once to warm up, then for at least `min_time`;
+/// returns evaluations per second.
+fn measure(
+    batch: usize,
+    min_time: Duration,
+    mut f: impl FnMut() -> Result<(), String>,
+) -> Result<f64, String> {
+    f()?;
+    let start = Instant::now();
+    let mut calls = 0u64;
+    while start.elapsed() < min_time || calls < 3 {
+        f()?;
+        calls += 1;
+    }
+    Ok((calls * batch as u64) as f64 / start.elapsed().as_secs_f64())
+}
+
+/// `count` positions from random games started at `proto` (a new game whenever one ends), each
+/// after a random number of actions, so that the batch holds varied positions.
+pub fn sample_states<G: Game>(proto: &G, count: usize, seed: u64) -> Vec<G> {
+    use rand::Rng;
+    let mut rng = SmallRng::seed_from_u64(seed);
+    let mut out = Vec::with_capacity(count);
+    let mut state = proto.clone();
+    while out.len() < count {
+        let steps = rng.gen_range(0..8);
+        for _ in 0..steps {
+            match games::random_action(&state, &mut rng) {
+                Some(a) => state.play_unchecked(a),
+                None => state = proto.clone(),
+            }
+        }
+        if state.outcome().is_some() {
+            state = proto.clone();
+        }
+        out.push(state.clone());
+    }
+    out
+}
+
+/// Formats rows as the table `engine bench` prints.
+pub fn format_rows(rows: &[Row]) -> String {
+    let mut s = format!(
+        "{:<10} {:>6} {:>14} {:>14} {:>7}\n",
+        "game", "batch", "engine eval/s", "bare eval/s", "ratio"
+    );
+    for r in rows {
+        s += &format!(
+            "{:<10} {:>6} {:>14.0} {:>14.0} {:>6.1}%\n",
+            r.game,
+            r.batch,
+            r.engine_evals_per_s,
+            r.bare_evals_per_s,
+            100.0 * r.ratio()
+        );
+    }
+    s
+}

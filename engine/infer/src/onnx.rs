@@ -1,0 +1,649 @@
+//! The ONNX Runtime evaluator: a model written by `trainer-bridge`, checked against the game
+//! and run in fixed-size batches.
+//!
+//! [`OrtModel`] is game-agnostic (encoded floats in, logits and values out); [`OrtEvaluator`]
+//! puts a [`Game`] in front of it. The model's interface and metadata keys are documented in
+//! `trainer-bridge`'s `onnx` module; what is read here must match what is written there (the
+//! parity tests prove it).
+
+use std::fmt;
+use std::marker::PhantomData;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+use std::sync::Mutex;
+
+use games::{Game, TensorShape};
+use ort::ep::ExecutionProvider as _;
+use ort::session::builder::{GraphOptimizationLevel, SessionBuilder};
+use ort::session::Session;
+use ort::value::TensorRef;
+
+use crate::runtime::{self, RuntimeError};
+use crate::{EvalError, Evaluator};
+
+/// Model interface version understood here (metadata key `format_version`).
+pub const FORMAT_VERSION: u32 = 1;
+/// Input and output names of the model.
+pub const INPUT: &str = "input";
+pub const POLICY: &str = "policy";
+pub const VALUE: &str = "value";
+
+/// Where the network runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Deserialize, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Provider {
+    /// ONNX Runtime's CPU execution provider (always present).
+    Cpu,
+    /// NVIDIA CUDA: needs a GPU build of ONNX Runtime (`onnxruntime-gpu`) and the CUDA libraries.
+    Cuda,
+    /// NVIDIA TensorRT: as CUDA, plus TensorRT's own libraries (not on the package registries).
+    #[serde(rename = "tensorrt")]
+    TensorRt,
+}
+
+impl Provider {
+    pub const ALL: [Provider; 3] = [Provider::Cpu, Provider::Cuda, Provider::TensorRt];
+
+    /// The spelling in configs and on the command line.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Provider::Cpu => "cpu",
+            Provider::Cuda => "cuda",
+            Provider::TensorRt => "tensorrt",
+        }
+    }
+}
+
+impl fmt::Display for Provider {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Provider {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        Provider::ALL
+            .into_iter()
+            .find(|p| p.as_str().eq_ignore_ascii_case(s))
+            .ok_or_else(|| {
+                format!("unknown execution provider {s:?}; expected cpu, cuda or tensorrt")
+            })
+    }
+}
+
+/// How to run a model.
+#[derive(Clone, Debug, PartialEq, serde::Deserialize, serde::Serialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct OrtOptions {
+    /// States per network call; fewer are padded, more are split into several calls.
+    pub batch_size: usize,
+    /// ONNX Runtime intra-op threads; 0 lets ONNX Runtime choose (one per core).
+    pub intra_threads: usize,
+    /// The execution provider to ask for.
+    pub provider: Provider,
+    /// GPU ordinal for CUDA and TensorRT.
+    pub device_id: i32,
+    /// If the requested provider cannot run, fall back (TensorRT → CUDA → CPU) and say so in
+    /// [`OrtModel::provider`] and the logs, instead of failing.
+    pub allow_fallback: bool,
+}
+
+impl Default for OrtOptions {
+    fn default() -> Self {
+        OrtOptions {
+            batch_size: 64,
+            intra_threads: 1,
+            provider: Provider::Cpu,
+            device_id: 0,
+            allow_fallback: true,
+        }
+    }
+}
+
+/// What the model says about itself (its ONNX metadata).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ModelInfo {
+    pub format_version: u32,
+    /// The game's `NAME`.
+    pub game: String,
+    pub shape: TensorShape,
+    /// The network configuration, as JSON.
+    pub network: String,
+    pub generation: u64,
+}
+
+/// The provider that really runs a model, and why it differs from the one asked for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProviderReport {
+    pub requested: Provider,
+    pub active: Provider,
+    /// Why each provider tried before `active` could not be used.
+    pub fallbacks: Vec<String>,
+}
+
+impl fmt::Display for ProviderReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.active)?;
+        if self.active != self.requested {
+            write!(
+                f,
+                " (fell back from {}: {})",
+                self.requested,
+                self.fallbacks.join("; ")
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// Why a model could not be loaded. Each names the file.
+#[derive(Debug, thiserror::Error)]
+pub enum ModelError {
+    #[error("{path}: no such model file")]
+    Missing { path: PathBuf },
+    #[error("{path}: cannot read: {reason}")]
+    Read { path: PathBuf, reason: String },
+    #[error("{path}: not a loadable ONNX model (truncated or corrupt?): {reason}")]
+    Invalid { path: PathBuf, reason: String },
+    #[error("{path}: metadata `{key}`: {reason}")]
+    Metadata {
+        path: PathBuf,
+        key: &'static str,
+        reason: String,
+    },
+    #[error("{path}: the model is for the game {found:?}, not {expected:?}")]
+    WrongGame {
+        path: PathBuf,
+        expected: String,
+        found: String,
+    },
+    #[error("{path}: the model's tensors are {found}, the game needs {expected}")]
+    WrongShape {
+        path: PathBuf,
+        expected: ShapeText,
+        found: ShapeText,
+    },
+    #[error("{path}: inputs/outputs: {reason}")]
+    Interface { path: PathBuf, reason: String },
+    #[error("execution provider {requested}: {reason}")]
+    Provider { requested: Provider, reason: String },
+    #[error("bad evaluator options: {0}")]
+    Options(String),
+    #[error(transparent)]
+    Runtime(#[from] RuntimeError),
+}
+
+/// A [`TensorShape`] printed as `planes×height×width → policy`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ShapeText(pub TensorShape);
+
+impl fmt::Display for ShapeText {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let s = self.0;
+        write!(
+            f,
+            "{}×{}×{} planes → policy {}",
+            s.planes, s.height, s.width, s.policy_size
+        )
+    }
+}
+
+/// A loaded model with its session and a reused input buffer.
+pub struct OrtModel {
+    path: PathBuf,
+    info: ModelInfo,
+    batch: usize,
+    provider: ProviderReport,
+    inner: Mutex<Inner>,
+}
+
+/// The session needs `&mut` to run; search threads share the model, so both live under one
+/// lock (held for encoding and one network call).
+struct Inner {
+    session: Session,
+    /// `batch × input_len` floats; rows past the states of a call are zero.
+    input: Vec<f32>,
+}
+
+impl OrtModel {
+    /// Loads a model, reads and checks its metadata and interface, and builds a session with
+    /// the requested provider (see [`OrtOptions::allow_fallback`]).
+    pub fn load(path: &Path, opts: &OrtOptions) -> Result<OrtModel, ModelError> {
+        if opts.batch_size == 0 {
+            return Err(ModelError::Options("batch_size must be at least 1".into()));
+        }
+        let bytes = std::fs::read(path).map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => ModelError::Missing {
+                path: path.to_owned(),
+            },
+            _ => ModelError::Read {
+                path: path.to_owned(),
+                reason: e.to_string(),
+            },
+        })?;
+        let env = runtime::environment()?;
+        let (session, provider) = build_session(env, path, &bytes, opts)?;
+        let info = read_info(&session, path)?;
+        check_interface(&session, path, info.shape)?;
+        let input = vec![0.0; opts.batch_size * info.shape.input_len()];
+        tracing::info!(
+            "loaded {} ({} generation {}, batch {}, provider {})",
+            path.display(),
+            info.game,
+            info.generation,
+            opts.batch_size,
+            provider
+        );
+        Ok(OrtModel {
+            path: path.to_owned(),
+            info,
+            batch: opts.batch_size,
+            provider,
+            inner: Mutex::new(Inner { session, input }),
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn info(&self) -> &ModelInfo {
+        &self.info
+    }
+
+    pub fn batch_size(&self) -> usize {
+        self.batch
+    }
+
+    /// The execution provider that really runs this model.
+    pub fn provider(&self) -> &ProviderReport {
+        &self.provider
+    }
+
+    /// Evaluates `n` inputs. `fill` writes them into the first `n × input_len` floats of the
+    /// buffer it is given (n ≤ batch size); the rest of the batch is padding. Writes `n ×
+    /// policy_size` logits into `policy` and `n` values into `value`.
+    fn run_chunk(
+        &self,
+        n: usize,
+        fill: impl FnOnce(&mut [f32]),
+        policy: &mut [f32],
+        value: &mut [f32],
+    ) -> Result<(), EvalError> {
+        let shape = self.info.shape;
+        let len = shape.input_len();
+        let mut guard = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        let Inner { session, input } = &mut *guard;
+        fill(&mut input[..n * len]);
+        input[n * len..].fill(0.0);
+        let dims = [self.batch, shape.planes, shape.height, shape.width];
+        let tensor = TensorRef::from_array_view((dims, &input[..])).map_err(backend)?;
+        let outputs = session
+            .run(ort::inputs![INPUT => tensor])
+            .map_err(backend)?;
+        let (_, p) = outputs[POLICY]
+            .try_extract_tensor::<f32>()
+            .map_err(backend)?;
+        let (_, v) = outputs[VALUE]
+            .try_extract_tensor::<f32>()
+            .map_err(backend)?;
+        let ps = shape.policy_size;
+        if p.len() < n * ps || v.len() < n {
+            return Err(EvalError::Backend(format!(
+                "{}: outputs hold {} logits and {} values for {n} states",
+                self.path.display(),
+                p.len(),
+                v.len()
+            )));
+        }
+        policy[..n * ps].copy_from_slice(&p[..n * ps]);
+        value[..n].copy_from_slice(&v[..n]);
+        Ok(())
+    }
+
+    /// Evaluates encoded inputs (`inputs.len()` a multiple of `input_len`), in as many batches
+    /// as needed.
+    pub fn evaluate_encoded(
+        &self,
+        inputs: &[f32],
+        policy: &mut [f32],
+        value: &mut [f32],
+    ) -> Result<(), EvalError> {
+        let len = self.info.shape.input_len();
+        if inputs.len() % len != 0 {
+            return Err(EvalError::Backend(format!(
+                "{} floats are not a whole number of {len}-float inputs",
+                inputs.len()
+            )));
+        }
+        let n = inputs.len() / len;
+        self.for_chunks(n, policy, value, |start, count, policy, value| {
+            let src = &inputs[start * len..(start + count) * len];
+            self.run_chunk(count, |buf| buf.copy_from_slice(src), policy, value)
+        })
+    }
+
+    /// Splits `n` items into batches, checking the output slices' lengths once.
+    fn for_chunks(
+        &self,
+        n: usize,
+        policy: &mut [f32],
+        value: &mut [f32],
+        mut f: impl FnMut(usize, usize, &mut [f32], &mut [f32]) -> Result<(), EvalError>,
+    ) -> Result<(), EvalError> {
+        let ps = self.info.shape.policy_size;
+        if policy.len() != n * ps || value.len() != n {
+            return Err(EvalError::Backend(format!(
+                "output buffers hold {} logits and {} values; {n} states need {} and {n}",
+                policy.len(),
+                value.len(),
+                n * ps
+            )));
+        }
+        let mut start = 0;
+        for (policy, value) in policy
+            .chunks_mut(self.batch * ps)
+            .zip(value.chunks_mut(self.batch))
+        {
+            let count = value.len();
+            f(start, count, policy, value)?;
+            start += count;
+        }
+        Ok(())
+    }
+}
+
+fn backend(e: ort::Error) -> EvalError {
+    EvalError::Backend(e.to_string())
+}
+
+/// Tries the requested provider, then (if allowed) the fallbacks, building a session with each
+/// until one works. A model that cannot be parsed fails on the CPU too, and that error is
+/// returned.
+fn build_session(
+    env: &ort::environment::Environment,
+    path: &Path,
+    bytes: &[u8],
+    opts: &OrtOptions,
+) -> Result<(Session, ProviderReport), ModelError> {
+    let lone = [opts.provider];
+    let chain: &[Provider] = match (opts.provider, opts.allow_fallback) {
+        (_, false) | (Provider::Cpu, true) => &lone,
+        (Provider::Cuda, true) => &[Provider::Cuda, Provider::Cpu],
+        (Provider::TensorRt, true) => &[Provider::TensorRt, Provider::Cuda, Provider::Cpu],
+    };
+    let mut fallbacks = Vec::new();
+    for &provider in chain {
+        match try_session(env, bytes, opts, provider) {
+            Ok(session) => {
+                if provider != opts.provider {
+                    tracing::warn!(
+                        "{}: running on {provider} instead of {}: {}",
+                        path.display(),
+                        opts.provider,
+                        fallbacks.join("; ")
+                    );
+                }
+                return Ok((
+                    session,
+                    ProviderReport {
+                        requested: opts.provider,
+                        active: provider,
+                        fallbacks,
+                    },
+                ));
+            }
+            Err(Attempt::Provider(reason)) if provider != Provider::Cpu => {
+                if !opts.allow_fallback {
+                    return Err(ModelError::Provider {
+                        requested: provider,
+                        reason,
+                    });
+                }
+                fallbacks.push(format!("{provider}: {reason}"));
+            }
+            Err(Attempt::Provider(reason)) | Err(Attempt::Commit(reason)) => {
+                return Err(ModelError::Invalid {
+                    path: path.to_owned(),
+                    reason,
+                });
+            }
+        }
+    }
+    unreachable!("the chain ends with CPU or returns for a lone provider")
+}
+
+enum Attempt {
+    /// The provider could not be registered (or a session with it could not be created).
+    Provider(String),
+    /// The model itself was refused.
+    Commit(String),
+}
+
+fn try_session(
+    env: &ort::environment::Environment,
+    bytes: &[u8],
+    opts: &OrtOptions,
+    provider: Provider,
+) -> Result<Session, Attempt> {
+    let commit = |e: ort::Error<SessionBuilder>| Attempt::Commit(e.to_string());
+    let mut builder = Session::builder(env)
+        .map_err(|e| Attempt::Commit(e.to_string()))?
+        .with_optimization_level(GraphOptimizationLevel::All)
+        .map_err(commit)?
+        .with_intra_threads(opts.intra_threads)
+        .map_err(commit)?;
+    register(&mut builder, provider, opts.device_id).map_err(Attempt::Provider)?;
+    builder.commit_from_memory(bytes).map_err(|e| {
+        if provider == Provider::Cpu {
+            Attempt::Commit(e.to_string())
+        } else {
+            // A GPU session can fail at creation (missing CUDA libraries) on a valid model;
+            // the CPU attempt that follows tells the two apart.
+            Attempt::Provider(format!("session creation failed: {e}"))
+        }
+    })
+}
+
+const NO_GPU_BUILD: &str = "this ONNX Runtime library has no such execution provider (the PyPI \
+    wheel onnxruntime is CPU-only: point ORT_DYLIB_PATH at libonnxruntime.so from \
+    onnxruntime-gpu==1.31.1)";
+
+fn register(
+    builder: &mut SessionBuilder,
+    provider: Provider,
+    device_id: i32,
+) -> Result<(), String> {
+    let dispatch = match provider {
+        Provider::Cpu => return Ok(()),
+        Provider::Cuda => {
+            if !ort::ep::CUDA::is_available().map_err(|e| e.to_string())? {
+                return Err(NO_GPU_BUILD.into());
+            }
+            ort::ep::CUDA::default().with_device_id(device_id).build()
+        }
+        Provider::TensorRt => {
+            if !ort::ep::TensorRT::is_available().map_err(|e| e.to_string())? {
+                return Err(format!(
+                    "{NO_GPU_BUILD}; TensorRT also needs NVIDIA's TensorRT libraries, which the \
+                     package registries do not carry"
+                ));
+            }
+            ort::ep::TensorRT::default()
+                .with_device_id(device_id)
+                .build()
+        }
+    };
+    dispatch
+        .error_on_failure()
+        .register(builder)
+        .map_err(|e| e.to_string())
+}
+
+fn read_info(session: &Session, path: &Path) -> Result<ModelInfo, ModelError> {
+    let meta = session.metadata().map_err(|e| ModelError::Invalid {
+        path: path.to_owned(),
+        reason: e.to_string(),
+    })?;
+    let get = |key: &'static str| {
+        meta.custom(key).ok_or_else(|| ModelError::Metadata {
+            path: path.to_owned(),
+            key,
+            reason: "missing (not a model written by trainer-bridge?)".into(),
+        })
+    };
+    let number = |key: &'static str| -> Result<u64, ModelError> {
+        let text = get(key)?;
+        text.trim().parse().map_err(|_| ModelError::Metadata {
+            path: path.to_owned(),
+            key,
+            reason: format!("{text:?} is not a whole number"),
+        })
+    };
+    let format_version = number("format_version")?;
+    if format_version != u64::from(FORMAT_VERSION) {
+        return Err(ModelError::Metadata {
+            path: path.to_owned(),
+            key: "format_version",
+            reason: format!("version {format_version}; this engine reads version {FORMAT_VERSION}"),
+        });
+    }
+    let size = |key| number(key).map(|n| n as usize);
+    Ok(ModelInfo {
+        format_version: FORMAT_VERSION,
+        game: get("game")?,
+        shape: TensorShape {
+            planes: size("planes")?,
+            height: size("height")?,
+            width: size("width")?,
+            policy_size: size("policy_size")?,
+        },
+        network: get("network")?,
+        generation: number("generation")?,
+    })
+}
+
+/// The graph's own input and output shapes must agree with its metadata.
+fn check_interface(session: &Session, path: &Path, shape: TensorShape) -> Result<(), ModelError> {
+    let fail = |reason: String| ModelError::Interface {
+        path: path.to_owned(),
+        reason,
+    };
+    let dims = |outlets: &[ort::value::Outlet], name: &str| -> Result<Vec<i64>, ModelError> {
+        let outlet = outlets
+            .iter()
+            .find(|o| o.name() == name)
+            .ok_or_else(|| fail(format!("no tensor named {name:?}")))?;
+        outlet
+            .dtype()
+            .tensor_shape()
+            .map(|s| s.to_vec())
+            .ok_or_else(|| fail(format!("{name:?} is not a tensor")))
+    };
+    let [p, h, w, ps] =
+        [shape.planes, shape.height, shape.width, shape.policy_size].map(|d| d as i64);
+    let checks = [
+        (INPUT, dims(session.inputs(), INPUT)?, vec![p, h, w]),
+        (POLICY, dims(session.outputs(), POLICY)?, vec![ps]),
+        (VALUE, dims(session.outputs(), VALUE)?, vec![1]),
+    ];
+    for (name, found, want) in checks {
+        // The first dimension is the dynamic batch.
+        if found.len() != want.len() + 1 || found[1..] != want[..] {
+            return Err(fail(format!(
+                "{name:?} has dims {found:?}, metadata implies [batch, {}]",
+                want.iter()
+                    .map(|d| d.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// [`Evaluator`] over an ONNX model, for one game.
+pub struct OrtEvaluator<G> {
+    model: OrtModel,
+    _game: PhantomData<fn() -> G>,
+}
+
+impl<G: Game> OrtEvaluator<G> {
+    /// Loads a model for the variant of `proto` (Go's board size decides its shape); refuses a
+    /// model written for another game or shape.
+    pub fn load(path: &Path, proto: &G, opts: &OrtOptions) -> Result<Self, ModelError> {
+        Self::from_model(OrtModel::load(path, opts)?, proto)
+    }
+
+    /// Wraps a loaded model after checking it against the game.
+    pub fn from_model(model: OrtModel, proto: &G) -> Result<Self, ModelError> {
+        let info = model.info();
+        if info.game != G::NAME {
+            return Err(ModelError::WrongGame {
+                path: model.path.clone(),
+                expected: G::NAME.into(),
+                found: info.game.clone(),
+            });
+        }
+        if info.shape != proto.shape() {
+            return Err(ModelError::WrongShape {
+                path: model.path.clone(),
+                expected: ShapeText(proto.shape()),
+                found: ShapeText(info.shape),
+            });
+        }
+        Ok(OrtEvaluator {
+            model,
+            _game: PhantomData,
+        })
+    }
+
+    pub fn model(&self) -> &OrtModel {
+        &self.model
+    }
+}
+
+impl<G: Game> Evaluator<G> for OrtEvaluator<G> {
+    fn batch_size(&self) -> usize {
+        self.model.batch
+    }
+
+    fn evaluate(
+        &self,
+        states: &[&G],
+        policy: &mut [f32],
+        value: &mut [f32],
+    ) -> Result<(), EvalError> {
+        let len = self.model.info.shape.input_len();
+        self.model.for_chunks(
+            states.len(),
+            policy,
+            value,
+            |start, count, policy, value| {
+                let chunk = &states[start..start + count];
+                self.model.run_chunk(
+                    count,
+                    |buf| {
+                        for (state, row) in chunk.iter().zip(buf.chunks_exact_mut(len)) {
+                            state.encode(row);
+                        }
+                    },
+                    policy,
+                    value,
+                )
+            },
+        )
+    }
+
+    fn describe(&self) -> String {
+        format!(
+            "onnx {} ({} gen {}, batch {}, provider {})",
+            self.model.path.display(),
+            self.model.info.game,
+            self.model.info.generation,
+            self.model.batch,
+            self.model.provider
+        )
+    }
+}

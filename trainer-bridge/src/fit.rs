@@ -1,0 +1,334 @@
+//! `trainer-bridge fit`: trains the network on the newest self-play shards and writes the next
+//! checkpoint and its ONNX model.
+//!
+//! Samples are drawn uniformly from a window of the newest positions, each seen through a random
+//! board symmetry (shards carry the symmetry maps, so no game rules are needed). The loss is the
+//! policy cross-entropy against the visit distribution plus the value's squared error; AdamW's
+//! decoupled weight decay regularises. Losses are appended per step to a JSONL log that the
+//! engine plots. Fitting resumes from any checkpoint: `--model` is where it starts.
+
+use std::fs::OpenOptions;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use candle_core::{Device, Tensor, D};
+use candle_nn::{AdamW, Optimizer, ParamsAdamW};
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+use serde::{Deserialize, Serialize};
+use shards::{transform_sample, Shard};
+
+use crate::{export_onnx, ModelMeta, Net, NetConfig};
+
+/// The `fit` section of a game's config.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct FitConfig {
+    /// Optimiser steps per `fit` call.
+    pub steps: usize,
+    pub batch_size: usize,
+    /// AdamW learning rate at the first step.
+    pub learning_rate: f64,
+    /// Learning rate at the last step (cosine decay from `learning_rate`; equal = constant).
+    pub final_learning_rate: f64,
+    /// AdamW decoupled weight decay.
+    pub weight_decay: f64,
+    /// Weight of the value loss against the policy loss.
+    pub value_weight: f64,
+    /// Positions sampled from: the newest this many across the newest shards.
+    pub window_samples: usize,
+    /// Apply a random board symmetry to each sample.
+    pub augment: bool,
+    pub seed: u64,
+}
+
+impl Default for FitConfig {
+    fn default() -> Self {
+        FitConfig {
+            steps: 200,
+            batch_size: 256,
+            learning_rate: 2e-3,
+            final_learning_rate: 5e-4,
+            weight_decay: 1e-4,
+            value_weight: 1.0,
+            window_samples: 100_000,
+            augment: true,
+            seed: 1,
+        }
+    }
+}
+
+impl FitConfig {
+    pub fn validate(&self) -> Result<(), String> {
+        let checks = [
+            (self.steps >= 1, "steps must be at least 1"),
+            (self.batch_size >= 1, "batch_size must be at least 1"),
+            (
+                self.learning_rate > 0.0 && self.final_learning_rate > 0.0,
+                "learning rates must be positive",
+            ),
+            (
+                self.weight_decay >= 0.0 && self.value_weight >= 0.0,
+                "weights must be ≥ 0",
+            ),
+            (
+                self.window_samples >= 1,
+                "window_samples must be at least 1",
+            ),
+        ];
+        match checks.iter().find(|(ok, _)| !ok) {
+            Some((_, msg)) => Err(msg.to_string()),
+            None => Ok(()),
+        }
+    }
+
+    /// The learning rate at `step` of `steps` (cosine from the first to the final rate).
+    pub fn learning_rate_at(&self, step: usize) -> f64 {
+        let t = step as f64 / (self.steps.max(2) - 1) as f64;
+        let c = 0.5 * (1.0 + (std::f64::consts::PI * t).cos());
+        self.final_learning_rate + (self.learning_rate - self.final_learning_rate) * c
+    }
+}
+
+/// What a `fit` call is asked to do.
+pub struct FitJob<'a> {
+    pub shards_dir: &'a Path,
+    /// The checkpoint training starts from.
+    pub model: &'a Path,
+    pub network: &'a NetConfig,
+    pub config: &'a FitConfig,
+    /// Output stem: `<out>.safetensors` and `<out>.onnx` are written.
+    pub out: &'a Path,
+    /// Generation number recorded in the ONNX metadata.
+    pub generation: u64,
+    /// Loss log (JSONL, appended), if any.
+    pub log: Option<&'a Path>,
+    /// Called after every step with (step, steps).
+    pub on_step: &'a mut dyn FnMut(usize, usize),
+}
+
+/// What a `fit` call did.
+#[derive(Clone, Debug)]
+pub struct FitReport {
+    pub game: String,
+    pub window: usize,
+    pub shards: usize,
+    pub steps: usize,
+    pub first_loss: (f64, f64),
+    pub last_loss: (f64, f64),
+    pub samples_per_second: f64,
+    pub checkpoint: PathBuf,
+    pub onnx: PathBuf,
+}
+
+/// The newest shards of `dir` (any game, checked to agree) up to `window` samples, newest first.
+fn window(dir: &Path, window: usize) -> anyhow::Result<Vec<Shard>> {
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            p.extension().and_then(|e| e.to_str()) == Some(shards::EXTENSION)
+                && !p
+                    .file_name()
+                    .and_then(|n| n.to_str())
+                    .unwrap_or(".")
+                    .starts_with('.')
+        })
+        .collect();
+    paths.sort();
+    let mut out: Vec<Shard> = Vec::new();
+    let mut total = 0;
+    for path in paths.iter().rev() {
+        if total >= window {
+            break;
+        }
+        match Shard::read(path) {
+            Ok(s) => {
+                if let Some(first) = out.first() {
+                    if (
+                        first.meta.game.as_str(),
+                        first.meta.input_len(),
+                        first.meta.policy_size,
+                    ) != (s.meta.game.as_str(), s.meta.input_len(), s.meta.policy_size)
+                    {
+                        tracing::warn!("skipping {}: a different game or shape", path.display());
+                        continue;
+                    }
+                }
+                total += s.samples.len();
+                out.push(s);
+            }
+            Err(e) => tracing::warn!("skipping shard: {e}"),
+        }
+    }
+    anyhow::ensure!(
+        total > 0,
+        "no readable shard with samples in {}",
+        dir.display()
+    );
+    Ok(out)
+}
+
+/// Trains from `job.model` on the shards and writes the result. See the module docs.
+pub fn fit(job: FitJob<'_>) -> anyhow::Result<FitReport> {
+    let cfg = job.config;
+    cfg.validate()
+        .map_err(|e| anyhow::anyhow!("fit config: {e}"))?;
+    let shards = window(job.shards_dir, cfg.window_samples)?;
+    let meta = shards[0].meta.clone();
+    let shape = games::TensorShape {
+        planes: meta.planes,
+        height: meta.height,
+        width: meta.width,
+        policy_size: meta.policy_size,
+    };
+    let device = Device::Cpu;
+    let (varmap, net) = Net::load(job.model, job.network, shape, &device).map_err(|e| {
+        anyhow::anyhow!(
+            "{e} (does the checkpoint fit the shards' {} shape {:?}?)",
+            meta.game,
+            shape
+        )
+    })?;
+
+    // The window: (shard, sample) pairs, newest samples first, cut at window_samples.
+    let index: Vec<(usize, usize)> = shards
+        .iter()
+        .enumerate()
+        .flat_map(|(k, s)| (0..s.samples.len()).rev().map(move |i| (k, i)))
+        .take(cfg.window_samples)
+        .collect();
+
+    let mut opt = AdamW::new(
+        varmap.all_vars(),
+        ParamsAdamW {
+            lr: cfg.learning_rate,
+            weight_decay: cfg.weight_decay,
+            ..ParamsAdamW::default()
+        },
+    )?;
+    let mut rng = SmallRng::seed_from_u64(cfg.seed ^ job.generation.wrapping_mul(0x9E37_79B9));
+    let (b, input, ps) = (cfg.batch_size, meta.input_len(), meta.policy_size);
+    let mut planes = vec![0f32; b * input];
+    let mut policy = vec![0f32; b * ps];
+    let mut value = vec![0f32; b];
+    let mut log = match job.log {
+        Some(p) => Some(
+            OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(p)
+                .map_err(|e| anyhow::anyhow!("{}: {e}", p.display()))?,
+        ),
+        None => None,
+    };
+    let first_step = job.log.map_or(0, last_logged_step);
+    let started = Instant::now();
+    let (mut first_loss, mut last_loss) = ((0.0, 0.0), (0.0, 0.0));
+    for step in 0..cfg.steps {
+        for j in 0..b {
+            let (k, i) = index[rng.gen_range(0..index.len())];
+            let shard = &shards[k];
+            let sample = &shard.samples[i];
+            let sym = if cfg.augment {
+                rng.gen_range(0..shard.symmetries.len())
+            } else {
+                0
+            };
+            let (s, map) = &shard.symmetries[sym];
+            transform_sample(
+                &shard.meta,
+                sample,
+                *s,
+                map,
+                &mut planes[j * input..(j + 1) * input],
+                &mut policy[j * ps..(j + 1) * ps],
+            );
+            value[j] = sample.value;
+        }
+        let x = Tensor::from_slice(&planes, (b, meta.planes, meta.height, meta.width), &device)?;
+        let target_p = Tensor::from_slice(&policy, (b, ps), &device)?;
+        let target_v = Tensor::from_slice(&value, b, &device)?;
+        let (logits, v) = net.forward_t(&x, true)?;
+        let log_p = candle_nn::ops::log_softmax(&logits, D::Minus1)?;
+        let policy_loss = (target_p * log_p)?.sum(1)?.neg()?.mean_all()?;
+        let value_loss = (v - target_v)?.sqr()?.mean_all()?;
+        let loss = (&policy_loss + (&value_loss * cfg.value_weight)?)?;
+        opt.set_learning_rate(cfg.learning_rate_at(step));
+        opt.backward_step(&loss)?;
+        let pl = f64::from(policy_loss.to_scalar::<f32>()?);
+        let vl = f64::from(value_loss.to_scalar::<f32>()?);
+        anyhow::ensure!(
+            pl.is_finite() && vl.is_finite(),
+            "loss diverged at step {step}"
+        );
+        if step == 0 {
+            first_loss = (pl, vl);
+        }
+        last_loss = (pl, vl);
+        if let Some(f) = log.as_mut() {
+            let line = serde_json::json!({
+                "step": first_step + step as u64 + 1,
+                "generation": job.generation,
+                "policy_loss": pl,
+                "value_loss": vl,
+                "learning_rate": cfg.learning_rate_at(step),
+                "window": index.len(),
+            });
+            writeln!(f, "{line}")?;
+        }
+        (job.on_step)(step + 1, cfg.steps);
+    }
+    let samples_per_second = (cfg.steps * b) as f64 / started.elapsed().as_secs_f64();
+
+    let checkpoint = with_ext(job.out, "safetensors");
+    let onnx = with_ext(job.out, "onnx");
+    if let Some(dir) = job.out.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)?;
+    }
+    Net::save(&varmap, &checkpoint)?;
+    export_onnx(
+        &varmap,
+        &ModelMeta {
+            game: meta.game.clone(),
+            shape,
+            network: job.network.clone(),
+            generation: job.generation,
+        },
+        &onnx,
+    )?;
+    Ok(FitReport {
+        game: meta.game,
+        window: index.len(),
+        shards: shards.len(),
+        steps: cfg.steps,
+        first_loss,
+        last_loss,
+        samples_per_second,
+        checkpoint,
+        onnx,
+    })
+}
+
+/// The `step` of the last line of an existing loss log (0 if none), so steps keep counting
+/// across fit calls.
+fn last_logged_step(path: &Path) -> u64 {
+    std::fs::read_to_string(path)
+        .ok()
+        .and_then(|t| {
+            t.lines()
+                .rev()
+                .find_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        })
+        .and_then(|v| v.get("step").and_then(|s| s.as_u64()))
+        .unwrap_or(0)
+}
+
+/// `stem` with `.ext` appended (a stem like `models/0003` has no extension to replace).
+pub fn with_ext(stem: &Path, ext: &str) -> PathBuf {
+    let mut s = stem.as_os_str().to_owned();
+    s.push(".");
+    s.push(ext);
+    PathBuf::from(s)
+}

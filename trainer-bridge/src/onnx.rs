@@ -1,0 +1,553 @@
+//! Writes a [`Net`](crate::Net)'s weights as an ONNX model for the engine's ONNX Runtime
+//! evaluator.
+//!
+//! The model (opset 17, IR version 8):
+//! - input `input`: f32 `[batch, planes, height, width]`, `batch` a dynamic dimension;
+//! - outputs `policy`: f32 `[batch, policy_size]` logits, and `value`: f32 `[batch, 1]` in
+//!   [−1, 1], from the point of view of the player to act;
+//! - metadata (ONNX `metadata_props`), read back by the engine before it runs a model:
+//!   `format_version` (`1`), `game` (the game's `NAME`, e.g. `liuzhou`), `planes`, `height`,
+//!   `width`, `policy_size` (decimal integers), `network` (the [`NetConfig`] as JSON) and
+//!   `generation` (decimal integer; 0 for a fresh network).
+//!
+//! Batch norm stays as `BatchNormalization` nodes with the running statistics; ONNX Runtime
+//! folds them into the convolutions when it optimises the graph.
+//!
+//! The protobuf messages are declared by hand for the subset of `onnx.proto` written here, so
+//! the build needs no `protoc`.
+
+use std::path::{Path, PathBuf};
+
+use candle_nn::VarMap;
+use games::TensorShape;
+use prost::Message;
+
+use crate::net::{tmp_path, BN_EPS};
+use crate::NetConfig;
+
+/// Version of the model interface described above; bumped when inputs, outputs or metadata
+/// change meaning.
+pub const FORMAT_VERSION: u32 = 1;
+/// The ONNX operator set the graph uses.
+pub const OPSET: i64 = 17;
+const IR_VERSION: i64 = 8;
+
+/// What the engine needs to know about a model besides its weights.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ModelMeta {
+    /// The game's `NAME` (`liuzhou`, `xiangqi`, `go`).
+    pub game: String,
+    pub shape: TensorShape,
+    pub network: NetConfig,
+    /// Training generation: 0 for a fresh network, then one more per accepted model.
+    pub generation: u64,
+}
+
+/// Why a model could not be written.
+#[derive(Debug, thiserror::Error)]
+pub enum OnnxError {
+    #[error("variable {name}: {reason}")]
+    Variable { name: String, reason: String },
+    #[error("{path}: {source}")]
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("network config: {0}")]
+    Config(String),
+}
+
+/// Writes the network held in `varmap` (built by [`Net::new`](crate::Net::new) with
+/// `meta.network` and `meta.shape`) as an ONNX model at `path`, through a temporary file
+/// renamed into place.
+pub fn export_onnx(varmap: &VarMap, meta: &ModelMeta, path: &Path) -> Result<(), OnnxError> {
+    let bytes = model_bytes(varmap, meta)?;
+    let tmp = tmp_path(path);
+    let write = |source| OnnxError::Write {
+        path: path.to_owned(),
+        source,
+    };
+    std::fs::write(&tmp, &bytes).map_err(write)?;
+    std::fs::rename(&tmp, path).map_err(write)
+}
+
+/// The serialised ONNX model (what [`export_onnx`] writes).
+pub fn model_bytes(varmap: &VarMap, meta: &ModelMeta) -> Result<Vec<u8>, OnnxError> {
+    meta.network.validate().map_err(OnnxError::Config)?;
+    let mut g = GraphWriter {
+        varmap,
+        graph: proto::GraphProto {
+            name: format!("{}_pv_resnet", meta.game),
+            ..Default::default()
+        },
+    };
+    let s = meta.shape;
+    let cfg = &meta.network;
+    let batch = || proto::Dim::param("batch");
+    g.graph.input.push(proto::ValueInfoProto::tensor(
+        "input",
+        vec![
+            batch(),
+            proto::Dim::value(s.planes),
+            proto::Dim::value(s.height),
+            proto::Dim::value(s.width),
+        ],
+    ));
+
+    let mut h = g.conv_bn("stem.conv", "stem.bn", "input", 3)?;
+    h = g.relu(&h);
+    for i in 0..cfg.blocks {
+        let p = format!("blocks.{i}");
+        let y = g.conv_bn(&format!("{p}.conv1"), &format!("{p}.bn1"), &h, 3)?;
+        let y = g.relu(&y);
+        let y = g.conv_bn(&format!("{p}.conv2"), &format!("{p}.bn2"), &y, 3)?;
+        let sum = g.node("Add", &[&y, &h], format!("{p}.add"), vec![]);
+        h = g.relu(&sum);
+    }
+
+    let p = g.conv_bn("policy.conv", "policy.bn", &h, 1)?;
+    let p = g.relu(&p);
+    let p = g.flatten(&p);
+    g.gemm("policy.fc", &p, "policy")?;
+
+    let v = g.conv_bn("value.conv", "value.bn", &h, 1)?;
+    let v = g.relu(&v);
+    let v = g.flatten(&v);
+    let v = g.gemm("value.fc1", &v, "value.fc1.out")?;
+    let v = g.relu(&v);
+    let v = g.gemm("value.fc2", &v, "value.fc2.out")?;
+    g.graph.node.push(proto::NodeProto::new(
+        "Tanh",
+        &[&v],
+        &["value"],
+        "value.tanh".into(),
+        vec![],
+    ));
+
+    g.graph.output.push(proto::ValueInfoProto::tensor(
+        "policy",
+        vec![batch(), proto::Dim::value(s.policy_size)],
+    ));
+    g.graph.output.push(proto::ValueInfoProto::tensor(
+        "value",
+        vec![batch(), proto::Dim::value(1)],
+    ));
+
+    let network = serde_json::to_string(cfg).expect("NetConfig serialises");
+    let props = [
+        ("format_version", FORMAT_VERSION.to_string()),
+        ("game", meta.game.clone()),
+        ("planes", s.planes.to_string()),
+        ("height", s.height.to_string()),
+        ("width", s.width.to_string()),
+        ("policy_size", s.policy_size.to_string()),
+        ("network", network),
+        ("generation", meta.generation.to_string()),
+    ];
+    let model = proto::ModelProto {
+        ir_version: IR_VERSION,
+        opset_import: vec![proto::OperatorSetIdProto {
+            domain: String::new(),
+            version: OPSET,
+        }],
+        producer_name: "trainer-bridge".into(),
+        producer_version: env!("CARGO_PKG_VERSION").into(),
+        graph: Some(g.graph),
+        metadata_props: props
+            .into_iter()
+            .map(|(k, v)| proto::StringStringEntryProto {
+                key: k.into(),
+                value: v,
+            })
+            .collect(),
+        ..Default::default()
+    };
+    Ok(model.encode_to_vec())
+}
+
+struct GraphWriter<'a> {
+    varmap: &'a VarMap,
+    graph: proto::GraphProto,
+}
+
+impl GraphWriter<'_> {
+    /// Adds the variable `name` as an initializer of the same name; returns its dims.
+    fn initializer(&mut self, name: &str) -> Result<Vec<usize>, OnnxError> {
+        let err = |reason: String| OnnxError::Variable {
+            name: name.into(),
+            reason,
+        };
+        let data = self.varmap.data().lock().expect("varmap lock poisoned");
+        let var = data
+            .get(name)
+            .ok_or_else(|| err("missing from the VarMap".into()))?;
+        let dims = var.dims().to_vec();
+        let values = var
+            .as_tensor()
+            .flatten_all()
+            .and_then(|t| t.to_dtype(candle_core::DType::F32))
+            .and_then(|t| t.to_vec1::<f32>())
+            .map_err(|e| err(e.to_string()))?;
+        let raw = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+        self.graph.initializer.push(proto::TensorProto {
+            dims: dims.iter().map(|&d| d as i64).collect(),
+            data_type: proto::DATA_TYPE_FLOAT,
+            name: name.into(),
+            raw_data: raw,
+        });
+        Ok(dims)
+    }
+
+    fn node(
+        &mut self,
+        op: &str,
+        inputs: &[&str],
+        name: String,
+        attrs: Vec<proto::AttributeProto>,
+    ) -> String {
+        let out = format!("{name}.out");
+        self.graph
+            .node
+            .push(proto::NodeProto::new(op, inputs, &[&out], name, attrs));
+        out
+    }
+
+    fn relu(&mut self, x: &str) -> String {
+        let name = format!("{x}.relu");
+        self.node("Relu", &[x], name, vec![])
+    }
+
+    fn flatten(&mut self, x: &str) -> String {
+        let name = format!("{x}.flatten");
+        self.node(
+            "Flatten",
+            &[x],
+            name,
+            vec![proto::AttributeProto::int("axis", 1)],
+        )
+    }
+
+    fn conv_bn(&mut self, conv: &str, bn: &str, x: &str, k: i64) -> Result<String, OnnxError> {
+        let w = format!("{conv}.weight");
+        self.initializer(&w)?;
+        let pad = k / 2;
+        let c = self.node(
+            "Conv",
+            &[x, &w],
+            conv.into(),
+            vec![
+                proto::AttributeProto::ints("kernel_shape", &[k, k]),
+                proto::AttributeProto::ints("pads", &[pad, pad, pad, pad]),
+                proto::AttributeProto::ints("strides", &[1, 1]),
+            ],
+        );
+        let names = ["weight", "bias", "running_mean", "running_var"].map(|p| format!("{bn}.{p}"));
+        for n in &names {
+            self.initializer(n)?;
+        }
+        Ok(self.node(
+            "BatchNormalization",
+            &[&c, &names[0], &names[1], &names[2], &names[3]],
+            bn.into(),
+            vec![proto::AttributeProto::float("epsilon", BN_EPS as f32)],
+        ))
+    }
+
+    /// `x · Wᵀ + b` for a candle `Linear` (weight stored as out × in).
+    fn gemm(&mut self, layer: &str, x: &str, out: &str) -> Result<String, OnnxError> {
+        let w = format!("{layer}.weight");
+        let b = format!("{layer}.bias");
+        self.initializer(&w)?;
+        self.initializer(&b)?;
+        self.graph.node.push(proto::NodeProto::new(
+            "Gemm",
+            &[x, &w, &b],
+            &[out],
+            layer.into(),
+            vec![proto::AttributeProto::int("transB", 1)],
+        ));
+        Ok(out.into())
+    }
+}
+
+/// The subset of `onnx.proto` (field numbers as in the ONNX specification) that the writer
+/// uses.
+pub mod proto {
+    pub const DATA_TYPE_FLOAT: i32 = 1;
+    const ATTR_FLOAT: i32 = 1;
+    const ATTR_INT: i32 = 2;
+    const ATTR_INTS: i32 = 7;
+
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct ModelProto {
+        #[prost(int64, tag = "1")]
+        pub ir_version: i64,
+        #[prost(string, tag = "2")]
+        pub producer_name: String,
+        #[prost(string, tag = "3")]
+        pub producer_version: String,
+        #[prost(string, tag = "4")]
+        pub domain: String,
+        #[prost(int64, tag = "5")]
+        pub model_version: i64,
+        #[prost(string, tag = "6")]
+        pub doc_string: String,
+        #[prost(message, optional, tag = "7")]
+        pub graph: Option<GraphProto>,
+        #[prost(message, repeated, tag = "8")]
+        pub opset_import: Vec<OperatorSetIdProto>,
+        #[prost(message, repeated, tag = "14")]
+        pub metadata_props: Vec<StringStringEntryProto>,
+    }
+
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct OperatorSetIdProto {
+        #[prost(string, tag = "1")]
+        pub domain: String,
+        #[prost(int64, tag = "2")]
+        pub version: i64,
+    }
+
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct StringStringEntryProto {
+        #[prost(string, tag = "1")]
+        pub key: String,
+        #[prost(string, tag = "2")]
+        pub value: String,
+    }
+
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct GraphProto {
+        #[prost(message, repeated, tag = "1")]
+        pub node: Vec<NodeProto>,
+        #[prost(string, tag = "2")]
+        pub name: String,
+        #[prost(message, repeated, tag = "5")]
+        pub initializer: Vec<TensorProto>,
+        #[prost(message, repeated, tag = "11")]
+        pub input: Vec<ValueInfoProto>,
+        #[prost(message, repeated, tag = "12")]
+        pub output: Vec<ValueInfoProto>,
+    }
+
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct NodeProto {
+        #[prost(string, repeated, tag = "1")]
+        pub input: Vec<String>,
+        #[prost(string, repeated, tag = "2")]
+        pub output: Vec<String>,
+        #[prost(string, tag = "3")]
+        pub name: String,
+        #[prost(string, tag = "4")]
+        pub op_type: String,
+        #[prost(message, repeated, tag = "5")]
+        pub attribute: Vec<AttributeProto>,
+    }
+
+    impl NodeProto {
+        pub fn new(
+            op: &str,
+            inputs: &[&str],
+            outputs: &[&str],
+            name: String,
+            attribute: Vec<AttributeProto>,
+        ) -> Self {
+            NodeProto {
+                input: inputs.iter().map(|s| s.to_string()).collect(),
+                output: outputs.iter().map(|s| s.to_string()).collect(),
+                name,
+                op_type: op.into(),
+                attribute,
+            }
+        }
+    }
+
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct AttributeProto {
+        #[prost(string, tag = "1")]
+        pub name: String,
+        #[prost(float, tag = "2")]
+        pub f: f32,
+        #[prost(int64, tag = "3")]
+        pub i: i64,
+        #[prost(int64, repeated, tag = "8")]
+        pub ints: Vec<i64>,
+        #[prost(int32, tag = "20")]
+        pub r#type: i32,
+    }
+
+    impl AttributeProto {
+        pub fn int(name: &str, i: i64) -> Self {
+            AttributeProto {
+                name: name.into(),
+                i,
+                r#type: ATTR_INT,
+                ..Default::default()
+            }
+        }
+        pub fn ints(name: &str, ints: &[i64]) -> Self {
+            AttributeProto {
+                name: name.into(),
+                ints: ints.to_vec(),
+                r#type: ATTR_INTS,
+                ..Default::default()
+            }
+        }
+        pub fn float(name: &str, f: f32) -> Self {
+            AttributeProto {
+                name: name.into(),
+                f,
+                r#type: ATTR_FLOAT,
+                ..Default::default()
+            }
+        }
+    }
+
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct TensorProto {
+        #[prost(int64, repeated, tag = "1")]
+        pub dims: Vec<i64>,
+        #[prost(int32, tag = "2")]
+        pub data_type: i32,
+        #[prost(string, tag = "8")]
+        pub name: String,
+        /// Little-endian values, row-major.
+        #[prost(bytes = "vec", tag = "9")]
+        pub raw_data: Vec<u8>,
+    }
+
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct ValueInfoProto {
+        #[prost(string, tag = "1")]
+        pub name: String,
+        #[prost(message, optional, tag = "2")]
+        pub r#type: Option<TypeProto>,
+    }
+
+    impl ValueInfoProto {
+        /// A float tensor value of the given dims.
+        pub fn tensor(name: &str, dim: Vec<Dim>) -> Self {
+            ValueInfoProto {
+                name: name.into(),
+                r#type: Some(TypeProto {
+                    tensor_type: Some(TypeTensor {
+                        elem_type: DATA_TYPE_FLOAT,
+                        shape: Some(TensorShapeProto { dim }),
+                    }),
+                }),
+            }
+        }
+    }
+
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct TypeProto {
+        #[prost(message, optional, tag = "1")]
+        pub tensor_type: Option<TypeTensor>,
+    }
+
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct TypeTensor {
+        #[prost(int32, tag = "1")]
+        pub elem_type: i32,
+        #[prost(message, optional, tag = "2")]
+        pub shape: Option<TensorShapeProto>,
+    }
+
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct TensorShapeProto {
+        #[prost(message, repeated, tag = "1")]
+        pub dim: Vec<Dim>,
+    }
+
+    /// One dimension: a fixed size (`dim_value`) or a named dynamic one (`dim_param`).
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct Dim {
+        #[prost(oneof = "DimValue", tags = "1, 2")]
+        pub value: Option<DimValue>,
+    }
+
+    #[derive(Clone, PartialEq, prost::Oneof)]
+    pub enum DimValue {
+        #[prost(int64, tag = "1")]
+        DimValue(i64),
+        #[prost(string, tag = "2")]
+        DimParam(String),
+    }
+
+    impl Dim {
+        pub fn value(n: usize) -> Self {
+            Dim {
+                value: Some(DimValue::DimValue(n as i64)),
+            }
+        }
+        pub fn param(name: &str) -> Self {
+            Dim {
+                value: Some(DimValue::DimParam(name.into())),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Net;
+    use candle_core::Device;
+
+    #[test]
+    fn writes_metadata_io_and_every_variable() {
+        let cfg = NetConfig {
+            blocks: 1,
+            channels: 4,
+            ..NetConfig::default()
+        };
+        let shape = TensorShape {
+            planes: 3,
+            height: 4,
+            width: 5,
+            policy_size: 7,
+        };
+        let (varmap, _) = Net::fresh(&cfg, shape, &Device::Cpu).unwrap();
+        let meta = ModelMeta {
+            game: "testgame".into(),
+            shape,
+            network: cfg.clone(),
+            generation: 3,
+        };
+        let bytes = model_bytes(&varmap, &meta).unwrap();
+        let model = proto::ModelProto::decode(bytes.as_slice()).unwrap();
+        let prop = |k: &str| {
+            model
+                .metadata_props
+                .iter()
+                .find(|p| p.key == k)
+                .map(|p| p.value.clone())
+                .unwrap()
+        };
+        assert_eq!(prop("game"), "testgame");
+        assert_eq!(prop("planes"), "3");
+        assert_eq!(prop("height"), "4");
+        assert_eq!(prop("width"), "5");
+        assert_eq!(prop("policy_size"), "7");
+        assert_eq!(prop("generation"), "3");
+        assert_eq!(
+            serde_json::from_str::<NetConfig>(&prop("network")).unwrap(),
+            cfg
+        );
+        let graph = model.graph.unwrap();
+        assert_eq!(graph.input[0].name, "input");
+        let outs: Vec<_> = graph.output.iter().map(|o| o.name.as_str()).collect();
+        assert_eq!(outs, ["policy", "value"]);
+        // Every variable of the network is an initializer with its candle shape.
+        let vars = varmap.data().lock().unwrap();
+        assert_eq!(graph.initializer.len(), vars.len());
+        for init in &graph.initializer {
+            let dims: Vec<i64> = vars[&init.name].dims().iter().map(|&d| d as i64).collect();
+            assert_eq!(init.dims, dims, "{}", init.name);
+            assert_eq!(
+                init.raw_data.len(),
+                4 * dims.iter().product::<i64>() as usize
+            );
+        }
+    }
+}
