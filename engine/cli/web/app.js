@@ -501,6 +501,7 @@ function renderSide() {
       const counts = document.createElement("div");
       counts.className = "counts";
       for (const [k, v] of Object.entries(s.board.info)) {
+        if (typeof v === "boolean") continue; // flags show in the status line instead
         const a = document.createElement("span"); a.textContent = k.replace(/_/g, " ");
         const b = document.createElement("span"); b.textContent = Array.isArray(v) ? v.join(" · ") : String(v);
         counts.append(a, b);
