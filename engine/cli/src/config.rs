@@ -38,3 +38,10 @@ pub fn liuzhou_start(
         .with_context(|| format!("config {}: section `game`", path.display()))?;
     Ok(games::liuzhou::Liuzhou::new(rules))
 }
+
+/// The Go start position (empty board) under the config's `game` section.
+pub fn go_start(doc: &serde_yaml::Value, path: &Path) -> anyhow::Result<games::go::GoState> {
+    let rules: games::go::GoRules = section(doc, "game", path)?;
+    games::go::GoState::new(rules)
+        .with_context(|| format!("config {}: section `game`", path.display()))
+}

@@ -9,11 +9,15 @@ use std::time::Duration;
 const ENGINE: &str = env!("CARGO_BIN_EXE_engine");
 const LIUZHOU_CONFIG: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../configs/liuzhou.yaml");
 
-/// Runs `engine play` with `args`, typing `input`; returns (exit code, stdout + stderr).
+/// Runs `engine play` with `args` (and the Liuzhou config unless they name one), typing
+/// `input`; returns (exit code, stdout + stderr).
 fn play(args: &[&str], input: &str) -> (i32, String) {
-    let mut child = Command::new(ENGINE)
-        .arg("play")
-        .args(["--config", LIUZHOU_CONFIG])
+    let mut cmd = Command::new(ENGINE);
+    cmd.arg("play");
+    if !args.contains(&"--config") {
+        cmd.args(["--config", LIUZHOU_CONFIG]);
+    }
+    let mut child = cmd
         .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -64,6 +68,21 @@ fn play_watches_a_whole_game_and_reports_the_search() {
             .any(|r| result.ends_with(r)),
         "{result}"
     );
+}
+
+#[test]
+fn play_go_in_the_terminal() {
+    let go = concat!(env!("CARGO_MANIFEST_DIR"), "/../../configs/go.yaml");
+    let (code, out) = play(
+        &[
+            "--game", "go", "--config", go, "--human", "white", "--agent", "random",
+        ],
+        "E5\nZ99\npass\npass\npass\nquit\n",
+    );
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("you play White"), "{out}");
+    assert!(out.contains("Black (engine) plays"), "{out}");
+    assert!(out.contains("took") || out.contains("White>"), "{out}");
 }
 
 #[test]

@@ -149,3 +149,74 @@ fn bad_input_is_a_clear_error_not_a_panic() {
         assert!(!err.contains("panicked"), "{args:?}: {err}");
     }
 }
+
+/// `engine train` killed mid-run and started again finishes its iterations, keeping every
+/// finished shard and model. Needs the trainer-bridge binary beside the engine's
+/// (`cargo test --workspace` builds both).
+#[test]
+fn train_resumes_after_sigkill() {
+    let engine = PathBuf::from(env!("CARGO_BIN_EXE_engine"));
+    let trainer = engine.with_file_name("trainer-bridge");
+    assert!(
+        trainer.is_file(),
+        "{} missing: run `cargo test --workspace`",
+        trainer.display()
+    );
+    let dir = tmpdir("train");
+    let run_dir = dir.join("run");
+    let config = dir.join("tiny.yaml");
+    std::fs::write(
+        &config,
+        format!(
+            "game: {{lose_below: 1}}\ninference: {{batch_size: 16, intra_threads: 1}}\n\
+             network: {{blocks: 1, channels: 8, value_hidden: 8}}\n\
+             selfplay: {{parallel_games: 4, full_visits: 8, cheap_visits: 2, positions_per_shard: 30}}\n\
+             fit: {{steps: 3, batch_size: 16}}\n\
+             train: {{run_dir: {}, iterations: 3, games_per_iteration: 6, gate_games: 2, gate_visits: 4, \
+             eval_games: 0}}\n",
+            run_dir.display()
+        ),
+    )
+    .unwrap();
+    let train = || {
+        let mut c = Command::new(&engine);
+        c.args(["train", "--config"])
+            .arg(&config)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        c
+    };
+    // Kill as soon as the first iteration's shards are being written.
+    let mut child = train().spawn().unwrap();
+    let shards_dir = run_dir.join("shards");
+    let began = Instant::now();
+    while (!shards_dir.exists() || finished_shards(&shards_dir).is_empty())
+        && began.elapsed() < Duration::from_secs(300)
+    {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let kept = finished_shards(&shards_dir);
+    assert!(!kept.is_empty(), "no shard before the kill");
+
+    let status = train().status().unwrap();
+    assert!(status.success());
+    let state = std::fs::read_to_string(run_dir.join("state.yaml")).unwrap();
+    assert!(state.contains("iterations: 3"), "{state}");
+    let after = finished_shards(&shards_dir);
+    assert!(
+        kept.iter().all(|p| after.contains(p)),
+        "a finished shard was lost"
+    );
+    for p in &after {
+        shards::Shard::read(p).unwrap();
+    }
+    for n in 0..=3 {
+        assert!(
+            run_dir.join(format!("models/{n:04}.onnx")).is_file(),
+            "model {n}"
+        );
+    }
+    assert!(run_dir.join("report.svg").is_file() && run_dir.join("best.onnx").is_file());
+}

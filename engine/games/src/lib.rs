@@ -6,6 +6,7 @@
 pub mod agent;
 pub mod bench;
 pub mod conformance;
+pub mod go;
 pub mod liuzhou;
 
 pub mod symmetry;
@@ -209,9 +210,12 @@ pub trait Game: Clone + Debug + Send + Sync + 'static {
 /// The network interface of the game called `name` (Go's depends on `board_size`), for tools
 /// such as trainer-bridge that know games only by name.
 pub fn shape_of(name: &str, board_size: Option<usize>) -> Option<TensorShape> {
-    let _ = board_size;
     match name {
         liuzhou::Liuzhou::NAME => Some(liuzhou::Liuzhou::default().shape()),
+        go::GoState::NAME => {
+            let rules = go::GoRules::with_size(board_size.unwrap_or(go::GoRules::default().size));
+            go::GoState::new(rules).ok().map(|s| s.shape())
+        }
         _ => None,
     }
 }

@@ -21,3 +21,8 @@ fn run_corpus(target: &str, body: fn(&[u8])) {
 fn liuzhou_text_corpus() {
     run_corpus("liuzhou_text", games::liuzhou::fuzz_text);
 }
+
+#[test]
+fn go_sgf_corpus() {
+    run_corpus("go_sgf", games::go::sgf::fuzz_sgf);
+}

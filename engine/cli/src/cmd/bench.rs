@@ -22,7 +22,30 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     );
     let budget = Duration::from_secs_f64(args.seconds);
     rules_liuzhou(budget);
+    rules_go(budget);
     Ok(())
+}
+
+/// Go: random playouts (legality checks on random points, then the move) on 9×9 and 19×19,
+/// repeated for at least `budget` each; the move count is a behaviour signature per seed.
+fn rules_go(budget: Duration) {
+    use games::go::playout::play_throughput;
+    println!("== rules: go (random playouts, default rules, seed 1) ==");
+    for size in [9, 19] {
+        let first = play_throughput(size, 1, 1);
+        let games = ((budget.as_secs_f64() / first.elapsed.as_secs_f64().max(1e-9)) as usize)
+            .clamp(1, 1_000_000);
+        let f = play_throughput(size, games, 1);
+        let cpu = f
+            .cpu_ns_per_move()
+            .map_or(String::new(), |ns| format!(", {ns:.1} ns/move on CPU"));
+        println!(
+            "{size:>2}x{size:<2} play + legality       {:8.1} ns/move ({} moves in {} games{cpu})",
+            f.ns_per_move(),
+            f.moves,
+            f.games
+        );
+    }
 }
 
 fn rules_liuzhou(budget: Duration) {

@@ -1,7 +1,9 @@
 //! The subcommands of `engine`, one file each.
 
 mod bench;
+mod gtp;
 mod perft;
+mod perft_go;
 mod play;
 mod selfplay;
 mod serve;
@@ -34,6 +36,8 @@ enum Command {
     Selfplay(selfplay::Args),
     /// Run the AlphaZero loop: self-play, fit, gate, report (resumable).
     Train(train::Args),
+    /// Speak GTP version 2 on stdin/stdout (Go).
+    Gtp(gtp::Args),
 }
 
 impl Cli {
@@ -45,6 +49,7 @@ impl Cli {
             Command::Serve(args) => serve::run(args),
             Command::Selfplay(args) => selfplay::run(args),
             Command::Train(args) => train::run_cmd(args),
+            Command::Gtp(args) => gtp::run(args),
         }
     }
 }
@@ -54,6 +59,8 @@ impl Cli {
 pub enum GameKind {
     /// 六洲棋 Liuzhou chess, 6 × 6.
     Liuzhou,
+    /// 围棋 Go, 2 × 2 to 19 × 19.
+    Go,
 }
 
 impl GameKind {
@@ -61,6 +68,7 @@ impl GameKind {
     pub fn default_config(self) -> std::path::PathBuf {
         match self {
             GameKind::Liuzhou => "configs/liuzhou.yaml".into(),
+            GameKind::Go => "configs/go.yaml".into(),
         }
     }
 }

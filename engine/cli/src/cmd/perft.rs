@@ -13,7 +13,8 @@ pub struct Args {
     /// The game.
     #[arg(long, value_enum, default_value = "liuzhou")]
     game: GameKind,
-    /// Start position in the game's text format (Liuzhou: LFEN); the standard start if absent.
+    /// Start position in the game's text format (Liuzhou: LFEN; Go: see games::go); the standard
+    /// start if absent.
     #[arg(long, visible_alias = "fen")]
     position: Option<String>,
     /// Plies to search.
@@ -25,6 +26,8 @@ pub struct Args {
     /// Liuzhou: a player with fewer stones than this after placement loses (1 or 4).
     #[arg(long, default_value_t = 1)]
     lose_below: u8,
+    #[command(flatten)]
+    go: super::perft_go::GoArgs,
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
@@ -41,6 +44,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 Some(text) => Liuzhou::from_lfen(text, rules)?,
                 None => Liuzhou::new(rules),
             };
+            report(&state, args.depth, args.divide);
+        }
+        GameKind::Go => {
+            let state = super::perft_go::start(&args.go, args.position.as_deref())?;
             report(&state, args.depth, args.divide);
         }
     }

@@ -1,7 +1,7 @@
 //! `engine play`: a game in the terminal, a person against an agent or two agents watched.
 
 use std::io::{self, BufRead, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::{bail, Context};
@@ -22,9 +22,10 @@ pub struct Args {
     /// The game.
     #[arg(long, value_enum, default_value = "liuzhou")]
     game: GameKind,
-    /// Config file with the game's variant settings (its `game` section).
-    #[arg(long, default_value = "configs/liuzhou.yaml")]
-    config: PathBuf,
+    /// Config file with the game's variant settings (its `game` section); default
+    /// `configs/<game>.yaml`.
+    #[arg(long)]
+    config: Option<PathBuf>,
     /// The side a person plays: `first`/`second`, the side's name (`black`, `white`; `red` in
     /// Xiangqi), or `none` to watch the engine play itself.
     #[arg(long, default_value = "none")]
@@ -54,16 +55,25 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         seed: args.seed,
     };
     spec.validate(u64::MAX).context("--agent/--visits")?;
+    let config_path = args
+        .config
+        .clone()
+        .unwrap_or_else(|| args.game.default_config());
+    let doc = config::load(&config_path)?;
     match args.game {
         GameKind::Liuzhou => {
-            let doc = config::load(&args.config)?;
-            let rules: Rules = config::section(&doc, "game", &args.config)?;
+            let rules: Rules = config::section(&doc, "game", &config_path)?;
             rules
                 .validate()
                 .map_err(anyhow::Error::msg)
                 .context("game.lose_below")?;
             let start = Liuzhou::new(rules);
-            let net = network(&start, &args, &doc)?;
+            let net = network(&start, &args, &doc, &config_path)?;
+            play_game(start, &args.human, &spec, net.as_ref())
+        }
+        GameKind::Go => {
+            let start = config::go_start(&doc, &config_path)?;
+            let net = network(&start, &args, &doc, &config_path)?;
             play_game(start, &args.human, &spec, net.as_ref())
         }
     }
@@ -74,10 +84,11 @@ fn network<G: Game>(
     start: &G,
     args: &Args,
     doc: &serde_yaml::Value,
+    config_path: &Path,
 ) -> anyhow::Result<Option<Arc<dyn Evaluator<G>>>> {
     args.model
         .as_ref()
-        .map(|m| models::evaluator(start, &m.to_string_lossy(), doc, &args.config))
+        .map(|m| models::evaluator(start, &m.to_string_lossy(), doc, config_path))
         .transpose()
         .context("--model")
 }

@@ -51,6 +51,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             let start = config::liuzhou_start(&doc, &config_path)?;
             play(&start, &args, &sp, &doc, &config_path, &config_text)
         }
+        GameKind::Go => {
+            let start = config::go_start(&doc, &config_path)?;
+            play(&start, &args, &sp, &doc, &config_path, &config_text)
+        }
     }
 }
 

@@ -34,6 +34,7 @@ pub struct Args {
 #[serde(default, deny_unknown_fields)]
 struct GameConfigs {
     liuzhou: Option<PathBuf>,
+    go: Option<PathBuf>,
 }
 
 /// The `models` section: the ONNX model each game's `net` agent plays with.
@@ -41,6 +42,7 @@ struct GameConfigs {
 #[serde(default, deny_unknown_fields)]
 struct ModelPaths {
     liuzhou: Option<PathBuf>,
+    go: Option<PathBuf>,
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
@@ -82,6 +84,11 @@ fn setups(games: &GameConfigs, models: &ModelPaths) -> anyhow::Result<Setups> {
         setups.liuzhou.start = Liuzhou::new(rules);
     }
     setups.liuzhou.net = network(&setups.liuzhou.start, &models.liuzhou, &doc, &path)?;
+    let (doc, path) = game_config(&games.go)?;
+    if games.go.is_some() {
+        setups.go.start = config::go_start(&doc, &path)?;
+    }
+    setups.go.net = network(&setups.go.start, &models.go, &doc, &path)?;
     Ok(setups)
 }
 

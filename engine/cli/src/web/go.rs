@@ -1,9 +1,5 @@
 //! Go on the page: the N × N points with star points (drawn by the page), stones from the
 //! position text, GTP vertices (`E5`, `pass`), and SGF records.
-//!
-//! Not yet compiled: this file joins the build (`mod go;` in `web/mod.rs`, plus the lines listed
-//! in `docs/web.md`) once `games::go` is on main. It was built and tested against that
-//! game's branch.
 
 use games::go::{sgf, GoState, COLUMNS};
 use games::Game;

@@ -19,6 +19,7 @@
 //! action that cannot be read or is illegal. The engine thinks on tokio's blocking pool, at most
 //! `max_thinking` sessions at once.
 
+mod go;
 mod liuzhou;
 mod store;
 #[cfg(test)]
@@ -35,6 +36,7 @@ use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
+use games::go::GoState;
 use games::liuzhou::Liuzhou;
 use games::{Game, Player};
 use infer::Evaluator;
@@ -128,9 +130,22 @@ impl<G: Game + Default> Default for Setup<G> {
 /// Every game the server plays. A game joins the server with a field here, an arm in
 /// [`new_session`], a line in [`game_infos`], a file in this module implementing [`WebGame`],
 /// and keys in `serve`'s `games` and `models` config sections.
-#[derive(Clone, Default)]
+#[derive(Clone)]
 pub struct Setups {
     pub liuzhou: Setup<Liuzhou>,
+    pub go: Setup<GoState>,
+}
+
+impl Default for Setups {
+    fn default() -> Self {
+        Setups {
+            liuzhou: Setup::default(),
+            go: Setup {
+                start: GoState::with_size(9),
+                net: None,
+            },
+        }
+    }
 }
 
 impl Setups {
@@ -138,6 +153,7 @@ impl Setups {
     fn has_net(&self, game: &str) -> bool {
         match game {
             Liuzhou::NAME => self.liuzhou.net.is_some(),
+            GoState::NAME => self.go.net.is_some(),
             _ => false,
         }
     }
@@ -327,7 +343,7 @@ struct GamesReply {
 
 /// The games this server plays: one line per game.
 fn game_infos(setups: &Setups) -> Vec<GameInfo> {
-    vec![info(&setups.liuzhou)]
+    vec![info(&setups.liuzhou), info(&setups.go)]
 }
 
 async fn games(State(app): State<AppState>) -> Json<GamesReply> {
@@ -383,6 +399,7 @@ fn new_session(
     let max = app.config.max_actions;
     match req.game.as_str() {
         Liuzhou::NAME => make(&app.setups.liuzhou, req, spec, meta, max),
+        GoState::NAME => make(&app.setups.go, req, spec, meta, max),
         other => Err(ApiError::new(
             StatusCode::BAD_REQUEST,
             format!(

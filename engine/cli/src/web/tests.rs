@@ -390,6 +390,7 @@ async fn the_network_agent_is_offered_only_with_a_network() {
                 start: Liuzhou::default(),
                 net: Some(net),
             },
+            ..Setups::default()
         },
     );
     let v = send(&app, Method::GET, "/api/games", None).await.json();
@@ -422,6 +423,7 @@ async fn a_placement_that_makes_a_square_owes_a_mark_the_page_can_see() {
                 start: start.clone(),
                 net: None,
             },
+            ..Setups::default()
         },
     );
     let s = new_game(&app, json!({"game": "liuzhou", "side": "black"})).await;

@@ -1,0 +1,630 @@
+//! `engine gtp`: Go over the Go Text Protocol, version 2, on stdin/stdout, for GUIs (Sabaki,
+//! GoGui), match drivers and other engines. Moves come from the configured agent.
+
+use std::io::{self, BufRead, Write};
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use clap::{Args as ClapArgs, ValueEnum};
+use games::go::playout::estimate_score;
+use games::go::sgf::SgfGame;
+use games::go::{GoRules, GoState, Move, MoveCap, PlayoutAgent, Point, MAX_SIZE, MIN_SIZE};
+use games::{Agent, Game, Player, RandomAgent};
+use serde::Deserialize;
+
+use crate::config;
+
+/// Speak GTP version 2 on stdin/stdout (Go).
+#[derive(ClapArgs)]
+pub struct Args {
+    /// Go config file: its `game` section gives the rules, its `gtp` section the agent.
+    #[arg(long, default_value = "configs/go.yaml")]
+    config: PathBuf,
+    /// Board size at start, overriding the config (GTP `boardsize` changes it later).
+    #[arg(long)]
+    size: Option<usize>,
+    /// Komi at start, overriding the config (GTP `komi` changes it later).
+    #[arg(long)]
+    komi: Option<f32>,
+    /// The agent that answers `genmove`, overriding the config.
+    #[arg(long, value_enum)]
+    agent: Option<AgentKind>,
+    /// Seed of the agent's random choices, overriding the config.
+    #[arg(long)]
+    seed: Option<u64>,
+}
+
+/// Who answers `genmove`. The MCTS agents join here as further variants.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, ValueEnum)]
+#[serde(rename_all = "snake_case")]
+pub enum AgentKind {
+    /// Uniformly random legal moves (passes included).
+    Random,
+    /// Random moves that never fill the mover's own eyes; passes when nothing else is left.
+    Playout,
+}
+
+/// The `gtp` section of a Go config.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct GtpConfig {
+    pub agent: AgentKind,
+    pub seed: u64,
+}
+
+impl Default for GtpConfig {
+    fn default() -> Self {
+        GtpConfig {
+            agent: AgentKind::Playout,
+            seed: 1,
+        }
+    }
+}
+
+/// The agent for `spec`: the one place a new kind of player is wired into the GTP face.
+pub fn make_agent(spec: &GtpConfig) -> Box<dyn Agent<GoState>> {
+    match spec.agent {
+        AgentKind::Random => Box::new(RandomAgent::new(spec.seed)),
+        AgentKind::Playout => Box::new(PlayoutAgent::new(spec.seed)),
+    }
+}
+
+pub fn run(args: Args) -> anyhow::Result<()> {
+    let (mut rules, mut gtp) = if args.config.exists() {
+        let doc = config::load(&args.config)?;
+        (
+            config::section::<GoRules>(&doc, "game", &args.config)?,
+            config::section::<GtpConfig>(&doc, "gtp", &args.config)?,
+        )
+    } else {
+        tracing::info!("no config at {}: default Go rules", args.config.display());
+        (GoRules::default(), GtpConfig::default())
+    };
+    if let Some(size) = args.size {
+        rules.size = size;
+    }
+    if let Some(komi) = args.komi {
+        rules.komi = komi;
+    }
+    if let Some(agent) = args.agent {
+        gtp.agent = agent;
+    }
+    if let Some(seed) = args.seed {
+        gtp.seed = seed;
+    }
+    rules.validate().context("Go rules")?;
+    let mut session = Session::new(rules, make_agent(&gtp))?;
+    let mut stdin = io::stdin().lock();
+    let mut out = io::stdout().lock();
+    let mut raw = Vec::new();
+    loop {
+        raw.clear();
+        if stdin.read_until(b'\n', &mut raw).context("reading stdin")? == 0 {
+            break;
+        }
+        // Bytes that are not UTF-8 cannot form a known command; they must not end the session.
+        let line = String::from_utf8_lossy(&raw);
+        if let Some(reply) = session.handle(&line) {
+            out.write_all(reply.as_bytes())?;
+            out.flush()?;
+        }
+        if session.quit {
+            break;
+        }
+    }
+    Ok(())
+}
+
+/// Every command this engine knows, as `list_commands` prints them.
+pub const COMMANDS: &[&str] = &[
+    "protocol_version",
+    "name",
+    "version",
+    "known_command",
+    "list_commands",
+    "quit",
+    "boardsize",
+    "clear_board",
+    "komi",
+    "play",
+    "genmove",
+    "undo",
+    "showboard",
+    "final_score",
+    "final_status_list",
+    "loadsgf",
+    "time_settings",
+    "time_left",
+];
+
+/// Random continuations that decide which stones `final_score` counts as dead.
+const SCORE_PLAYOUTS: usize = 200;
+
+/// Why a command failed: the text after `?`.
+type Failure = String;
+
+/// One GTP conversation: the game, its undo stack and the agent.
+pub struct Session {
+    /// Rules for new games; `boardsize` and `komi` change them.
+    rules: GoRules,
+    state: GoState,
+    /// States before each move, for `undo`.
+    undo: Vec<GoState>,
+    agent: Box<dyn Agent<GoState>>,
+    /// Set by `quit`.
+    pub quit: bool,
+}
+
+impl Session {
+    /// A session on an empty board. The move cap is lifted: under GTP the controller decides
+    /// when a game ends.
+    pub fn new(rules: GoRules, agent: Box<dyn Agent<GoState>>) -> anyhow::Result<Session> {
+        let rules = GoRules {
+            move_cap: MoveCap::Unlimited,
+            ..rules
+        };
+        let state = GoState::new(rules.clone())?;
+        let mut s = Session {
+            rules,
+            state,
+            undo: Vec::new(),
+            agent,
+            quit: false,
+        };
+        s.new_game()?;
+        Ok(s)
+    }
+
+    fn new_game(&mut self) -> anyhow::Result<()> {
+        self.state = GoState::new(self.rules.clone())?;
+        self.undo.clear();
+        self.agent.new_game(&self.state)?;
+        Ok(())
+    }
+
+    /// Answers one input line, or `None` for a line with no command (empty or a comment).
+    pub fn handle(&mut self, raw: &str) -> Option<String> {
+        // Preprocessing per the GTP spec: drop control characters except tab, tabs become
+        // spaces, `#` starts a comment.
+        let cleaned: String = raw
+            .chars()
+            .filter(|&c| c == '\t' || !c.is_control())
+            .map(|c| if c == '\t' { ' ' } else { c })
+            .collect();
+        let line = cleaned.split('#').next().unwrap_or("").trim();
+        if line.is_empty() {
+            return None;
+        }
+        let mut words = line.split_whitespace();
+        let first = words.next()?;
+        let (id, command) = if first.bytes().all(|b| b.is_ascii_digit()) {
+            match words.next() {
+                Some(c) => (first, c),
+                None => return Some(format!("?{first} syntax error: no command\n\n")),
+            }
+        } else {
+            ("", first)
+        };
+        let args: Vec<&str> = words.collect();
+        Some(match self.execute(command, &args) {
+            Ok(body) if body.is_empty() => format!("={id}\n\n"),
+            Ok(body) => format!("={id} {body}\n\n"),
+            Err(e) => format!("?{id} {e}\n\n"),
+        })
+    }
+
+    fn execute(&mut self, command: &str, args: &[&str]) -> Result<String, Failure> {
+        let arity = |n: usize| -> Result<(), Failure> {
+            if args.len() == n {
+                Ok(())
+            } else {
+                Err(format!("syntax error: {command} takes {n} argument(s)"))
+            }
+        };
+        match command {
+            "protocol_version" => arity(0).map(|_| "2".into()),
+            "name" => arity(0).map(|_| "engine".into()),
+            "version" => arity(0).map(|_| env!("CARGO_PKG_VERSION").into()),
+            "known_command" => {
+                arity(1)?;
+                Ok(COMMANDS.contains(&args[0]).to_string())
+            }
+            "list_commands" => arity(0).map(|_| COMMANDS.join("\n")),
+            "quit" => {
+                arity(0)?;
+                self.quit = true;
+                Ok(String::new())
+            }
+            "boardsize" => {
+                arity(1)?;
+                let n: usize = args[0]
+                    .parse()
+                    .map_err(|_| "syntax error: boardsize takes an integer".to_string())?;
+                if !(MIN_SIZE..=MAX_SIZE).contains(&n) {
+                    return Err("unacceptable size".into());
+                }
+                self.rules.size = n;
+                self.new_game().map_err(|e| e.to_string())?;
+                Ok(String::new())
+            }
+            "clear_board" => {
+                arity(0)?;
+                self.new_game().map_err(|e| e.to_string())?;
+                Ok(String::new())
+            }
+            "komi" => {
+                arity(1)?;
+                let komi: f32 = args[0]
+                    .parse()
+                    .ok()
+                    .filter(|k: &f32| k.is_finite() && k.abs() <= 1000.0)
+                    .ok_or_else(|| "syntax error: komi takes a number".to_string())?;
+                self.set_komi(komi)?;
+                Ok(String::new())
+            }
+            "play" => {
+                arity(2)?;
+                let who = parse_color(args[0])?;
+                let mv = Move::parse_gtp(args[1], self.state.size())
+                    .map_err(|_| "invalid color or coordinate".to_string())?;
+                let mut before = self.state.clone();
+                before.set_to_act(who);
+                self.state
+                    .play_as(who, mv)
+                    .map_err(|_| "illegal move".to_string())?;
+                self.undo.push(before.clone());
+                self.agent.observe(&before, mv).map_err(|e| e.to_string())?;
+                Ok(String::new())
+            }
+            "genmove" => {
+                arity(1)?;
+                let who = parse_color(args[0])?;
+                let mut before = self.state.clone();
+                before.set_to_act(who);
+                let mv = if before.outcome().is_some() {
+                    // After two passes the game is over for the rules; GTP may still ask.
+                    Move::Pass
+                } else {
+                    self.agent
+                        .select_action(&before)
+                        .map_err(|e| e.to_string())?
+                };
+                self.state
+                    .play_as(who, mv)
+                    .map_err(|e| format!("agent chose an illegal move: {e}"))?;
+                self.undo.push(before.clone());
+                self.agent.observe(&before, mv).map_err(|e| e.to_string())?;
+                Ok(mv.to_gtp())
+            }
+            "undo" => {
+                arity(0)?;
+                let previous = self.undo.pop().ok_or("cannot undo")?;
+                self.state = previous;
+                self.resync_agent()?;
+                Ok(String::new())
+            }
+            "showboard" => arity(0).map(|_| format!("\n{}", self.state.render())),
+            "final_score" => {
+                arity(0)?;
+                Ok(estimate_score(&self.state, SCORE_PLAYOUTS, 0).text())
+            }
+            "final_status_list" => {
+                arity(1)?;
+                let dead = estimate_score(&self.state, SCORE_PLAYOUTS, 0).dead;
+                let listed: Vec<Point> = match args[0] {
+                    "dead" => dead,
+                    "alive" => [Player::First, Player::Second]
+                        .into_iter()
+                        .flat_map(|who| self.state.stones_of(who))
+                        .filter(|p| !dead.contains(p))
+                        .collect(),
+                    // Seki is not told apart from life.
+                    "seki" => Vec::new(),
+                    _ => return Err("syntax error: final_status_list alive|dead|seki".into()),
+                };
+                Ok(listed
+                    .iter()
+                    .map(|p| p.to_gtp())
+                    .collect::<Vec<_>>()
+                    .join(" "))
+            }
+            "loadsgf" => {
+                if args.is_empty() || args.len() > 2 {
+                    return Err("syntax error: loadsgf FILE [MOVE_NUMBER]".into());
+                }
+                let limit = match args.get(1) {
+                    None => None,
+                    Some(t) => match t.parse::<usize>() {
+                        Ok(n) if n >= 1 => Some(n - 1),
+                        _ => return Err("syntax error: move number must be 1 or more".into()),
+                    },
+                };
+                self.load_sgf(Path::new(args[0]), limit)
+            }
+            "time_settings" => arity(3).map(|_| String::new()),
+            "time_left" => arity(3).map(|_| String::new()),
+            _ => Err("unknown command".into()),
+        }
+    }
+
+    fn set_komi(&mut self, komi: f32) -> Result<(), Failure> {
+        self.rules.komi = komi;
+        for s in self.undo.iter_mut().chain([&mut self.state]) {
+            s.set_komi(komi).map_err(|e| e.to_string())?;
+        }
+        Ok(())
+    }
+
+    /// Tells the agent the whole game again after the position jumped (undo, loadsgf).
+    fn resync_agent(&mut self) -> Result<(), Failure> {
+        let start = self.state.start();
+        self.agent.new_game(&start).map_err(|e| e.to_string())?;
+        let mut s = start;
+        for (who, mv) in self.state.moves_since_start() {
+            s.set_to_act(who);
+            self.agent.observe(&s, mv).map_err(|e| e.to_string())?;
+            s.play_as(who, mv).map_err(|e| e.to_string())?;
+        }
+        Ok(())
+    }
+
+    /// `loadsgf`: the record's position before move `limit + 1`; answers the colour to move.
+    fn load_sgf(&mut self, path: &Path, limit: Option<usize>) -> Result<String, Failure> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("cannot load file: {}: {e}", path.display()))?;
+        let game = SgfGame::parse(&text).map_err(|e| format!("cannot load file: {e}"))?;
+        let rules = GoRules {
+            size: game.size,
+            komi: game.komi,
+            ..self.rules.clone()
+        };
+        let mut state = game
+            .start(&rules)
+            .map_err(|e| format!("cannot load file: {e}"))?;
+        let n = limit.unwrap_or(usize::MAX).min(game.moves.len());
+        let mut undo = Vec::with_capacity(n);
+        for (i, &(who, mv)) in game.moves[..n].iter().enumerate() {
+            let mut before = state.clone();
+            before.set_to_act(who);
+            state
+                .play_as(who, mv)
+                .map_err(|e| format!("cannot load file: move {} ({}): {e}", i + 1, mv.to_gtp()))?;
+            undo.push(before);
+        }
+        // The next move: the record's next mover, else the opponent of the last one.
+        let next = match game.moves.get(n) {
+            Some(&(who, _)) => who,
+            None => game
+                .moves
+                .get(n.wrapping_sub(1))
+                .map_or(state.to_act(), |&(who, _)| who.opponent()),
+        };
+        state.set_to_act(next);
+        self.rules.size = game.size;
+        self.rules.komi = game.komi;
+        self.state = state;
+        self.undo = undo;
+        self.resync_agent()?;
+        Ok(match next {
+            Player::First => "black".into(),
+            Player::Second => "white".into(),
+        })
+    }
+}
+
+fn parse_color(text: &str) -> Result<Player, Failure> {
+    match text.to_ascii_lowercase().as_str() {
+        "b" | "black" => Ok(Player::First),
+        "w" | "white" => Ok(Player::Second),
+        _ => Err("invalid color or coordinate".into()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn session(size: usize) -> Session {
+        Session::new(GoRules::with_size(size), make_agent(&GtpConfig::default())).unwrap()
+    }
+
+    #[test]
+    fn ids_comments_and_errors_follow_the_protocol() {
+        let mut s = session(9);
+        assert_eq!(s.handle("").as_deref(), None);
+        assert_eq!(s.handle("   # only a comment").as_deref(), None);
+        assert_eq!(s.handle("7 protocol_version").as_deref(), Some("=7 2\n\n"));
+        assert_eq!(
+            s.handle("name # trailing comment").as_deref(),
+            Some("= engine\n\n")
+        );
+        assert_eq!(
+            s.handle("12 frobnicate").as_deref(),
+            Some("?12 unknown command\n\n")
+        );
+        assert_eq!(
+            s.handle("known_command\tplay").as_deref(),
+            Some("= true\n\n")
+        );
+        assert_eq!(
+            s.handle("known_command frobnicate").as_deref(),
+            Some("= false\n\n")
+        );
+        assert!(s.handle("play").unwrap().starts_with("? syntax error"));
+        assert!(s
+            .handle("boardsize x")
+            .unwrap()
+            .starts_with("? syntax error"));
+        assert_eq!(
+            s.handle("boardsize 25").as_deref(),
+            Some("? unacceptable size\n\n")
+        );
+        assert_eq!(
+            s.handle("play red D4").as_deref(),
+            Some("? invalid color or coordinate\n\n")
+        );
+        assert_eq!(
+            s.handle("play b Z99").as_deref(),
+            Some("? invalid color or coordinate\n\n")
+        );
+        assert_eq!(s.handle("undo").as_deref(), Some("? cannot undo\n\n"));
+    }
+
+    #[test]
+    fn illegal_plays_are_refused_and_undo_restores() {
+        let mut s = session(5);
+        assert_eq!(s.handle("play b C3").as_deref(), Some("=\n\n"));
+        assert_eq!(s.handle("play w C3").as_deref(), Some("? illegal move\n\n"));
+        // The same colour may move twice under GTP.
+        assert_eq!(s.handle("play w A1").as_deref(), Some("=\n\n"));
+        assert_eq!(s.handle("play w B2").as_deref(), Some("=\n\n"));
+        // White A1 is left with A2 once Black takes B1.
+        assert_eq!(s.handle("play b B1").as_deref(), Some("=\n\n"));
+        assert_eq!(
+            s.handle("play b A2").as_deref(),
+            Some("=\n\n"),
+            "captures A1"
+        );
+        assert_eq!(s.state.stone_at(games::go::Point::new(0, 0)), None);
+        assert_eq!(s.handle("undo").as_deref(), Some("=\n\n"));
+        assert_eq!(
+            s.state.stone_at(games::go::Point::new(0, 0)),
+            Some(Player::Second)
+        );
+        assert_eq!(s.handle("clear_board").as_deref(), Some("=\n\n"));
+        // An empty board: komi decides.
+        assert_eq!(s.handle("final_score").as_deref(), Some("= W+7.5\n\n"));
+        assert_eq!(s.handle("komi -0.5").as_deref(), Some("=\n\n"));
+        assert_eq!(s.handle("final_score").as_deref(), Some("= B+0.5\n\n"));
+        assert!(s.handle("komi lots").unwrap().starts_with("? syntax error"));
+    }
+
+    #[test]
+    fn genmove_plays_for_either_colour() {
+        let mut s = session(5);
+        let reply = s.handle("genmove w").unwrap();
+        assert!(reply.starts_with("= "), "{reply}");
+        let mv = reply[2..].trim();
+        assert!(Move::parse_gtp(mv, 5).is_ok(), "{mv}");
+        assert_eq!(s.state.to_act(), Player::First);
+        s.handle("play b pass");
+        s.handle("play w pass");
+        // Both passed: the game is over by the rules, genmove still answers.
+        assert_eq!(s.handle("genmove b").as_deref(), Some("= pass\n\n"));
+    }
+}
+
+#[cfg(test)]
+mod status_tests {
+    use super::*;
+
+    #[test]
+    fn final_status_lists_dead_stones() {
+        let mut s = Session::new(GoRules::with_size(5), make_agent(&GtpConfig::default())).unwrap();
+        // White's two-eyed wall around a lone black stone at C2.
+        for v in [
+            "A1", "B1", "C1", "D1", "E1", "A2", "E2", "A3", "B3", "C3", "D3", "E3", "A4", "C4",
+            "E4", "A5", "B5", "C5", "D5", "E5",
+        ] {
+            assert_eq!(
+                s.handle(&format!("play w {v}")).as_deref(),
+                Some("=\n\n"),
+                "{v}"
+            );
+        }
+        assert_eq!(s.handle("play b C2").as_deref(), Some("=\n\n"));
+        assert_eq!(
+            s.handle("final_status_list dead").as_deref(),
+            Some("= C2\n\n")
+        );
+        assert_eq!(s.handle("final_score").as_deref(), Some("= W+32.5\n\n"));
+        let alive = s.handle("final_status_list alive").unwrap();
+        assert_eq!(
+            alive.split_whitespace().count(),
+            21,
+            "= and 20 stones: {alive}"
+        );
+        assert!(s
+            .handle("final_status_list maybe")
+            .unwrap()
+            .starts_with("? syntax error"));
+    }
+}
+
+#[cfg(test)]
+mod random_input_tests {
+    use super::*;
+    use rand::rngs::SmallRng;
+    use rand::seq::SliceRandom;
+    use rand::{Rng, SeedableRng};
+
+    /// Two thousand random lines built from real commands, plausible and absurd arguments:
+    /// every answer is one well-formed response and the session keeps a consistent game.
+    #[test]
+    fn random_command_lines_always_get_a_well_formed_answer() {
+        let mut rng = SmallRng::seed_from_u64(3);
+        let mut s = Session::new(GoRules::with_size(5), make_agent(&GtpConfig::default())).unwrap();
+        let words: Vec<&str> = COMMANDS
+            .iter()
+            .copied()
+            .chain(["frob", "", "#", "play", "genmove", "undo"])
+            .collect();
+        let args = [
+            "b",
+            "w",
+            "black",
+            "WHITE",
+            "x",
+            "A1",
+            "c3",
+            "E5",
+            "J9",
+            "T19",
+            "I1",
+            "pass",
+            "PASS",
+            "resign",
+            "0",
+            "1",
+            "2",
+            "5",
+            "19",
+            "20",
+            "-3",
+            "7.5",
+            "nan",
+            "1e9",
+            "dead",
+            "alive",
+            "seki",
+            "/nonexistent",
+            "\u{1F600}",
+            "A",
+            "99999999999999999999",
+        ];
+        for _ in 0..2_000 {
+            let mut line = String::new();
+            if rng.gen_bool(0.3) {
+                line.push_str(&format!("{} ", rng.gen_range(0..1000)));
+            }
+            line.push_str(words.choose(&mut rng).unwrap());
+            for _ in 0..rng.gen_range(0..4) {
+                line.push(' ');
+                line.push_str(args.choose(&mut rng).unwrap());
+            }
+            if let Some(reply) = s.handle(&line) {
+                assert!(
+                    (reply.starts_with('=') || reply.starts_with('?')) && reply.ends_with("\n\n"),
+                    "{line:?} -> {reply:?}"
+                );
+                assert!(!reply[..reply.len() - 2].contains("\n\n"), "{reply:?}");
+            }
+            if s.quit {
+                s.quit = false;
+            }
+            // The game the session holds is always one the rules can read back.
+            let text = s.state.to_text();
+            assert_eq!(s.state.parse_position(&text).unwrap().to_text(), text);
+        }
+    }
+}

@@ -1,0 +1,189 @@
+//! `engine gtp` as another program sees it: the built binary driven through pipes, including
+//! malformed input.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+
+struct Engine {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+}
+
+impl Engine {
+    fn start(args: &[&str]) -> Engine {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_engine"))
+            .arg("gtp")
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start engine gtp");
+        let stdin = child.stdin.take().unwrap();
+        let stdout = BufReader::new(child.stdout.take().unwrap());
+        Engine {
+            child,
+            stdin,
+            stdout,
+        }
+    }
+
+    /// Sends raw text (one or more lines) without waiting.
+    fn send_raw(&mut self, text: &str) {
+        self.stdin.write_all(text.as_bytes()).unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    /// Reads one response: the lines up to the blank line that ends it.
+    fn response(&mut self) -> String {
+        let mut lines = Vec::new();
+        loop {
+            let mut line = String::new();
+            assert!(
+                self.stdout.read_line(&mut line).unwrap() > 0,
+                "engine closed"
+            );
+            let line = line.trim_end_matches('\n');
+            if line.is_empty() {
+                break;
+            }
+            lines.push(line.to_string());
+        }
+        lines.join("\n")
+    }
+
+    fn ask(&mut self, command: &str) -> String {
+        self.send_raw(&format!("{command}\n"));
+        self.response()
+    }
+}
+
+impl Drop for Engine {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn a_session_through_pipes() {
+    let mut e = Engine::start(&["--size", "9", "--komi", "6.5"]);
+    assert_eq!(e.ask("protocol_version"), "= 2");
+    assert_eq!(e.ask("1 name"), "=1 engine");
+    let commands = e.ask("list_commands");
+    for c in [
+        "protocol_version",
+        "name",
+        "version",
+        "known_command",
+        "list_commands",
+        "quit",
+        "boardsize",
+        "clear_board",
+        "komi",
+        "play",
+        "genmove",
+        "undo",
+        "showboard",
+        "final_score",
+        "loadsgf",
+    ] {
+        assert!(
+            commands.lines().any(|l| l.trim_start_matches("= ") == c),
+            "{c}"
+        );
+        assert_eq!(e.ask(&format!("known_command {c}")), "= true");
+    }
+    assert_eq!(e.ask("boardsize 7"), "=");
+    assert_eq!(e.ask("clear_board"), "=");
+    assert_eq!(e.ask("play black D4"), "=");
+    assert_eq!(e.ask("play white D4"), "? illegal move");
+    let reply = e.ask("genmove white");
+    assert!(reply.starts_with("= "), "{reply}");
+    let board = e.ask("showboard");
+    assert!(board.starts_with('='), "{board}");
+    assert_eq!(board.matches('X').count(), 1, "{board}");
+    assert!(board.contains(" 7 "), "a 7x7 board: {board}");
+    assert_eq!(e.ask("undo"), "=");
+    assert_eq!(e.ask("undo"), "=");
+    assert_eq!(e.ask("undo"), "? cannot undo");
+    // An empty board: all dame, komi 6.5 decides.
+    assert_eq!(e.ask("final_score"), "= W+6.5");
+    assert_eq!(e.ask("quit"), "=");
+    let status = e.child.wait().unwrap();
+    assert!(status.success());
+}
+
+#[test]
+fn malformed_input_gets_error_responses() {
+    let mut e = Engine::start(&[]);
+    // Blank lines and comments get no response at all: the next answer is the version's.
+    e.send_raw("\n   \n# just a comment\n\tprotocol_version\t# tab separated\n");
+    assert_eq!(e.response(), "= 2");
+    assert_eq!(e.ask("frobnicate"), "? unknown command");
+    assert_eq!(e.ask("42 frobnicate now"), "?42 unknown command");
+    assert!(e.ask("play").starts_with("? syntax error"));
+    assert!(e.ask("play b").starts_with("? syntax error"));
+    assert!(e.ask("play b D4 extra").starts_with("? syntax error"));
+    assert_eq!(e.ask("play purple D4"), "? invalid color or coordinate");
+    assert_eq!(e.ask("play b I5"), "? invalid color or coordinate");
+    assert_eq!(e.ask("play b Z1"), "? invalid color or coordinate");
+    assert!(e.ask("boardsize nine").starts_with("? syntax error"));
+    assert_eq!(e.ask("boardsize 1"), "? unacceptable size");
+    assert_eq!(e.ask("boardsize 20"), "? unacceptable size");
+    assert!(e.ask("komi x").starts_with("? syntax error"));
+    assert!(e.ask("komi inf").starts_with("? syntax error"));
+    assert!(e.ask("genmove").starts_with("? syntax error"));
+    assert!(e
+        .ask("loadsgf /nonexistent/file.sgf")
+        .starts_with("? cannot load file"));
+    // Control characters are dropped, bytes that are not UTF-8 do not kill the session.
+    e.send_raw("proto\x07col_version\n");
+    assert_eq!(e.response(), "= 2");
+    e.stdin.write_all(b"\xff\xfe name\n").unwrap();
+    e.stdin.flush().unwrap();
+    let reply = e.response();
+    assert!(reply.starts_with('?') || reply == "= engine", "{reply}");
+    assert_eq!(e.ask("name"), "= engine");
+    assert_eq!(e.ask("quit"), "=");
+}
+
+#[test]
+fn loadsgf_sets_up_the_recorded_position() {
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    let path = dir.join("gtp_pipe_load.sgf");
+    std::fs::write(&path, "(;FF[4]GM[1]SZ[5]KM[0.5];B[cc];W[dc];B[bb];W[dd])").unwrap();
+    let mut e = Engine::start(&[]);
+    let p = path.display();
+    assert_eq!(e.ask(&format!("loadsgf {p}")), "= black");
+    let board = e.ask("showboard");
+    assert_eq!(board.matches('X').count(), 2, "{board}");
+    assert_eq!(board.matches('O').count(), 2, "{board}");
+    // Up to (not including) move 3: Black's C3 and White's D3 only, Black to play.
+    assert_eq!(e.ask(&format!("loadsgf {p} 3")), "= black");
+    let board = e.ask("showboard");
+    assert_eq!(board.matches('X').count(), 1, "{board}");
+    assert_eq!(e.ask(&format!("loadsgf {p} 2")), "= white");
+    assert_eq!(e.ask("undo"), "=");
+    assert_eq!(e.ask("undo"), "? cannot undo");
+    assert!(e
+        .ask(&format!("loadsgf {p} x"))
+        .starts_with("? syntax error"));
+}
+
+#[test]
+fn a_bad_config_is_an_error_exit() {
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    let path = dir.join("gtp_pipe_bad.yaml");
+    std::fs::write(&path, "game:\n  size: 40\n").unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_engine"))
+        .args(["gtp", "--config"])
+        .arg(&path)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("board size 40"), "{err}");
+}

@@ -1,0 +1,266 @@
+//! Another Go program driven over GTP as a child process (`gnugo --mode gtp --level 1`), and an
+//! [`Agent`] on top of it so it can be a match opponent.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+
+use super::{color_letter, GoState, Move};
+use crate::{Agent, AgentError, Game, Player};
+
+/// A failure talking to the external program.
+#[derive(Debug, thiserror::Error)]
+pub enum GtpClientError {
+    #[error("empty command line")]
+    EmptyCommand,
+    #[error("cannot start `{command}`: {source}")]
+    Spawn {
+        command: String,
+        source: std::io::Error,
+    },
+    #[error("`{command}`: pipe error: {source}")]
+    Io {
+        command: String,
+        source: std::io::Error,
+    },
+    #[error("`{command}` closed its output")]
+    Closed { command: String },
+    #[error("`{command}` answered `{request}` with an error: {message}")]
+    Refused {
+        command: String,
+        request: String,
+        message: String,
+    },
+    #[error("`{command}` gave a malformed answer to `{request}`: {answer:?}")]
+    Malformed {
+        command: String,
+        request: String,
+        answer: String,
+    },
+}
+
+/// A GTP engine in a child process: one request at a time, answers read to the blank line.
+pub struct GtpClient {
+    command: String,
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+}
+
+impl GtpClient {
+    /// Starts `command_line` (split on whitespace: program then arguments; no shell quoting).
+    pub fn spawn(command_line: &str) -> Result<GtpClient, GtpClientError> {
+        let mut parts = command_line.split_whitespace();
+        let program = parts.next().ok_or(GtpClientError::EmptyCommand)?;
+        let mut child = Command::new(program)
+            .args(parts)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .map_err(|source| GtpClientError::Spawn {
+                command: command_line.into(),
+                source,
+            })?;
+        let stdin = child.stdin.take().expect("piped stdin");
+        let stdout = BufReader::new(child.stdout.take().expect("piped stdout"));
+        Ok(GtpClient {
+            command: command_line.into(),
+            child,
+            stdin,
+            stdout,
+        })
+    }
+
+    /// The command line it was started with.
+    pub fn command(&self) -> &str {
+        &self.command
+    }
+
+    /// Sends one request and returns the answer's text (after `=`), or the refusal.
+    pub fn send(&mut self, request: &str) -> Result<String, GtpClientError> {
+        let io = |source| GtpClientError::Io {
+            command: self.command.clone(),
+            source,
+        };
+        writeln!(self.stdin, "{request}").map_err(io)?;
+        self.stdin.flush().map_err(io)?;
+        let mut answer = String::new();
+        loop {
+            let mut line = String::new();
+            let read = self
+                .stdout
+                .read_line(&mut line)
+                .map_err(|source| GtpClientError::Io {
+                    command: self.command.clone(),
+                    source,
+                })?;
+            if read == 0 {
+                return Err(GtpClientError::Closed {
+                    command: self.command.clone(),
+                });
+            }
+            let line = line.trim_end_matches(['\r', '\n']);
+            if line.is_empty() {
+                if answer.is_empty() {
+                    // Blank lines before an answer are not part of it.
+                    continue;
+                }
+                break;
+            }
+            if !answer.is_empty() {
+                answer.push('\n');
+            }
+            answer.push_str(line);
+        }
+        let (ok, rest) = if let Some(rest) = answer.strip_prefix('=') {
+            (true, rest)
+        } else if let Some(rest) = answer.strip_prefix('?') {
+            (false, rest)
+        } else {
+            return Err(GtpClientError::Malformed {
+                command: self.command.clone(),
+                request: request.into(),
+                answer,
+            });
+        };
+        // Skip the echoed id, if any.
+        let body = rest.trim_start_matches(|c: char| c.is_ascii_digit());
+        let body = body.strip_prefix(' ').unwrap_or(body).to_string();
+        if ok {
+            Ok(body)
+        } else {
+            Err(GtpClientError::Refused {
+                command: self.command.clone(),
+                request: request.into(),
+                message: body,
+            })
+        }
+    }
+
+    /// `genmove` for `who`: the engine's move (`resign` is returned as `None`).
+    pub fn genmove(&mut self, who: Player, size: usize) -> Result<Option<Move>, GtpClientError> {
+        let request = format!("genmove {}", color_letter(who));
+        let answer = self.send(&request)?;
+        let answer = answer.trim();
+        if answer.eq_ignore_ascii_case("resign") {
+            return Ok(None);
+        }
+        Move::parse_gtp(answer, size)
+            .map(Some)
+            .map_err(|_| GtpClientError::Malformed {
+                command: self.command.clone(),
+                request,
+                answer: answer.into(),
+            })
+    }
+}
+
+impl Drop for GtpClient {
+    fn drop(&mut self) {
+        // Ask politely, then make sure the child does not outlive us.
+        let _ = writeln!(self.stdin, "quit");
+        let _ = self.stdin.flush();
+        for _ in 0..50 {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// An external GTP engine as an [`Agent`]: it is told every move (`play`) and asked for its own
+/// (`genmove`). A `resign` answer is played as a pass, since agents cannot resign.
+pub struct GtpAgent {
+    client: GtpClient,
+    name: String,
+    /// The move our last `genmove` returned: the engine has already played it.
+    own_move: Option<(Player, Move)>,
+}
+
+impl GtpAgent {
+    /// Starts the engine; its name is taken from GTP `name` (and `version`).
+    pub fn spawn(command_line: &str) -> Result<GtpAgent, GtpClientError> {
+        let mut client = GtpClient::spawn(command_line)?;
+        let name = client.send("name")?;
+        let version = client.send("version").unwrap_or_default();
+        let name = format!("{} {}", name.trim(), version.trim())
+            .trim()
+            .to_string();
+        Ok(GtpAgent {
+            client,
+            name,
+            own_move: None,
+        })
+    }
+
+    pub fn client(&mut self) -> &mut GtpClient {
+        &mut self.client
+    }
+
+    fn error(&self, e: impl std::fmt::Display) -> AgentError {
+        AgentError {
+            agent: self.name.clone(),
+            reason: e.to_string(),
+        }
+    }
+}
+
+impl Agent<GoState> for GtpAgent {
+    fn name(&self) -> String {
+        self.name.clone()
+    }
+
+    fn new_game(&mut self, start: &GoState) -> Result<(), AgentError> {
+        let setup = start.start_stones();
+        let n = start.size();
+        let requests = [
+            format!("boardsize {n}"),
+            "clear_board".to_string(),
+            format!("komi {}", start.komi()),
+        ];
+        for r in requests {
+            self.client.send(&r).map_err(|e| self.error(e))?;
+        }
+        // Setup stones are sent as moves: they capture nothing, so the boards agree.
+        for (p, who) in setup {
+            let r = format!("play {} {}", color_letter(who), p.to_gtp());
+            self.client.send(&r).map_err(|e| self.error(e))?;
+        }
+        for (who, mv) in start.moves_since_start() {
+            let r = format!("play {} {}", color_letter(who), mv.to_gtp());
+            self.client.send(&r).map_err(|e| self.error(e))?;
+        }
+        self.own_move = None;
+        Ok(())
+    }
+
+    fn select_action(&mut self, state: &GoState) -> Result<Move, AgentError> {
+        let who = state.to_act();
+        let mv = self
+            .client
+            .genmove(who, state.size())
+            .map_err(|e| self.error(e))?
+            .unwrap_or(Move::Pass);
+        if !state.is_legal(mv) {
+            return Err(self.error(format!(
+                "answered genmove with {}, illegal here",
+                mv.to_gtp()
+            )));
+        }
+        self.own_move = Some((who, mv));
+        Ok(mv)
+    }
+
+    fn observe(&mut self, before: &GoState, action: Move) -> Result<(), AgentError> {
+        let who = before.to_act();
+        if self.own_move.take() == Some((who, action)) {
+            return Ok(());
+        }
+        let r = format!("play {} {}", color_letter(who), action.to_gtp());
+        self.client.send(&r).map_err(|e| self.error(e))?;
+        Ok(())
+    }
+}
