@@ -6,7 +6,7 @@
 //
 // Environment: ENGINE_BIN (default ../../../target/debug/engine), CHROMIUM (default
 // /usr/bin/chromium), SCREENSHOTS (default ../../../target/screenshots), REQUIRE_GAMES (a
-// comma-separated list of games that must be served, e.g. "liuzhou,xiangqi,go").
+// comma-separated list of games that must be served; default "liuzhou,go").
 
 import { spawn } from "node:child_process";
 import { mkdirSync } from "node:fs";
@@ -19,7 +19,7 @@ const root = resolve(here, "../../..");
 const ENGINE = process.env.ENGINE_BIN || resolve(root, "target/debug/engine");
 const CHROMIUM = process.env.CHROMIUM || "/usr/bin/chromium";
 const SHOTS = process.env.SCREENSHOTS || resolve(root, "target/screenshots");
-const REQUIRED = (process.env.REQUIRE_GAMES || "liuzhou").split(",").filter(Boolean);
+const REQUIRED = (process.env.REQUIRE_GAMES || "liuzhou,go").split(",").filter(Boolean);
 const STEP_TIMEOUT = 60_000;
 // Visits per engine decision: enough to show the search's figures, few enough for a debug build.
 const STRENGTH = Number(process.env.STRENGTH || 100);
@@ -275,6 +275,30 @@ async function go(page, base) {
   const after = await boardState(page);
   check(["B", "X"].includes(after.cells[centre]), `a black stone on ${centre}`);
   await shot(page, "go-after-move");
+
+  // On to the end by clicks: points for a while, then the pass button until the game stops
+  // (two passes in a row, or the move cap).
+  let moves = 1;
+  for (; moves < 400; moves++) {
+    await ready(page);
+    if (await page.evaluate(() => document.body.dataset.turn) === "over") break;
+    const n = await page.locator("#history li").count();
+    const a = await page.evaluate((k) => {
+      const pts = page.session.legal.filter((x) => x.to);
+      return k < 20 && pts.length ? pts[(k * 13) % pts.length] : { action: "pass" };
+    }, moves);
+    if (a.to) await page.click(`svg#board rect.hit[data-point="${a.to}"]`);
+    else await page.click('#extra-actions button[data-action="pass"]');
+    await page.waitForFunction((m) => document.querySelectorAll("#history li").length > m, n, { timeout: STEP_TIMEOUT });
+  }
+  await ready(page);
+  const end = await boardState(page);
+  console.log(`     the game ended after ${moves} of our moves: ${end.status}`);
+  check(end.turn === "over" && end.status.startsWith("Game over"), `the game ends (${end.status})`);
+  await shot(page, "go-game-over");
+  const rec = await page.request.get(new URL(await page.getAttribute("#record", "href"), base).toString());
+  const sgf = await rec.text();
+  check(sgf.startsWith("(;") && /RE\[[BW]\+/.test(sgf), `an SGF record with the result: ${sgf.slice(0, 80)}`);
 }
 
 // ---- main ----

@@ -423,6 +423,7 @@ function statusText(s) {
       if (i.move_count >= i.move_limit) why = ` (${i.move_limit} actions played)`;
       else if (i.moves_since_capture >= i.no_capture_limit) why = ` (${i.no_capture_limit} actions without a capture)`;
     }
+    if (s.game === "go" && i.area_score) why = ` (${i.area_score})`;
     return `Game over: ${s.outcome.text}${why}.`;
   }
   const me = sideName(s, s.to_act);
