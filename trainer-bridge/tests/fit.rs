@@ -17,7 +17,11 @@ fn tmpdir(name: &str) -> PathBuf {
 }
 
 fn tiny_net() -> NetConfig {
-    NetConfig { blocks: 1, channels: 16, ..NetConfig::default() }
+    NetConfig {
+        blocks: 1,
+        channels: 16,
+        ..NetConfig::default()
+    }
 }
 
 /// Shards from a few self-play games with the fake evaluator.
@@ -30,7 +34,12 @@ fn make_shards(dir: &std::path::Path) {
         positions_per_shard: 300,
         ..Default::default()
     };
-    let sink = selfplay::ShardSink { dir, tag: "t", model: "fake", config: "" };
+    let sink = selfplay::ShardSink {
+        dir,
+        tag: "t",
+        model: "fake",
+        config: "",
+    };
     let ev = infer::fake::FakeEvaluator::new(16);
     selfplay::run(&Liuzhou::default(), &ev, &config, 8, &sink, 3, |_| {}).unwrap();
 }
@@ -44,7 +53,13 @@ fn losses_fall_and_outputs_are_written() {
     let (varmap, _) = Net::fresh(&tiny_net(), shape, &Device::Cpu).unwrap();
     let start = dir.join("0000.safetensors");
     Net::save(&varmap, &start).unwrap();
-    let config = FitConfig { steps: 60, batch_size: 64, learning_rate: 3e-3, final_learning_rate: 1e-3, ..FitConfig::default() };
+    let config = FitConfig {
+        steps: 60,
+        batch_size: 64,
+        learning_rate: 3e-3,
+        final_learning_rate: 1e-3,
+        ..FitConfig::default()
+    };
     let log = dir.join("losses.jsonl");
     let mut steps = 0;
     let report = fit(FitJob {
@@ -59,12 +74,26 @@ fn losses_fall_and_outputs_are_written() {
     })
     .unwrap();
     assert_eq!(steps, 60);
-    assert!(report.last_loss.0 < report.first_loss.0, "policy loss {:?}", (report.first_loss, report.last_loss));
-    assert!(report.last_loss.1 < report.first_loss.1, "value loss {:?}", (report.first_loss, report.last_loss));
+    assert!(
+        report.last_loss.0 < report.first_loss.0,
+        "policy loss {:?}",
+        (report.first_loss, report.last_loss)
+    );
+    assert!(
+        report.last_loss.1 < report.first_loss.1,
+        "value loss {:?}",
+        (report.first_loss, report.last_loss)
+    );
     assert!(dir.join("0001.safetensors").is_file() && dir.join("0001.onnx").is_file());
     assert_eq!(std::fs::read_to_string(&log).unwrap().lines().count(), 60);
     // The new checkpoint loads for the same network and shape: fitting resumes from it.
-    Net::load(&dir.join("0001.safetensors"), &tiny_net(), shape, &Device::Cpu).unwrap();
+    Net::load(
+        &dir.join("0001.safetensors"),
+        &tiny_net(),
+        shape,
+        &Device::Cpu,
+    )
+    .unwrap();
 }
 
 #[test]
@@ -77,7 +106,11 @@ fn missing_shards_and_mismatched_checkpoints_are_errors() {
     let (varmap, _) = Net::fresh(&tiny_net(), shape, &Device::Cpu).unwrap();
     let start = dir.join("0000.safetensors");
     Net::save(&varmap, &start).unwrap();
-    let config = FitConfig { steps: 1, batch_size: 4, ..FitConfig::default() };
+    let config = FitConfig {
+        steps: 1,
+        batch_size: 4,
+        ..FitConfig::default()
+    };
     let job = |shards: &std::path::Path, net: &NetConfig| {
         fit(FitJob {
             shards_dir: shards,
@@ -94,7 +127,10 @@ fn missing_shards_and_mismatched_checkpoints_are_errors() {
     assert!(err.contains("no readable shard"), "{err}");
     let shards = dir.join("shards");
     make_shards(&shards);
-    let bigger = NetConfig { channels: 32, ..tiny_net() };
+    let bigger = NetConfig {
+        channels: 32,
+        ..tiny_net()
+    };
     let err = job(&shards, &bigger).unwrap_err().to_string();
     assert!(err.contains("0000.safetensors"), "{err}");
     assert!(!dir.join("x.onnx").exists());

@@ -86,6 +86,43 @@ impl<G: Game, A: Agent<G>> Thinker<G> for Plain<A> {
     }
 }
 
+/// A game's own agent (Xiangqi's alpha-beta, …) as a [`Thinker`] that reports its choice only.
+pub struct Native<G: Game> {
+    agent: Box<dyn Agent<G>>,
+    label: String,
+}
+
+impl<G: Game> Native<G> {
+    /// `label` names the agent with its strength in records.
+    pub fn new(agent: Box<dyn Agent<G>>, label: String) -> Self {
+        Native { agent, label }
+    }
+}
+
+impl<G: Game> Thinker<G> for Native<G> {
+    fn name(&self) -> String {
+        self.label.clone()
+    }
+
+    fn new_game(&mut self, start: &G) -> Result<(), AgentError> {
+        self.agent.new_game(start)
+    }
+
+    fn think(&mut self, state: &G) -> Result<Thought<G::Action>, AgentError> {
+        let action = self.agent.select_action(state)?;
+        Ok(Thought {
+            action,
+            visits: None,
+            value: None,
+            pv: vec![action],
+        })
+    }
+
+    fn observe(&mut self, before: &G, action: G::Action) -> Result<(), AgentError> {
+        self.agent.observe(before, action)
+    }
+}
+
 /// An [`MctsAgent`] that reports its visits, its root value and its principal variation.
 pub struct Mcts<G: Game> {
     agent: MctsAgent<G>,
@@ -216,6 +253,8 @@ pub enum AgentSpecError {
     Strength { got: u64, max: u64 },
     #[error("agent `net` needs a model for {game}, and none is loaded")]
     NoModel { game: &'static str },
+    #[error("agent {name:?} could not start: {reason}")]
+    Native { name: String, reason: String },
 }
 
 /// Which agent to build and how strong: the factory's input.
@@ -230,14 +269,8 @@ pub struct AgentSpec {
 }
 
 impl AgentSpec {
-    /// Checks the name and that the strength lies in `1..=max_visits`.
+    /// Checks that the strength lies in `1..=max_visits` (the name is checked by building).
     pub fn validate(&self, max_visits: u64) -> Result<(), AgentSpecError> {
-        if !AGENT_NAMES.contains(&self.name.as_str()) {
-            return Err(AgentSpecError::Unknown {
-                name: self.name.clone(),
-                known: AGENT_NAMES.join(", "),
-            });
-        }
         if self.visits == 0 || self.visits > max_visits {
             return Err(AgentSpecError::Strength {
                 got: self.visits,
@@ -430,7 +463,7 @@ pub mod tests {
             seed: 0,
         };
         assert!(matches!(
-            spec.validate(100),
+            spec.build::<Liuzhou>(None),
             Err(AgentSpecError::Unknown { .. })
         ));
         assert!(spec.build::<Liuzhou>(None).is_err());

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use anyhow::Context;
 use games::Game;
 use infer::fake::FakeEvaluator;
-use infer::onnx::{OrtEvaluator, OrtOptions};
+use infer::onnx::{OrtEvaluator, OrtOptions, Provider};
 use infer::Evaluator;
 
 use crate::config;
@@ -19,7 +19,22 @@ pub fn evaluator<G: Game>(
     doc: &serde_yaml::Value,
     config_path: &Path,
 ) -> anyhow::Result<Arc<dyn Evaluator<G>>> {
-    let opts: OrtOptions = config::section(doc, "inference", config_path)?;
+    evaluator_with(start, model, doc, config_path, None)
+}
+
+/// As [`evaluator`], with the execution provider of a command-line flag (`--provider`), when
+/// given, in place of the section's.
+pub fn evaluator_with<G: Game>(
+    start: &G,
+    model: &str,
+    doc: &serde_yaml::Value,
+    config_path: &Path,
+    provider: Option<Provider>,
+) -> anyhow::Result<Arc<dyn Evaluator<G>>> {
+    let mut opts: OrtOptions = config::section(doc, "inference", config_path)?;
+    if let Some(p) = provider {
+        opts.provider = p;
+    }
     if model == "uniform" {
         return Ok(Arc::new(FakeEvaluator::new(opts.batch_size.max(1))));
     }

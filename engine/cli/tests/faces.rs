@@ -86,6 +86,21 @@ fn play_go_in_the_terminal() {
 }
 
 #[test]
+fn play_xiangqi_against_its_alpha_beta() {
+    let xq = concat!(env!("CARGO_MANIFEST_DIR"), "/../../configs/xiangqi.yaml");
+    let (code, out) = play(
+        &[
+            "--game", "xiangqi", "--config", xq, "--human", "red", "--visits", "20",
+        ],
+        "h2e2\nh2e2\nquit\n",
+    );
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("you play Red against alphabeta"), "{out}");
+    assert!(out.contains("Black (engine) plays"), "{out}");
+    assert!(out.contains("illegal action h2e2"), "{out}");
+}
+
+#[test]
 fn play_refuses_bad_flags_and_closed_input() {
     let (code, out) = play(&["--human", "red"], "");
     assert_eq!(code, 2);

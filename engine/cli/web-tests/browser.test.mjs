@@ -6,7 +6,7 @@
 //
 // Environment: ENGINE_BIN (default ../../../target/debug/engine), CHROMIUM (default
 // /usr/bin/chromium), SCREENSHOTS (default ../../../target/screenshots), REQUIRE_GAMES (a
-// comma-separated list of games that must be served; default "liuzhou,go").
+// comma-separated list of games that must be served; default "liuzhou,xiangqi,go").
 
 import { spawn } from "node:child_process";
 import { mkdirSync } from "node:fs";
@@ -19,7 +19,7 @@ const root = resolve(here, "../../..");
 const ENGINE = process.env.ENGINE_BIN || resolve(root, "target/debug/engine");
 const CHROMIUM = process.env.CHROMIUM || "/usr/bin/chromium";
 const SHOTS = process.env.SCREENSHOTS || resolve(root, "target/screenshots");
-const REQUIRED = (process.env.REQUIRE_GAMES || "liuzhou,go").split(",").filter(Boolean);
+const REQUIRED = (process.env.REQUIRE_GAMES || "liuzhou,xiangqi,go").split(",").filter(Boolean);
 const STEP_TIMEOUT = 60_000;
 // Visits per engine decision: enough to show the search's figures, few enough for a debug build.
 const STRENGTH = Number(process.env.STRENGTH || 100);
@@ -80,8 +80,9 @@ async function shot(page, name) {
   return path;
 }
 
-async function openGame(page, base, game, side, seed) {
-  await page.goto(`${base}?game=${game}&side=${side}&seed=${seed}&agent=mcts&strength=${STRENGTH}`);
+async function openGame(page, base, game, side, seed, agent = "mcts") {
+  const who = agent ? `&agent=${agent}` : "";
+  await page.goto(`${base}?game=${game}&side=${side}&seed=${seed}${who}&strength=${STRENGTH}`);
   await page.waitForSelector(`svg#board[data-game="${game}"]`, { timeout: STEP_TIMEOUT });
   await ready(page);
 }
@@ -245,7 +246,9 @@ async function liuzhou(page, base) {
 }
 
 async function xiangqi(page, base) {
-  await openGame(page, base, "xiangqi", "first", 3);
+  // The game's own default engine (alpha-beta).
+  await openGame(page, base, "xiangqi", "first", 3, null);
+  check(await page.inputValue("#agent") === "alphabeta", "Xiangqi defaults to its alpha-beta engine");
   const st = await boardState(page);
   check(Object.keys(st.cells).length === 90, "90 points");
   check(st.cells["h2"] && st.cells["h2"].toUpperCase() === "C", "a red cannon on h2");

@@ -93,7 +93,7 @@ function fillSides() {
   side.value = old || "first";
   // The agents this game can be played by (`net` only where a model is loaded).
   const agent = $("agent");
-  const chosen = agent.value || page.info.default_agent;
+  const chosen = g.default_agent || page.info.default_agent;
   agent.innerHTML = "";
   for (const a of g.agents) agent.add(new Option(AGENT_TITLES[a] || a, a));
   agent.value = g.agents.includes(chosen) ? chosen : g.agents[0];

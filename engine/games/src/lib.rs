@@ -10,6 +10,7 @@ pub mod go;
 pub mod liuzhou;
 
 pub mod symmetry;
+pub mod xiangqi;
 
 use std::fmt::{self, Debug, Display};
 use std::hash::Hash;

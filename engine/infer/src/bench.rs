@@ -22,10 +22,8 @@ pub const BATCH_SIZES: [usize; 5] = [1, 8, 32, 128, 512];
 #[derive(Clone, Debug)]
 pub struct BenchOptions {
     pub batch_sizes: Vec<usize>,
-    /// Wall time of one measurement; each side is measured `rounds` times, alternating, and the
-    /// best is kept (the machine is shared, so the best is the least disturbed).
+    /// Wall time per batch size, shared by the two sides (their calls alternate).
     pub min_time: Duration,
-    pub rounds: usize,
     /// ONNX Runtime intra-op threads for both sides.
     pub intra_threads: usize,
 }
@@ -34,8 +32,7 @@ impl Default for BenchOptions {
     fn default() -> Self {
         BenchOptions {
             batch_sizes: BATCH_SIZES.to_vec(),
-            min_time: Duration::from_millis(1000),
-            rounds: 3,
+            min_time: Duration::from_secs(2),
             intra_threads: 1,
         }
     }
@@ -46,7 +43,8 @@ impl Default for BenchOptions {
 pub struct Row {
     pub game: &'static str,
     pub batch: usize,
-    /// Through [`OrtEvaluator::evaluate`] (states in, logits and values out).
+    /// Through [`OrtEvaluator::evaluate`] (states in, logits and values out); both rates are
+    /// batch size over the median time of one call.
     pub engine_evals_per_s: f64,
     /// `Session::run` on pre-encoded inputs, outputs only borrowed.
     pub bare_evals_per_s: f64,
@@ -88,39 +86,33 @@ pub fn run<G: Game>(path: &Path, proto: &G, opts: &BenchOptions) -> Result<Vec<R
         }
         let dims = [batch, shape.planes, shape.height, shape.width];
 
-        let mut engine_best: f64 = 0.0;
-        let mut bare_best: f64 = 0.0;
-        for _ in 0..opts.rounds.max(1) {
-            let rate = measure(batch, opts.min_time, || {
-                evaluator
-                    .evaluate(&refs, &mut policy, &mut value)
-                    .map_err(|e| e.to_string())
-            })
+        let mut engine = || {
+            evaluator
+                .evaluate(&refs, &mut policy, &mut value)
+                .map_err(|e| e.to_string())
+        };
+        let mut bare = || {
+            let tensor =
+                TensorRef::from_array_view((dims, &input[..])).map_err(|e| e.to_string())?;
+            let out = bare
+                .run(ort::inputs![INPUT => tensor])
+                .map_err(|e| e.to_string())?;
+            let (_, p) = out[POLICY]
+                .try_extract_tensor::<f32>()
+                .map_err(|e| e.to_string())?;
+            let (_, v) = out[VALUE]
+                .try_extract_tensor::<f32>()
+                .map_err(|e| e.to_string())?;
+            std::hint::black_box((p, v));
+            Ok(())
+        };
+        let (engine_s, bare_s) = measure_pair(opts.min_time, &mut engine, &mut bare)
             .map_err(|reason| bench_error(path, reason))?;
-            engine_best = engine_best.max(rate);
-            let rate = measure(batch, opts.min_time, || {
-                let tensor =
-                    TensorRef::from_array_view((dims, &input[..])).map_err(|e| e.to_string())?;
-                let out = bare
-                    .run(ort::inputs![INPUT => tensor])
-                    .map_err(|e| e.to_string())?;
-                let (_, p) = out[POLICY]
-                    .try_extract_tensor::<f32>()
-                    .map_err(|e| e.to_string())?;
-                let (_, v) = out[VALUE]
-                    .try_extract_tensor::<f32>()
-                    .map_err(|e| e.to_string())?;
-                std::hint::black_box((p, v));
-                Ok(())
-            })
-            .map_err(|reason| bench_error(path, reason))?;
-            bare_best = bare_best.max(rate);
-        }
         rows.push(Row {
             game: G::NAME,
             batch,
-            engine_evals_per_s: engine_best,
-            bare_evals_per_s: bare_best,
+            engine_evals_per_s: batch as f64 / engine_s,
+            bare_evals_per_s: batch as f64 / bare_s,
         });
     }
     Ok(rows)
@@ -150,21 +142,33 @@ fn bare_session(path: &Path, intra_threads: usize) -> Result<Session, ModelError
         .map_err(|e| fail(e.to_string()))
 }
 
-/// Calls `f` (one batch of `batch` evaluations) once to warm up, then for at least `min_time`;
-/// returns evaluations per second.
-fn measure(
-    batch: usize,
+/// Times `a` and `b` (one batch each) call by call, alternating, for about `min_time` in all
+/// after one warm-up call each; returns the median seconds per call of each. Alternating makes
+/// both sides share whatever else the machine is doing, and the median ignores the calls it
+/// preempted, so the ratio stays meaningful on a busy machine.
+fn measure_pair(
     min_time: Duration,
-    mut f: impl FnMut() -> Result<(), String>,
-) -> Result<f64, String> {
-    f()?;
+    a: &mut dyn FnMut() -> Result<(), String>,
+    b: &mut dyn FnMut() -> Result<(), String>,
+) -> Result<(f64, f64), String> {
+    a()?;
+    b()?;
+    let (mut ta, mut tb) = (Vec::new(), Vec::new());
     let start = Instant::now();
-    let mut calls = 0u64;
-    while start.elapsed() < min_time || calls < 3 {
-        f()?;
-        calls += 1;
+    while start.elapsed() < min_time || ta.len() < 5 {
+        let t = Instant::now();
+        a()?;
+        ta.push(t.elapsed().as_secs_f64());
+        let t = Instant::now();
+        b()?;
+        tb.push(t.elapsed().as_secs_f64());
     }
-    Ok((calls * batch as u64) as f64 / start.elapsed().as_secs_f64())
+    Ok((median(&mut ta), median(&mut tb)))
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
 }
 
 /// `count` positions from random games started at `proto` (a new game whenever one ends), each

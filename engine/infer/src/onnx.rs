@@ -28,6 +28,9 @@ pub const INPUT: &str = "input";
 pub const POLICY: &str = "policy";
 pub const VALUE: &str = "value";
 
+/// Largest accepted batch size: the input buffer is allocated up front.
+pub const MAX_BATCH: usize = 1 << 16;
+
 /// Where the network runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Deserialize, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -210,8 +213,11 @@ impl OrtModel {
     /// Loads a model, reads and checks its metadata and interface, and builds a session with
     /// the requested provider (see [`OrtOptions::allow_fallback`]).
     pub fn load(path: &Path, opts: &OrtOptions) -> Result<OrtModel, ModelError> {
-        if opts.batch_size == 0 {
-            return Err(ModelError::Options("batch_size must be at least 1".into()));
+        if !(1..=MAX_BATCH).contains(&opts.batch_size) {
+            return Err(ModelError::Options(format!(
+                "batch_size {} is not in 1..={MAX_BATCH}",
+                opts.batch_size
+            )));
         }
         let bytes = std::fs::read(path).map_err(|e| match e.kind() {
             std::io::ErrorKind::NotFound => ModelError::Missing {
@@ -311,7 +317,7 @@ impl OrtModel {
         value: &mut [f32],
     ) -> Result<(), EvalError> {
         let len = self.info.shape.input_len();
-        if inputs.len() % len != 0 {
+        if !inputs.chunks_exact(len).remainder().is_empty() {
             return Err(EvalError::Backend(format!(
                 "{} floats are not a whole number of {len}-float inputs",
                 inputs.len()
@@ -645,5 +651,39 @@ impl<G: Game> Evaluator<G> for OrtEvaluator<G> {
             self.model.batch,
             self.model.provider
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn provider_names_round_trip() {
+        for p in Provider::ALL {
+            assert_eq!(p.as_str().parse::<Provider>(), Ok(p));
+            assert_eq!(p.to_string().to_uppercase().parse::<Provider>(), Ok(p));
+        }
+        let e = "rocm".parse::<Provider>().unwrap_err();
+        assert!(e.contains("rocm") && e.contains("tensorrt"), "{e}");
+    }
+
+    #[test]
+    fn provider_report_says_what_runs_and_why() {
+        let same = ProviderReport {
+            requested: Provider::Cpu,
+            active: Provider::Cpu,
+            fallbacks: vec![],
+        };
+        assert_eq!(same.to_string(), "cpu");
+        let fell = ProviderReport {
+            requested: Provider::TensorRt,
+            active: Provider::Cpu,
+            fallbacks: vec!["tensorrt: none".into(), "cuda: none".into()],
+        };
+        assert_eq!(
+            fell.to_string(),
+            "cpu (fell back from tensorrt: tensorrt: none; cuda: none)"
+        );
     }
 }

@@ -83,11 +83,11 @@ pub enum RuntimeError {
 /// The workspace is the one this crate was built from; if that directory is gone (a binary
 /// copied elsewhere), `.ort/` in the current directory is used.
 pub fn cache_dir() -> PathBuf {
-    let built_in = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let root = if built_in.join("Cargo.toml").is_file() {
-        built_in
-    } else {
-        PathBuf::from(".")
+    // This crate lives at <workspace>/engine/infer.
+    let built_in = Path::new(env!("CARGO_MANIFEST_DIR")).ancestors().nth(2);
+    let root = match built_in {
+        Some(root) if root.join("Cargo.toml").is_file() => root.to_path_buf(),
+        _ => PathBuf::from("."),
     };
     root.join(".ort")
         .join(format!("{ORT_VERSION}-{}", std::env::consts::ARCH))
@@ -254,9 +254,15 @@ pub fn environment() -> Result<&'static ort::environment::Environment, RuntimeEr
     ENVIRONMENT
         .get_or_init(|| {
             let path = library_path()?;
-            let builder = ort::init_from(&path).map_err(|e| RuntimeError::Load {
-                path: path.clone(),
-                reason: e.to_string(),
+            let builder = ort::init_from(&path).map_err(|e| {
+                let mut reason = e.to_string();
+                if path.starts_with(cache_dir()) {
+                    reason += &format!(" (delete {} to fetch it again)", cache_dir().display());
+                }
+                RuntimeError::Load {
+                    path: path.clone(),
+                    reason,
+                }
             })?;
             tracing::debug!("ONNX Runtime loaded from {}", path.display());
             builder

@@ -4,10 +4,12 @@ mod bench;
 mod gtp;
 mod perft;
 mod perft_go;
+mod perft_xiangqi;
 mod play;
 mod selfplay;
 mod serve;
 mod train;
+mod uci;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
@@ -38,6 +40,8 @@ enum Command {
     Train(train::Args),
     /// Speak GTP version 2 on stdin/stdout (Go).
     Gtp(gtp::Args),
+    /// Speak UCI on stdin/stdout (Xiangqi; ICCS moves with ranks 0–9).
+    Uci(uci::Args),
 }
 
 impl Cli {
@@ -50,6 +54,7 @@ impl Cli {
             Command::Selfplay(args) => selfplay::run(args),
             Command::Train(args) => train::run_cmd(args),
             Command::Gtp(args) => gtp::run(args),
+            Command::Uci(args) => uci::run(args),
         }
     }
 }
@@ -59,6 +64,8 @@ impl Cli {
 pub enum GameKind {
     /// 六洲棋 Liuzhou chess, 6 × 6.
     Liuzhou,
+    /// 象棋 Xiangqi (Chinese chess).
+    Xiangqi,
     /// 围棋 Go, 2 × 2 to 19 × 19.
     Go,
 }
@@ -68,6 +75,7 @@ impl GameKind {
     pub fn default_config(self) -> std::path::PathBuf {
         match self {
             GameKind::Liuzhou => "configs/liuzhou.yaml".into(),
+            GameKind::Xiangqi => "configs/xiangqi.yaml".into(),
             GameKind::Go => "configs/go.yaml".into(),
         }
     }

@@ -13,7 +13,7 @@ use infer::Evaluator;
 use super::GameKind;
 use crate::agents::AgentSpec;
 use crate::session::{parse_side, result_tag, Match, MatchError};
-use crate::web::view::WebGame;
+use crate::web::view::{build_thinker, default_agent, WebGame};
 use crate::{config, models};
 
 /// Play a game in the terminal: type actions in the game's notation, or `help`.
@@ -31,9 +31,10 @@ pub struct Args {
     #[arg(long, default_value = "none")]
     human: String,
     /// The engine's agent: `mcts` (tree search with random playouts), `net` (tree search with the
-    /// network of `--model`) or `random`.
-    #[arg(long, default_value = "mcts")]
-    agent: String,
+    /// network of `--model`), `random`, or the game's own (`alphabeta` for Xiangqi, its
+    /// default; otherwise `net` with `--model`, else `mcts`).
+    #[arg(long)]
+    agent: Option<String>,
     /// The ONNX model the `net` agent plays with (its `inference` settings come from `--config`).
     #[arg(long)]
     model: Option<PathBuf>,
@@ -49,8 +50,9 @@ pub struct Args {
 const MAX_ACTIONS: usize = 100_000;
 
 pub fn run(args: Args) -> anyhow::Result<()> {
+    // The name is settled per game in `play_game` when `--agent` is not given.
     let spec = AgentSpec {
-        name: args.agent.clone(),
+        name: args.agent.clone().unwrap_or_default(),
         visits: args.visits,
         seed: args.seed,
     };
@@ -68,6 +70,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 .map_err(anyhow::Error::msg)
                 .context("game.lose_below")?;
             let start = Liuzhou::new(rules);
+            let net = network(&start, &args, &doc, &config_path)?;
+            play_game(start, &args.human, &spec, net.as_ref())
+        }
+        GameKind::Xiangqi => {
+            let start = games::xiangqi::Xiangqi::default();
             let net = network(&start, &args, &doc, &config_path)?;
             play_game(start, &args.human, &spec, net.as_ref())
         }
@@ -109,7 +116,13 @@ fn play_game<G: WebGame>(
     let human = parse_side(human, G::SIDES)
         .map_err(anyhow::Error::msg)
         .context("--human")?;
-    let mut game = Match::new(start, human, spec.build::<G>(net)?, MAX_ACTIONS)?;
+    let mut spec = spec.clone();
+    if spec.name.is_empty() {
+        let configured = if net.is_some() { "net" } else { "mcts" };
+        spec.name = default_agent::<G>(configured, net.is_some());
+    }
+    let thinker = build_thinker::<G>(&spec, net).context("--agent")?;
+    let mut game = Match::new(start, human, thinker, MAX_ACTIONS)?;
     let stdin = io::stdin();
     let mut lines = stdin.lock().lines();
     println!(

@@ -29,6 +29,10 @@ pub struct Args {
     /// Config file (its `game`, `selfplay` and `inference` sections).
     #[arg(long)]
     config: Option<PathBuf>,
+    /// Execution provider for an ONNX model: cpu, cuda or tensorrt (overrides the config's
+    /// `inference.provider`). What really runs is logged.
+    #[arg(long)]
+    provider: Option<infer::Provider>,
     /// Seed for noise, temperature and playout caps.
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -51,6 +55,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             let start = config::liuzhou_start(&doc, &config_path)?;
             play(&start, &args, &sp, &doc, &config_path, &config_text)
         }
+        GameKind::Xiangqi => {
+            let start = games::xiangqi::Xiangqi::default();
+            play(&start, &args, &sp, &doc, &config_path, &config_text)
+        }
         GameKind::Go => {
             let start = config::go_start(&doc, &config_path)?;
             play(&start, &args, &sp, &doc, &config_path, &config_text)
@@ -66,7 +74,7 @@ fn play<G: Game>(
     config_path: &std::path::Path,
     config_text: &str,
 ) -> anyhow::Result<()> {
-    let evaluator = models::evaluator(start, &args.model, doc, config_path)?;
+    let evaluator = models::evaluator_with(start, &args.model, doc, config_path, args.provider)?;
     tracing::info!("self-play with {}", evaluator.describe());
     let bar = ProgressBar::new(args.games as u64).with_style(
         ProgressStyle::with_template(

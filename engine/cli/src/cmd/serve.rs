@@ -34,6 +34,7 @@ pub struct Args {
 #[serde(default, deny_unknown_fields)]
 struct GameConfigs {
     liuzhou: Option<PathBuf>,
+    xiangqi: Option<PathBuf>,
     go: Option<PathBuf>,
 }
 
@@ -42,6 +43,7 @@ struct GameConfigs {
 #[serde(default, deny_unknown_fields)]
 struct ModelPaths {
     liuzhou: Option<PathBuf>,
+    xiangqi: Option<PathBuf>,
     go: Option<PathBuf>,
 }
 
@@ -84,6 +86,9 @@ fn setups(games: &GameConfigs, models: &ModelPaths) -> anyhow::Result<Setups> {
         setups.liuzhou.start = Liuzhou::new(rules);
     }
     setups.liuzhou.net = network(&setups.liuzhou.start, &models.liuzhou, &doc, &path)?;
+    // Xiangqi has no variant settings; its config only sets inference for a network.
+    let (doc, path) = game_config(&games.xiangqi)?;
+    setups.xiangqi.net = network(&setups.xiangqi.start, &models.xiangqi, &doc, &path)?;
     let (doc, path) = game_config(&games.go)?;
     if games.go.is_some() {
         setups.go.start = config::go_start(&doc, &path)?;

@@ -25,6 +25,7 @@ mod store;
 #[cfg(test)]
 mod tests;
 pub mod view;
+mod xiangqi;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -38,15 +39,19 @@ use axum::routing::{get, post};
 use axum::{Json, Router};
 use games::go::GoState;
 use games::liuzhou::Liuzhou;
+use games::xiangqi::Xiangqi;
 use games::{Game, Player};
 use infer::Evaluator;
 use serde::{Deserialize, Serialize};
 use tokio::sync::Semaphore;
 
-use crate::agents::{available_agents, AgentSpec, AgentSpecError, AGENT_NAMES};
+use crate::agents::{AgentSpec, AgentSpecError, AGENT_NAMES};
 use crate::session::{self, Match, MatchError};
 use store::Store;
-use view::{ActionView, Meta, SessionView, WebGame, WebMatch, WebSession};
+use view::{
+    agents_for, build_thinker, default_agent, ActionView, Meta, SessionView, WebGame, WebMatch,
+    WebSession,
+};
 
 /// The `serve` section of a serve config. Every key is documented in `configs/serve.yaml`.
 #[derive(Clone, Debug, Deserialize, PartialEq)]
@@ -133,6 +138,7 @@ impl<G: Game + Default> Default for Setup<G> {
 #[derive(Clone)]
 pub struct Setups {
     pub liuzhou: Setup<Liuzhou>,
+    pub xiangqi: Setup<Xiangqi>,
     pub go: Setup<GoState>,
 }
 
@@ -140,21 +146,11 @@ impl Default for Setups {
     fn default() -> Self {
         Setups {
             liuzhou: Setup::default(),
+            xiangqi: Setup::default(),
             go: Setup {
                 start: GoState::with_size(9),
                 net: None,
             },
-        }
-    }
-}
-
-impl Setups {
-    /// Whether the game called `game` has a network.
-    fn has_net(&self, game: &str) -> bool {
-        match game {
-            Liuzhou::NAME => self.liuzhou.net.is_some(),
-            GoState::NAME => self.go.net.is_some(),
-            _ => false,
         }
     }
 }
@@ -319,16 +315,20 @@ struct GameInfo {
     name: &'static str,
     title: &'static str,
     sides: [&'static str; 2],
-    /// The agents that can play this game (`net` only where a model is loaded).
+    /// The agents that can play this game: its own first, `net` only where a model is loaded.
     agents: Vec<&'static str>,
+    /// The agent a new game gets when it names none.
+    default_agent: String,
 }
 
-fn info<G: WebGame>(setup: &Setup<G>) -> GameInfo {
+fn info<G: WebGame>(setup: &Setup<G>, config: &Config) -> GameInfo {
+    let has_net = setup.net.is_some();
     GameInfo {
         name: G::NAME,
         title: G::TITLE,
         sides: G::SIDES,
-        agents: available_agents(setup.net.is_some()),
+        agents: agents_for::<G>(has_net),
+        default_agent: default_agent::<G>(&config.default_agent, has_net),
     }
 }
 
@@ -342,13 +342,17 @@ struct GamesReply {
 }
 
 /// The games this server plays: one line per game.
-fn game_infos(setups: &Setups) -> Vec<GameInfo> {
-    vec![info(&setups.liuzhou), info(&setups.go)]
+fn game_infos(setups: &Setups, config: &Config) -> Vec<GameInfo> {
+    vec![
+        info(&setups.liuzhou, config),
+        info(&setups.xiangqi, config),
+        info(&setups.go, config),
+    ]
 }
 
 async fn games(State(app): State<AppState>) -> Json<GamesReply> {
     Json(GamesReply {
-        games: game_infos(&app.setups),
+        games: game_infos(&app.setups, &app.config),
         agents: AGENT_NAMES,
         default_agent: app.config.default_agent.clone(),
         default_visits: app.config.default_visits,
@@ -376,35 +380,52 @@ fn parse_side<G: WebGame>(text: &str) -> Result<Option<Player>, ApiError> {
     session::parse_side(text, G::SIDES).map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, e))
 }
 
+/// A new game's settings that do not depend on the game.
+struct Order<'a> {
+    req: &'a NewGame,
+    id: String,
+    visits: u64,
+    seed: u64,
+}
+
 fn make<G: WebGame>(
     setup: &Setup<G>,
-    req: &NewGame,
-    spec: &AgentSpec,
-    meta: Meta,
-    max_actions: usize,
+    order: &Order<'_>,
+    config: &Config,
 ) -> Result<Box<dyn WebSession>, ApiError> {
-    let human = parse_side::<G>(&req.side)?;
-    let thinker = spec.build::<G>(setup.net.as_ref())?;
-    let game = Match::new(setup.start.clone(), human, thinker, max_actions)?;
+    let human = parse_side::<G>(&order.req.side)?;
+    let has_net = setup.net.is_some();
+    let spec = AgentSpec {
+        name: order
+            .req
+            .agent
+            .clone()
+            .unwrap_or_else(|| default_agent::<G>(&config.default_agent, has_net)),
+        visits: order.visits,
+        seed: order.seed,
+    };
+    let thinker = build_thinker::<G>(&spec, setup.net.as_ref())?;
+    let game = Match::new(setup.start.clone(), human, thinker, config.max_actions)?;
+    let meta = Meta {
+        id: order.id.clone(),
+        agent: spec.name,
+        strength: spec.visits,
+    };
     Ok(Box::new(WebMatch { game, meta }))
 }
 
 /// A session of the game named in the request: one arm per game.
-fn new_session(
-    app: &App,
-    req: &NewGame,
-    spec: &AgentSpec,
-    meta: Meta,
-) -> Result<Box<dyn WebSession>, ApiError> {
-    let max = app.config.max_actions;
-    match req.game.as_str() {
-        Liuzhou::NAME => make(&app.setups.liuzhou, req, spec, meta, max),
-        GoState::NAME => make(&app.setups.go, req, spec, meta, max),
+fn new_session(app: &App, order: &Order<'_>) -> Result<Box<dyn WebSession>, ApiError> {
+    let cfg = &app.config;
+    match order.req.game.as_str() {
+        Liuzhou::NAME => make(&app.setups.liuzhou, order, cfg),
+        Xiangqi::NAME => make(&app.setups.xiangqi, order, cfg),
+        GoState::NAME => make(&app.setups.go, order, cfg),
         other => Err(ApiError::new(
             StatusCode::BAD_REQUEST,
             format!(
                 "unknown game {other:?}; this server plays: {}",
-                game_infos(&app.setups)
+                game_infos(&app.setups, &app.config)
                     .iter()
                     .map(|g| g.name)
                     .collect::<Vec<_>>()
@@ -419,30 +440,25 @@ async fn create(
     body: Result<Json<NewGame>, JsonRejection>,
 ) -> Result<(StatusCode, Json<SessionView>), ApiError> {
     let Json(req) = body?;
-    // The configured default, unless it is `net` and this game has no network.
-    let default_agent = if app.config.default_agent == "net" && !app.setups.has_net(&req.game) {
-        "mcts".to_string()
-    } else {
-        app.config.default_agent.clone()
-    };
-    let spec = AgentSpec {
-        name: req.agent.clone().unwrap_or(default_agent),
+    let order = Order {
+        req: &req,
+        id: Store::new_id(),
         visits: req.strength.unwrap_or(app.config.default_visits),
         seed: req.seed.unwrap_or_else(rand::random),
     };
-    spec.validate(app.config.max_visits)?;
-    let meta = Meta {
-        id: Store::new_id(),
-        agent: spec.name.clone(),
-        strength: spec.visits,
-    };
-    let id = meta.id.clone();
-    let session = new_session(&app, &req, &spec, meta)?;
+    AgentSpec {
+        name: String::new(),
+        visits: order.visits,
+        seed: order.seed,
+    }
+    .validate(app.config.max_visits)?;
+    let session = new_session(&app, &order)?;
     let view = session.view();
+    let id = order.id.clone();
     app.store
         .insert(id.clone(), session)
         .map_err(|e| ApiError::new(StatusCode::SERVICE_UNAVAILABLE, e.to_string()))?;
-    tracing::info!(session = %id, sessions = app.store.len(), game = %req.game, side = %req.side, agent = %spec.name, visits = spec.visits, "new game");
+    tracing::info!(session = %id, sessions = app.store.len(), game = %req.game, side = %req.side, agent = %view.agent, visits = order.visits, "new game");
     Ok((StatusCode::CREATED, Json(view)))
 }
 

@@ -413,6 +413,55 @@ async fn the_network_agent_is_offered_only_with_a_network() {
 }
 
 #[tokio::test]
+async fn a_game_with_its_own_agent_defaults_to_it() {
+    let app = app();
+    let v = send(&app, Method::GET, "/api/games", None).await.json();
+    let xq = v["games"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["name"] == "xiangqi")
+        .unwrap()
+        .clone();
+    assert_eq!(xq["agents"], json!(["alphabeta", "mcts", "random"]));
+    assert_eq!(xq["default_agent"], "alphabeta");
+    assert_eq!(xq["sides"], json!(["Red", "Black"]));
+    let s = new_game(
+        &app,
+        json!({"game": "xiangqi", "side": "black", "strength": 20}),
+    )
+    .await;
+    assert_eq!(s["agent"], "alphabeta");
+    assert_eq!(s["engine_to_act"], true, "Red moves first");
+    let r = send(
+        &app,
+        Method::POST,
+        &format!("/api/sessions/{}/engine", id(&s)),
+        None,
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    let played = r.json()["played"].clone();
+    assert!(
+        played["from"].is_string() && played["to"].is_string(),
+        "{played}"
+    );
+    // Liuzhou has no agent of its own: the configured default.
+    let s = new_game(&app, json!({"game": "liuzhou", "side": "black"})).await;
+    assert_eq!(s["agent"], "mcts");
+    // Another game's own agent is unknown here.
+    let e = send(
+        &app,
+        Method::POST,
+        "/api/sessions",
+        Some(r#"{"game":"liuzhou","side":"first","agent":"alphabeta"}"#),
+    )
+    .await
+    .error(StatusCode::BAD_REQUEST);
+    assert!(e.contains("unknown agent"), "{e}");
+}
+
+#[tokio::test]
 async fn a_placement_that_makes_a_square_owes_a_mark_the_page_can_see() {
     // Black a1 b1 a2, White d1 e1 f1; Black to place: b2 completes a square.
     let start = Liuzhou::from_lfen("6/6/6/6/B5/BB1WWW b place 0 6 0", Default::default()).unwrap();
@@ -552,7 +601,7 @@ async fn a_whole_game_through_the_api_and_its_record() {
 #[tokio::test]
 async fn every_served_game_plays_to_its_end_through_the_api() {
     let app = app();
-    for game in game_infos(&app.setups) {
+    for game in game_infos(&app.setups, &app.config) {
         let s = new_game(
             &app,
             json!({"game": game.name, "side": "none", "agent": "random", "seed": 3}),
@@ -607,25 +656,21 @@ async fn the_engine_thinks_off_the_request_thread() {
     // The gate agent exists only in tests and is not among the names the API accepts, so the
     // session is made here rather than through the API.
     let app = app();
-    let spec = AgentSpec {
-        name: "gate".into(),
-        visits: 1,
-        seed: 0,
-    };
-    let meta = Meta {
-        id: Store::new_id(),
-        agent: "gate".into(),
-        strength: 1,
-    };
-    let gated = meta.id.clone();
     let req = NewGame {
         game: "liuzhou".into(),
         side: "second".into(),
-        agent: None,
+        agent: Some("gate".into()),
         strength: None,
         seed: None,
     };
-    let session = new_session(&app, &req, &spec, meta).unwrap();
+    let order = Order {
+        req: &req,
+        id: Store::new_id(),
+        visits: 1,
+        seed: 0,
+    };
+    let gated = order.id.clone();
+    let session = new_session(&app, &order).unwrap();
     app.store.insert(gated.clone(), session).unwrap();
     let other = id(&new_game(&app, json!({"game": "liuzhou", "side": "first"})).await);
 

@@ -1,8 +1,13 @@
 //! What the page sees of a game: the JSON views, the per-game [`WebGame`] hooks, and the
 //! object-safe [`WebSession`] that lets one store hold games of every kind.
 
-use games::{Game, Outcome, Player};
+use std::sync::Arc;
+
+use games::{Agent, AgentError, Game, Outcome, Player};
+use infer::Evaluator;
 use serde::Serialize;
+
+use crate::agents::{available_agents, AgentSpec, AgentSpecError, Native, Thinker};
 
 use crate::session::{result_tag, Match, MatchError, Played};
 
@@ -23,6 +28,58 @@ pub trait WebGame: Game {
 
     /// The game record for download.
     fn record(game: &RecordInput<'_, Self>) -> Record;
+
+    /// Agents only this game has (beside the generic ones), its preferred one first.
+    const NATIVE_AGENTS: &'static [&'static str] = &[];
+
+    /// Builds the native agent `name` (one of `NATIVE_AGENTS`) at `strength`.
+    fn native_agent(
+        name: &str,
+        _strength: u64,
+        _seed: u64,
+    ) -> Result<Box<dyn Agent<Self>>, AgentError> {
+        Err(AgentError {
+            agent: name.to_string(),
+            reason: format!("{} has no agents of its own", Self::NAME),
+        })
+    }
+}
+
+/// The agents that can play `G`: its own first, then the generic ones (`net` with a network).
+pub fn agents_for<G: WebGame>(has_net: bool) -> Vec<&'static str> {
+    let mut v = G::NATIVE_AGENTS.to_vec();
+    v.extend(available_agents(has_net));
+    v
+}
+
+/// The agent a new game of `G` gets when it names none: `net` if configured so and there is a
+/// network, else the game's own agent if it has one, else the configured default (`mcts` in
+/// place of an unavailable `net`).
+pub fn default_agent<G: WebGame>(configured: &str, has_net: bool) -> String {
+    match (configured, G::NATIVE_AGENTS.first()) {
+        ("net", _) if has_net => "net".into(),
+        (_, Some(own)) => own.to_string(),
+        ("net", None) => "mcts".into(),
+        (c, None) => c.to_string(),
+    }
+}
+
+/// The thinker `spec` names for `G`: one of the game's own agents, or a generic one.
+pub fn build_thinker<G: WebGame>(
+    spec: &AgentSpec,
+    net: Option<&Arc<dyn Evaluator<G>>>,
+) -> Result<Box<dyn Thinker<G>>, AgentSpecError> {
+    if G::NATIVE_AGENTS.contains(&spec.name.as_str()) {
+        let agent = G::native_agent(&spec.name, spec.visits, spec.seed).map_err(|e| {
+            AgentSpecError::Native {
+                name: spec.name.clone(),
+                reason: e.reason,
+            }
+        })?;
+        let label = format!("{} (strength {})", spec.name, spec.visits);
+        return Ok(Box::new(Native::new(agent, label)));
+    }
+    spec.build(net)
 }
 
 /// The board for drawing: `names[r][c]` is the point's name in the game's notation (as the
@@ -313,6 +370,24 @@ impl<G: WebGame> WebSession for WebMatch<G> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use games::go::GoState;
+    use games::liuzhou::Liuzhou;
+    use games::xiangqi::Xiangqi;
+
+    #[test]
+    fn default_agents_prefer_the_network_then_the_game_own() {
+        assert_eq!(default_agent::<Liuzhou>("mcts", false), "mcts");
+        assert_eq!(default_agent::<Liuzhou>("random", true), "random");
+        assert_eq!(default_agent::<Liuzhou>("net", true), "net");
+        assert_eq!(default_agent::<GoState>("net", false), "mcts");
+        assert_eq!(default_agent::<Xiangqi>("mcts", false), "alphabeta");
+        assert_eq!(default_agent::<Xiangqi>("net", true), "net");
+        assert_eq!(
+            agents_for::<Xiangqi>(true),
+            ["alphabeta", "mcts", "net", "random"]
+        );
+        assert_eq!(agents_for::<GoState>(false), ["mcts", "random"]);
+    }
 
     #[test]
     fn fen_cells_reads_runs_pieces_and_short_rows() {

@@ -1,15 +1,15 @@
 //! Xiangqi on the page: the 9 × 10 points, the river and the palaces (drawn by the page), the
 //! pieces from the FEN, and moves in ICCS (`h2e2`).
-//!
-//! Not yet compiled: this file joins the build (`mod xiangqi;` in `web/mod.rs`, plus the lines listed
-//! in `docs/web.md`) once `games::xiangqi` is on main. It was built and tested against that
-//! game's branch.
 
-use games::xiangqi::Xiangqi;
-use games::{Game, Player};
+use games::xiangqi::{agent_from_spec, Xiangqi};
+use games::{Agent, AgentError, Game, Player};
 use serde_json::json;
 
 use super::view::{fen_cells, tag_pairs, BoardView, Record, RecordInput, WebGame};
+
+/// An alpha-beta node costs far less than an MCTS visit with a playout: this many nodes stand
+/// for one visit of strength (400 → 100 000 nodes, a fraction of a second).
+const ALPHABETA_NODES_PER_VISIT: u64 = 250;
 
 impl WebGame for Xiangqi {
     const TITLE: &'static str = "Xiangqi (象棋)";
@@ -31,6 +31,27 @@ impl WebGame for Xiangqi {
             names,
             cells: fen_cells(fen.split(' ').next().unwrap_or(""), 9, 10),
             info: json!({ "in_check": self.outcome().is_none() && self.in_check() }),
+        }
+    }
+
+    /// The alpha-beta searcher: far stronger than MCTS with random playouts at this game.
+    const NATIVE_AGENTS: &'static [&'static str] = &["alphabeta"];
+
+    /// `alphabeta` searches `ALPHABETA_NODES_PER_VISIT × strength` nodes per move.
+    fn native_agent(
+        name: &str,
+        strength: u64,
+        _seed: u64,
+    ) -> Result<Box<dyn Agent<Self>>, AgentError> {
+        match name {
+            "alphabeta" => agent_from_spec(&format!(
+                "alphabeta:nodes={}",
+                strength.saturating_mul(ALPHABETA_NODES_PER_VISIT)
+            )),
+            other => Err(AgentError {
+                agent: other.into(),
+                reason: "not an agent of xiangqi".into(),
+            }),
         }
     }
 

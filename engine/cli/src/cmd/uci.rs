@@ -1,0 +1,552 @@
+//! `engine uci`: the UCI face for Xiangqi, so GUIs and other engines can play this engine.
+//!
+//! Moves are ICCS with ranks **0–9** (rank 0 = Red's back rank; the central cannon is `h2e2`),
+//! as Pikafish and UCCI GUIs write them. Fairy-Stockfish counts ranks 1–10 instead; set
+//! `setoption name UCI_RankBase value 1` to talk its dialect. FEN as in `games::xiangqi::fen`.
+//!
+//! Commands: `uci`, `isready`, `ucinewgame`, `position startpos|fen FEN [moves M…]`,
+//! `go [depth N] [movetime MS] [nodes N] [wtime MS btime MS winc MS binc MS movestogo N]
+//! [infinite]`, `stop`, `quit`, `setoption name N [value V]` with options `Agent` (alphabeta;
+//! the place where MCTS with a model will plug in), `Hash` (MiB), `UCI_Variant` (xiangqi),
+//! `UCI_RankBase` (0 or 1). A bad line is answered with `info string error: …` and ignored:
+//! a GUI session survives it.
+
+use std::io::{BufRead, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use clap::Args as ClapArgs;
+use games::xiangqi::fen::{format_move_with_base, parse_move_with_base};
+use games::xiangqi::search::{SearchInfo, SearchResult};
+use games::xiangqi::{AlphaBeta, SearchLimits, Xiangqi, START_FEN};
+use games::Game;
+
+#[derive(ClapArgs)]
+pub struct Args {
+    /// Game to play (only xiangqi speaks UCI here).
+    #[arg(long, default_value = "xiangqi")]
+    game: String,
+    /// Transposition table size in MiB (the `Hash` option's start value).
+    #[arg(long, default_value_t = 64)]
+    hash: usize,
+}
+
+/// A malformed or impossible UCI command: which command and why.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[error("{command}: {reason}")]
+pub struct UciError {
+    pub command: String,
+    pub reason: String,
+}
+
+fn err(command: &str, reason: impl Into<String>) -> UciError {
+    UciError {
+        command: command.to_string(),
+        reason: reason.into(),
+    }
+}
+
+/// What `go` asked for.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct GoParams {
+    pub depth: Option<u32>,
+    pub movetime: Option<u64>,
+    pub nodes: Option<u64>,
+    /// Remaining time and increment per side (Red, Black), milliseconds.
+    pub time: [Option<u64>; 2],
+    pub inc: [u64; 2],
+    pub movestogo: Option<u64>,
+    pub infinite: bool,
+}
+
+/// One parsed input line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum UciCommand {
+    Uci,
+    IsReady,
+    NewGame,
+    /// A start FEN and the moves after it (as text, checked when applied).
+    Position {
+        fen: String,
+        moves: Vec<String>,
+    },
+    Go(GoParams),
+    Stop,
+    Quit,
+    SetOption {
+        name: String,
+        value: String,
+    },
+    /// A blank line or an unknown command: ignored, as UCI requires.
+    Ignored(String),
+}
+
+/// Reads one line of the protocol.
+pub fn parse_command(line: &str) -> Result<UciCommand, UciError> {
+    let tokens: Vec<&str> = line.split_whitespace().collect();
+    let Some(&head) = tokens.first() else {
+        return Ok(UciCommand::Ignored(String::new()));
+    };
+    let rest = &tokens[1..];
+    Ok(match head {
+        "uci" => UciCommand::Uci,
+        "isready" => UciCommand::IsReady,
+        "ucinewgame" => UciCommand::NewGame,
+        "stop" => UciCommand::Stop,
+        "quit" => UciCommand::Quit,
+        "position" => parse_position(rest)?,
+        "go" => UciCommand::Go(parse_go(rest)?),
+        "setoption" => parse_setoption(rest)?,
+        _ => UciCommand::Ignored(line.trim().to_string()),
+    })
+}
+
+fn parse_position(rest: &[&str]) -> Result<UciCommand, UciError> {
+    let moves_at = rest.iter().position(|&t| t == "moves");
+    let (head, moves) = match moves_at {
+        Some(i) => (&rest[..i], &rest[i + 1..]),
+        None => (rest, &[][..]),
+    };
+    let fen = match head.first() {
+        Some(&"startpos") if head.len() == 1 => START_FEN.to_string(),
+        Some(&"startpos") => return Err(err("position", "text after startpos")),
+        Some(&"fen") if head.len() > 1 => head[1..].join(" "),
+        Some(&"fen") => return Err(err("position", "fen without a FEN")),
+        Some(other) => {
+            return Err(err(
+                "position",
+                format!("expected startpos or fen, got '{other}'"),
+            ))
+        }
+        None => return Err(err("position", "expected startpos or fen")),
+    };
+    Ok(UciCommand::Position {
+        fen,
+        moves: moves.iter().map(|s| s.to_string()).collect(),
+    })
+}
+
+fn parse_go(rest: &[&str]) -> Result<GoParams, UciError> {
+    let mut go = GoParams::default();
+    let mut it = rest.iter();
+    while let Some(&key) = it.next() {
+        if key == "infinite" {
+            go.infinite = true;
+            continue;
+        }
+        if key == "ponder" {
+            continue;
+        }
+        let value = it
+            .next()
+            .ok_or_else(|| err("go", format!("{key} without a value")))?;
+        let n: u64 = value
+            .parse()
+            .map_err(|_| err("go", format!("{key} '{value}' is not a number")))?;
+        match key {
+            "depth" => go.depth = Some(n.min(u32::MAX as u64) as u32),
+            "movetime" => go.movetime = Some(n),
+            "nodes" => go.nodes = Some(n),
+            "wtime" => go.time[0] = Some(n),
+            "btime" => go.time[1] = Some(n),
+            "winc" => go.inc[0] = n,
+            "binc" => go.inc[1] = n,
+            "movestogo" => go.movestogo = Some(n),
+            // `mate N` is read as a depth bound of 2N plies.
+            "mate" => go.depth = Some((2 * n).min(u32::MAX as u64) as u32),
+            _ => return Err(err("go", format!("unknown parameter '{key}'"))),
+        }
+    }
+    Ok(go)
+}
+
+fn parse_setoption(rest: &[&str]) -> Result<UciCommand, UciError> {
+    if rest.first() != Some(&"name") {
+        return Err(err("setoption", "expected 'name'"));
+    }
+    let value_at = rest.iter().position(|&t| t == "value");
+    let name = rest[1..value_at.unwrap_or(rest.len())].join(" ");
+    if name.is_empty() {
+        return Err(err("setoption", "empty option name"));
+    }
+    let value = value_at
+        .map(|i| rest[i + 1..].join(" "))
+        .unwrap_or_default();
+    Ok(UciCommand::SetOption { name, value })
+}
+
+impl GoParams {
+    /// The search limits for the side to move. A clock gives a slice of the remaining time:
+    /// a share of it (per move to go, else 1/30) plus most of the increment, never more than
+    /// half of what is left.
+    pub fn limits(&self, side_index: usize) -> SearchLimits {
+        let mut limits = SearchLimits {
+            depth: self.depth,
+            nodes: self.nodes,
+            movetime: self.movetime.map(Duration::from_millis),
+        };
+        if self.infinite {
+            return SearchLimits {
+                depth: self.depth,
+                ..Default::default()
+            };
+        }
+        if let (None, Some(left)) = (self.movetime, self.time[side_index]) {
+            let inc = self.inc[side_index];
+            let share = left / self.movestogo.unwrap_or(30).max(1) + inc * 3 / 4;
+            let ms = share.min(left / 2).saturating_sub(30).max(5);
+            limits.movetime = Some(Duration::from_millis(ms));
+        }
+        limits
+    }
+}
+
+/// What a UCI session searches with. Alpha-beta today; MCTS with a model implements this
+/// trait too and is chosen with `setoption name Agent value …`.
+pub trait UciSearcher: Send {
+    /// Forgets everything learned from the previous game.
+    fn new_game(&mut self);
+    /// Searches `game` within `limits` (until `stop` is set), reporting progress to `info`.
+    fn search(
+        &mut self,
+        game: &Xiangqi,
+        limits: SearchLimits,
+        stop: &Arc<AtomicBool>,
+        info: &mut dyn FnMut(&SearchInfo),
+    ) -> SearchResult;
+}
+
+struct AlphaBetaSearcher(AlphaBeta);
+
+impl UciSearcher for AlphaBetaSearcher {
+    fn new_game(&mut self) {
+        self.0.clear();
+    }
+    fn search(
+        &mut self,
+        game: &Xiangqi,
+        limits: SearchLimits,
+        stop: &Arc<AtomicBool>,
+        info: &mut dyn FnMut(&SearchInfo),
+    ) -> SearchResult {
+        self.0.set_stop_handle(Arc::clone(stop));
+        self.0.search(game, limits, |i| info(i))
+    }
+}
+
+/// Builds the searcher an `Agent` option names.
+fn make_searcher(agent: &str, hash_mb: usize) -> Result<Box<dyn UciSearcher>, UciError> {
+    match agent {
+        "alphabeta" => Ok(Box::new(AlphaBetaSearcher(AlphaBeta::new(hash_mb)))),
+        "mcts" => Err(err(
+            "setoption",
+            "Agent mcts is not available in this build yet (alphabeta is)",
+        )),
+        other => Err(err("setoption", format!("unknown Agent '{other}'"))),
+    }
+}
+
+type Out = Arc<Mutex<Box<dyn Write + Send>>>;
+
+fn say(out: &Out, line: &str) {
+    let mut o = out.lock().unwrap_or_else(|p| p.into_inner());
+    // A closed stdout means the GUI is gone; the next read of stdin ends the session.
+    let _ = writeln!(o, "{line}");
+    let _ = o.flush();
+}
+
+/// One UCI session over any input and output.
+pub struct Session {
+    out: Out,
+    game: Xiangqi,
+    /// The searcher, or `None` while a search thread holds it.
+    searcher: Option<Box<dyn UciSearcher>>,
+    search: Option<JoinHandle<Box<dyn UciSearcher>>>,
+    stop: Arc<AtomicBool>,
+    agent: String,
+    hash_mb: usize,
+    rank_base: u32,
+}
+
+impl Session {
+    pub fn new(out: Box<dyn Write + Send>, hash_mb: usize) -> Session {
+        Session {
+            out: Arc::new(Mutex::new(out)),
+            game: Xiangqi::start(),
+            searcher: Some(make_searcher("alphabeta", hash_mb).expect("alphabeta exists")),
+            search: None,
+            stop: Arc::new(AtomicBool::new(false)),
+            agent: "alphabeta".into(),
+            hash_mb,
+            rank_base: 0,
+        }
+    }
+
+    /// Reads commands until `quit` or the end of input.
+    pub fn run(&mut self, input: impl BufRead) -> anyhow::Result<()> {
+        for line in input.lines() {
+            let line = line?;
+            match parse_command(&line) {
+                Ok(UciCommand::Quit) => break,
+                Ok(cmd) => {
+                    if let Err(e) = self.handle(cmd) {
+                        say(&self.out, &format!("info string error: {e}"));
+                    }
+                }
+                Err(e) => say(&self.out, &format!("info string error: {e}")),
+            }
+        }
+        self.finish_search(true);
+        Ok(())
+    }
+
+    /// Waits for a running search (stopping it first if `stop`) and takes the searcher back.
+    fn finish_search(&mut self, stop: bool) {
+        if let Some(handle) = self.search.take() {
+            if stop {
+                self.stop.store(true, Ordering::Relaxed);
+            }
+            match handle.join() {
+                Ok(s) => self.searcher = Some(s),
+                Err(_) => {
+                    say(&self.out, "info string error: the search thread failed");
+                    self.searcher = make_searcher(&self.agent, self.hash_mb).ok();
+                }
+            }
+        }
+    }
+
+    fn handle(&mut self, cmd: UciCommand) -> Result<(), UciError> {
+        match cmd {
+            UciCommand::Uci => {
+                say(&self.out, "id name xiangqi-engine (alphabeta)");
+                say(&self.out, "id author the engine authors");
+                say(
+                    &self.out,
+                    "option name Agent type combo default alphabeta var alphabeta var mcts",
+                );
+                say(
+                    &self.out,
+                    &format!(
+                        "option name Hash type spin default {} min 1 max 65536",
+                        self.hash_mb
+                    ),
+                );
+                say(
+                    &self.out,
+                    "option name UCI_Variant type combo default xiangqi var xiangqi",
+                );
+                say(
+                    &self.out,
+                    "option name UCI_RankBase type spin default 0 min 0 max 1",
+                );
+                say(&self.out, "uciok");
+            }
+            UciCommand::IsReady => say(&self.out, "readyok"),
+            UciCommand::NewGame => {
+                self.finish_search(true);
+                if let Some(s) = self.searcher.as_mut() {
+                    s.new_game();
+                }
+                self.game = Xiangqi::start();
+            }
+            UciCommand::Position { fen, moves } => {
+                self.finish_search(true);
+                self.game = self.build_position(&fen, &moves)?;
+            }
+            UciCommand::Go(params) => {
+                self.finish_search(true);
+                self.go(params);
+            }
+            UciCommand::Stop => self.finish_search(true),
+            UciCommand::SetOption { name, value } => {
+                self.finish_search(true);
+                self.set_option(&name, &value)?;
+            }
+            UciCommand::Quit => {}
+            UciCommand::Ignored(line) => {
+                if !line.is_empty() {
+                    return Err(err(&line, "unknown command"));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn build_position(&self, fen: &str, moves: &[String]) -> Result<Xiangqi, UciError> {
+        let mut game = Xiangqi::from_fen(fen).map_err(|e| err("position", e.to_string()))?;
+        for (i, text) in moves.iter().enumerate() {
+            let m = parse_move_with_base(text, self.rank_base)
+                .map_err(|e| err("position", format!("move {}: {e}", i + 1)))?;
+            game.play(m).map_err(|e| {
+                err(
+                    "position",
+                    format!("move {} '{text}': {e} in {}", i + 1, game.to_text()),
+                )
+            })?;
+        }
+        Ok(game)
+    }
+
+    fn set_option(&mut self, name: &str, value: &str) -> Result<(), UciError> {
+        match name.to_ascii_lowercase().as_str() {
+            "agent" => {
+                self.searcher = Some(make_searcher(value, self.hash_mb)?);
+                self.agent = value.to_string();
+            }
+            "hash" => {
+                let mb: usize = value
+                    .parse()
+                    .ok()
+                    .filter(|&v| (1..=65536).contains(&v))
+                    .ok_or_else(|| err("setoption", format!("Hash '{value}' is not 1..65536")))?;
+                self.hash_mb = mb;
+                self.searcher = Some(make_searcher(&self.agent, mb)?);
+            }
+            "uci_variant" => {
+                if value != "xiangqi" {
+                    return Err(err(
+                        "setoption",
+                        format!("UCI_Variant '{value}': only xiangqi"),
+                    ));
+                }
+            }
+            "uci_rankbase" => {
+                self.rank_base = match value {
+                    "0" => 0,
+                    "1" => 1,
+                    _ => return Err(err("setoption", "UCI_RankBase is 0 or 1")),
+                };
+            }
+            _ => return Err(err("setoption", format!("unknown option '{name}'"))),
+        }
+        Ok(())
+    }
+
+    fn go(&mut self, params: GoParams) {
+        let Some(mut searcher) = self.searcher.take() else {
+            say(&self.out, "info string error: no searcher");
+            return;
+        };
+        let game = self.game.clone();
+        let out = Arc::clone(&self.out);
+        let stop = Arc::clone(&self.stop);
+        stop.store(false, Ordering::Relaxed);
+        let base = self.rank_base;
+        let limits = params.limits(game.to_act().index());
+        let infinite = params.infinite;
+        self.search = Some(std::thread::spawn(move || {
+            let mut info = |i: &SearchInfo| {
+                let score = match i.mate_in() {
+                    Some(m) => format!("mate {m}"),
+                    None => format!("cp {}", i.score),
+                };
+                let ms = i.time.as_millis().max(1);
+                let pv: Vec<String> =
+                    i.pv.iter()
+                        .map(|&m| format_move_with_base(m, base))
+                        .collect();
+                say(
+                    &out,
+                    &format!(
+                        "info depth {} score {score} nodes {} nps {} time {ms} pv {}",
+                        i.depth,
+                        i.nodes,
+                        i.nodes as u128 * 1000 / ms,
+                        pv.join(" ")
+                    ),
+                );
+            };
+            let result = searcher.search(&game, limits, &stop, &mut info);
+            // `go infinite` must not answer before `stop`.
+            while infinite && !stop.load(Ordering::Relaxed) {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            let best = result
+                .best
+                .map(|m| format_move_with_base(m, base))
+                .unwrap_or_else(|| "(none)".into());
+            say(&out, &format!("bestmove {best}"));
+            searcher
+        }));
+    }
+}
+
+pub fn run(args: Args) -> anyhow::Result<()> {
+    if args.game != "xiangqi" {
+        anyhow::bail!("uci: only xiangqi speaks UCI, not '{}'", args.game);
+    }
+    let mut session = Session::new(Box::new(std::io::stdout()), args.hash.max(1));
+    session.run(std::io::stdin().lock())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_position_with_fen_and_moves() {
+        let c = parse_command("position fen 4k4/9/9/9/9/9/9/9/9/3K5 w - - 0 1 moves d0d1").unwrap();
+        assert_eq!(
+            c,
+            UciCommand::Position {
+                fen: "4k4/9/9/9/9/9/9/9/9/3K5 w - - 0 1".into(),
+                moves: vec!["d0d1".into()]
+            }
+        );
+        let c = parse_command("position startpos").unwrap();
+        assert!(matches!(c, UciCommand::Position { moves, .. } if moves.is_empty()));
+    }
+
+    #[test]
+    fn bad_commands_are_typed_errors() {
+        for (line, command) in [
+            ("position", "position"),
+            ("position start", "position"),
+            ("position fen", "position"),
+            ("go depth", "go"),
+            ("go depth x", "go"),
+            ("go sideways 3", "go"),
+            ("setoption value 3", "setoption"),
+        ] {
+            let e = parse_command(line).expect_err(line);
+            assert_eq!(e.command, command, "{line}");
+        }
+        assert_eq!(
+            parse_command("xyzzy").unwrap(),
+            UciCommand::Ignored("xyzzy".into())
+        );
+    }
+
+    #[test]
+    fn clock_gives_a_share_never_more_than_half() {
+        let go = match parse_command("go wtime 60000 btime 1000 winc 0 binc 0").unwrap() {
+            UciCommand::Go(g) => g,
+            _ => unreachable!(),
+        };
+        let red = go.limits(0).movetime.unwrap();
+        let black = go.limits(1).movetime.unwrap();
+        assert_eq!(red, Duration::from_millis(60000 / 30 - 30));
+        assert!(black <= Duration::from_millis(500));
+        assert_eq!(
+            parse_command("go depth 5").map(|c| match c {
+                UciCommand::Go(g) => g.limits(0).depth,
+                _ => None,
+            }),
+            Ok(Some(5))
+        );
+    }
+
+    #[test]
+    fn setoption_reads_names_with_spaces() {
+        assert_eq!(
+            parse_command("setoption name Clear Hash").unwrap(),
+            UciCommand::SetOption {
+                name: "Clear Hash".into(),
+                value: String::new()
+            }
+        );
+    }
+}

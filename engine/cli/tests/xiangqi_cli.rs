@@ -1,0 +1,242 @@
+//! `engine perft` and `engine uci` for Xiangqi, driven as a user or GUI would: through the
+//! binary and its pipes.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use games::xiangqi::{UciEngineAgent, UciEngineConfig, Xiangqi};
+use games::{Agent, Game};
+
+const ENGINE: &str = env!("CARGO_BIN_EXE_engine");
+
+fn perft_cli(args: &[&str]) -> (bool, String, String) {
+    let out = Command::new(ENGINE)
+        .arg("perft")
+        .args(args)
+        .env("RUST_LOG", "warn")
+        .output()
+        .unwrap();
+    (
+        out.status.success(),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+#[test]
+fn perft_prints_the_total_last() {
+    let (ok, out, _) = perft_cli(&["--game", "xiangqi", "--depth", "3"]);
+    assert!(ok);
+    assert_eq!(out.trim(), "79666");
+}
+
+#[test]
+fn perft_divide_lists_each_move_then_the_total() {
+    let fen = "3ak4/9/3N5/9/4R4/9/9/9/9/4K4 b - - 0 1";
+    let (ok, out, _) = perft_cli(&[
+        "--game", "xiangqi", "--fen", fen, "--depth", "3", "--divide",
+    ]);
+    assert!(ok);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.last(), Some(&"31"));
+    let moves = &lines[..lines.len() - 1];
+    assert_eq!(
+        moves.len(),
+        1,
+        "one legal move out of the double check: {out}"
+    );
+    let (m, n) = moves[0].split_once(' ').unwrap();
+    assert_eq!(m.len(), 4);
+    assert_eq!(n, "31");
+}
+
+#[test]
+fn perft_rejects_a_bad_fen_with_a_message_and_a_failure_status() {
+    let (ok, out, err) = perft_cli(&[
+        "--game",
+        "xiangqi",
+        "--fen",
+        "rnbakabnr/9 w",
+        "--depth",
+        "1",
+    ]);
+    assert!(!ok);
+    assert!(out.is_empty());
+    assert!(err.contains("FEN") && err.contains("ranks"), "{err}");
+    let (ok, _, err) = perft_cli(&["--game", "chess", "--depth", "1"]);
+    assert!(!ok);
+    assert!(err.contains("chess"), "{err}");
+}
+
+/// A UCI session through a pipe, line by line with timeouts.
+struct Uci {
+    child: std::process::Child,
+    stdin: std::process::ChildStdin,
+    lines: mpsc::Receiver<String>,
+}
+
+impl Uci {
+    fn start() -> Uci {
+        let mut child = Command::new(ENGINE)
+            .arg("uci")
+            .env("RUST_LOG", "warn")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for l in BufReader::new(stdout).lines() {
+                if tx.send(l.unwrap()).is_err() {
+                    break;
+                }
+            }
+        });
+        Uci {
+            child,
+            stdin,
+            lines,
+        }
+    }
+    fn send(&mut self, line: &str) {
+        writeln!(self.stdin, "{line}").unwrap();
+        self.stdin.flush().unwrap();
+    }
+    /// Lines up to and including the first that starts with `prefix`.
+    fn until(&mut self, prefix: &str) -> Vec<String> {
+        let mut got = Vec::new();
+        loop {
+            let l = self
+                .lines
+                .recv_timeout(Duration::from_secs(30))
+                .unwrap_or_else(|_| panic!("no '{prefix}' after {got:?}"));
+            let done = l.starts_with(prefix);
+            got.push(l);
+            if done {
+                return got;
+            }
+        }
+    }
+}
+
+#[test]
+fn uci_session_through_a_pipe() {
+    let mut uci = Uci::start();
+    uci.send("uci");
+    let hello = uci.until("uciok");
+    assert!(hello.iter().any(|l| l.starts_with("id name")));
+    assert!(hello.iter().any(|l| l.starts_with("option name Agent")));
+    uci.send("isready");
+    uci.until("readyok");
+    uci.send("ucinewgame");
+    uci.send("position startpos moves h2e2 h9g7");
+    uci.send("go depth 4");
+    let lines = uci.until("bestmove");
+    assert!(
+        lines.iter().any(|l| l.starts_with("info depth 4 ")),
+        "{lines:?}"
+    );
+    let best = lines
+        .last()
+        .unwrap()
+        .split_whitespace()
+        .nth(1)
+        .unwrap()
+        .to_string();
+    let mut g = Xiangqi::start();
+    for t in ["h2e2", "h9g7"] {
+        g.play(g.parse_action(t).unwrap()).unwrap();
+    }
+    assert!(g.is_legal(g.parse_action(&best).unwrap()), "{best}");
+
+    // Mate in one is found and reported as a mate.
+    uci.send("position fen 3k5/4R4/R8/9/9/9/9/9/9/4K4 w - - 0 1");
+    uci.send("go depth 3");
+    let lines = uci.until("bestmove");
+    assert_eq!(lines.last().unwrap(), "bestmove a7a9");
+    assert!(
+        lines.iter().any(|l| l.contains("score mate 1")),
+        "{lines:?}"
+    );
+
+    // A finished game has no move.
+    uci.send("position fen 3k5/4R4/3R5/9/9/9/9/9/9/4K4 b - - 0 1");
+    uci.send("go depth 2");
+    assert_eq!(uci.until("bestmove").last().unwrap(), "bestmove (none)");
+
+    // Bad input is reported and the session goes on.
+    uci.send("position startpos moves h2h8");
+    let e = uci.until("info string error");
+    assert!(e.last().unwrap().contains("h2h8"), "{e:?}");
+    uci.send("setoption name Hash value lots");
+    uci.until("info string error");
+    uci.send("isready");
+    uci.until("readyok");
+
+    // go infinite runs until stop.
+    uci.send("position startpos");
+    uci.send("go infinite");
+    std::thread::sleep(Duration::from_millis(300));
+    uci.send("isready");
+    let mut lines = uci.until("readyok");
+    assert!(
+        !lines.iter().any(|l| l.starts_with("bestmove")),
+        "{lines:?}"
+    );
+    uci.send("stop");
+    lines.extend(uci.until("bestmove"));
+    assert!(
+        lines.iter().any(|l| l.starts_with("info depth")),
+        "{lines:?}"
+    );
+
+    // Fairy-Stockfish's rank numbering on request.
+    uci.send("setoption name UCI_RankBase value 1");
+    uci.send("position startpos moves h3e3");
+    uci.send("go depth 1");
+    let best = uci.until("bestmove").last().unwrap().clone();
+    let m = best.split_whitespace().nth(1).unwrap();
+    let mut g = Xiangqi::start();
+    g.play(g.parse_action("h2e2").unwrap()).unwrap();
+    let iccs = games::xiangqi::fen::parse_move_with_base(m, 1).unwrap();
+    assert!(g.is_legal(iccs), "{best} in ranks 1-10");
+
+    uci.send("quit");
+    let status = uci.child.wait().unwrap();
+    assert!(status.success());
+}
+
+#[test]
+fn our_uci_engine_as_an_external_agent() {
+    // The external-engine agent drives `engine uci` itself: both ends of the protocol meet.
+    let config = UciEngineConfig {
+        command: vec![
+            ENGINE.to_string(),
+            "uci".into(),
+            "--hash".into(),
+            "8".into(),
+        ],
+        options: vec![("Hash".into(), "8".into())],
+        go: "go depth 2".into(),
+        rank_base: 0,
+        timeout: Duration::from_secs(30),
+    };
+    let mut agent = UciEngineAgent::spawn(config).unwrap();
+    assert!(agent.name().contains("xiangqi-engine"));
+    let mut g = Xiangqi::start();
+    agent.new_game(&g).unwrap();
+    for _ in 0..6 {
+        let m = agent.select_action(&g).unwrap();
+        agent.observe(&g, m).unwrap();
+        g.play(m).unwrap();
+    }
+    assert_eq!(
+        g.to_text().split_whitespace().last(),
+        Some("4"),
+        "six plies played"
+    );
+}

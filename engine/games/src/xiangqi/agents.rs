@@ -1,0 +1,153 @@
+//! Xiangqi agents by name, for `engine match` and other faces that take agents on the command
+//! line. A spec is `KIND[:KEY=VALUE[,KEY=VALUE…]]`:
+//!
+//! - `random[:seed=N]`
+//! - `alphabeta[:depth=N][,movetime=MS][,nodes=N][,hash=MiB]` (default: movetime=1000)
+//! - `fairy-stockfish[:movetime=MS][,path=PATH]` (default: 100 ms, the Debian binary)
+//! - `uci:cmd=COMMAND LINE[,go=GO LINE][,rankbase=0|1]`: any UCI Xiangqi engine; `go` defaults
+//!   to `go movetime 1000`, `rankbase` to 0 (ICCS ranks)
+//!
+//! MCTS with a model is added by its own crate, which knows the evaluator.
+
+use std::time::Duration;
+
+use super::oracle::find_fairy_stockfish;
+use super::{AlphaBetaAgent, SearchLimits, UciEngineAgent, UciEngineConfig, Xiangqi};
+use crate::{Agent, AgentError, RandomAgent};
+
+fn bad(spec: &str, reason: impl Into<String>) -> AgentError {
+    AgentError {
+        agent: spec.to_string(),
+        reason: reason.into(),
+    }
+}
+
+/// Builds the agent a spec names (see the module docs).
+pub fn agent_from_spec(spec: &str) -> Result<Box<dyn Agent<Xiangqi>>, AgentError> {
+    let (kind, rest) = spec.split_once(':').unwrap_or((spec, ""));
+    let mut params: Vec<(&str, &str)> = Vec::new();
+    if !rest.is_empty() {
+        // Values may hold spaces (a command line) but not commas.
+        for item in rest.split(',') {
+            let (k, v) = item
+                .split_once('=')
+                .ok_or_else(|| bad(spec, format!("'{item}' is not KEY=VALUE")))?;
+            params.push((k.trim(), v.trim()));
+        }
+    }
+    let number = |key: &str, v: &str| -> Result<u64, AgentError> {
+        v.parse()
+            .map_err(|_| bad(spec, format!("{key} '{v}' is not a number")))
+    };
+    let unknown = |key: &str| Err(bad(spec, format!("unknown parameter '{key}' for {kind}")));
+    match kind {
+        "random" => {
+            let mut seed = 0;
+            for (k, v) in params {
+                match k {
+                    "seed" => seed = number(k, v)?,
+                    _ => return unknown(k),
+                }
+            }
+            Ok(Box::new(RandomAgent::new(seed)))
+        }
+        "alphabeta" => {
+            let mut limits = SearchLimits::default();
+            let mut hash = 16;
+            for (k, v) in params {
+                match k {
+                    "depth" => limits.depth = Some(number(k, v)?.min(100) as u32),
+                    "movetime" => limits.movetime = Some(Duration::from_millis(number(k, v)?)),
+                    "nodes" => limits.nodes = Some(number(k, v)?),
+                    "hash" => hash = number(k, v)?.clamp(1, 65536) as usize,
+                    _ => return unknown(k),
+                }
+            }
+            if limits == SearchLimits::default() {
+                limits.movetime = Some(Duration::from_secs(1));
+            }
+            Ok(Box::new(AlphaBetaAgent::new(limits, hash)))
+        }
+        "fairy-stockfish" => {
+            let mut movetime = 100;
+            let mut path = None;
+            for (k, v) in params {
+                match k {
+                    "movetime" => movetime = number(k, v)?,
+                    "path" => path = Some(v.to_string()),
+                    _ => return unknown(k),
+                }
+            }
+            let path = match path {
+                Some(p) => p,
+                None => find_fairy_stockfish()
+                    .ok_or_else(|| {
+                        bad(
+                            spec,
+                            "fairy-stockfish not found (apt-get install fairy-stockfish)",
+                        )
+                    })?
+                    .to_string_lossy()
+                    .into_owned(),
+            };
+            Ok(Box::new(UciEngineAgent::spawn(
+                UciEngineConfig::fairy_stockfish(&path, movetime),
+            )?))
+        }
+        "uci" => {
+            let (mut cmd, mut go, mut base) = (None, "go movetime 1000".to_string(), 0);
+            for (k, v) in params {
+                match k {
+                    "cmd" => cmd = Some(v.to_string()),
+                    "go" => go = v.to_string(),
+                    "rankbase" => {
+                        base = match v {
+                            "0" => 0,
+                            "1" => 1,
+                            _ => return Err(bad(spec, "rankbase is 0 or 1")),
+                        }
+                    }
+                    _ => return unknown(k),
+                }
+            }
+            let cmd = cmd.ok_or_else(|| bad(spec, "uci needs cmd=COMMAND"))?;
+            Ok(Box::new(UciEngineAgent::spawn(
+                UciEngineConfig::command_line(&cmd, &go, base),
+            )?))
+        }
+        other => Err(bad(
+            spec,
+            format!("unknown agent '{other}' (random, alphabeta, fairy-stockfish, uci)"),
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn specs_build_agents_or_say_why_not() {
+        assert_eq!(agent_from_spec("random:seed=3").unwrap().name(), "random");
+        assert_eq!(
+            agent_from_spec("alphabeta:depth=4").unwrap().name(),
+            "alphabeta-d4"
+        );
+        assert_eq!(
+            agent_from_spec("alphabeta").unwrap().name(),
+            "alphabeta-1000ms"
+        );
+        for (spec, needle) in [
+            ("minimax", "unknown agent"),
+            ("random:seed", "KEY=VALUE"),
+            ("random:seed=x", "not a number"),
+            ("alphabeta:width=3", "unknown parameter"),
+            ("uci", "needs cmd"),
+            ("uci:cmd=x,rankbase=2", "rankbase"),
+            ("uci:cmd=/nonexistent/engine", "cannot start"),
+        ] {
+            let e = agent_from_spec(spec).err().expect(spec).to_string();
+            assert!(e.contains(needle), "{spec}: {e}");
+        }
+    }
+}

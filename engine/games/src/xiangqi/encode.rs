@@ -1,0 +1,128 @@
+//! The network interface: a compact policy index over every (from, to) pair any piece can ever
+//! play, and the input planes. Both are in the mover's frame: for Black the ranks are flipped
+//! (rank r ↔ 9 − r, files unchanged), so the network always sees its own side at the bottom.
+//!
+//! The policy index enumerates, in order of (from, to) as 0..90 squares of that frame, the pairs
+//! on one rank or file (rooks, cannons, generals, soldiers), knight jumps, advisor steps between
+//! the five advisor points and bishop steps between the seven bishop points of the mover's half:
+//! 2 086 indices instead of the 8 100 of a from × to grid, and the mapping round-trips exactly.
+
+use super::board::{file_of, rank_of, square};
+use super::Move;
+
+const fn abs(x: i32) -> i32 {
+    if x < 0 {
+        -x
+    } else {
+        x
+    }
+}
+
+const fn advisor_point(r: i32, f: i32) -> bool {
+    matches!((r, f), (0 | 2, 3 | 5) | (1, 4))
+}
+
+const fn bishop_point(r: i32, f: i32) -> bool {
+    matches!((r, f), (0 | 4, 2 | 6) | (2, 0 | 4 | 8))
+}
+
+/// Whether some piece of the mover could ever move from `a` to `b` (0..90 in the mover's frame).
+const fn is_pair(a: usize, b: usize) -> bool {
+    if a == b {
+        return false;
+    }
+    let (ar, af) = ((a / 9) as i32, (a % 9) as i32);
+    let (br, bf) = ((b / 9) as i32, (b % 9) as i32);
+    let (dr, df) = (abs(ar - br), abs(af - bf));
+    (dr == 0 || df == 0)
+        || (dr == 1 && df == 2)
+        || (dr == 2 && df == 1)
+        || (dr == 1 && df == 1 && advisor_point(ar, af) && advisor_point(br, bf))
+        || (dr == 2 && df == 2 && bishop_point(ar, af) && bishop_point(br, bf))
+}
+
+const fn count_pairs() -> usize {
+    let mut n = 0;
+    let mut a = 0;
+    while a < 90 {
+        let mut b = 0;
+        while b < 90 {
+            if is_pair(a, b) {
+                n += 1;
+            }
+            b += 1;
+        }
+        a += 1;
+    }
+    n
+}
+
+/// The length of the policy vector.
+pub const POLICY_SIZE: usize = count_pairs();
+const NONE: u16 = u16::MAX;
+
+const fn index_table() -> ([u16; 8100], [u16; POLICY_SIZE]) {
+    let mut index = [NONE; 8100];
+    let mut pairs = [0u16; POLICY_SIZE];
+    let mut n = 0;
+    let mut a = 0;
+    while a < 90 {
+        let mut b = 0;
+        while b < 90 {
+            if is_pair(a, b) {
+                index[a * 90 + b] = n as u16;
+                pairs[n] = (a * 90 + b) as u16;
+                n += 1;
+            }
+            b += 1;
+        }
+        a += 1;
+    }
+    (index, pairs)
+}
+
+static TABLES: ([u16; 8100], [u16; POLICY_SIZE]) = index_table();
+
+/// A square's 0..90 index in the frame of the mover (`black`: ranks flipped).
+#[inline]
+fn frame90(sq: u8, black: bool) -> usize {
+    let r = rank_of(sq);
+    let r = if black { 9 - r } else { r };
+    r * 9 + file_of(sq)
+}
+
+#[inline]
+fn unframe90(i: usize, black: bool) -> u8 {
+    let (r, f) = (i / 9, i % 9);
+    square(if black { 9 - r } else { r }, f)
+}
+
+/// The policy index of `m` for the mover (`black` = Black to move), if the pair is one any
+/// piece could play.
+#[inline]
+pub fn move_index(m: Move, black: bool) -> Option<usize> {
+    let i = TABLES.0[frame90(m.from(), black) * 90 + frame90(m.to(), black)];
+    (i != NONE).then_some(i as usize)
+}
+
+/// The move at policy index `i` for the mover.
+#[inline]
+pub fn index_move(i: usize, black: bool) -> Option<Move> {
+    let pair = *TABLES.1.get(i)? as usize;
+    Some(Move::new(
+        unframe90(pair / 90, black),
+        unframe90(pair % 90, black),
+    ))
+}
+
+/// Input planes: the mover's K A B N R C P, the opponent's K A B N R C P, a plane of ones if the
+/// position occurred before (since the last capture), and a plane holding plies-since-capture
+/// / 120.
+pub const PLANES: usize = 16;
+
+/// Where a square lies within a plane: `rank * 9 + file` in the mover's frame (rank 0 = the
+/// mover's back rank), the point order of [`crate::Symmetry::point_table`].
+#[inline]
+pub fn plane_offset(sq: u8, black: bool) -> usize {
+    frame90(sq, black)
+}

@@ -1,0 +1,498 @@
+//! Xiangqi (Chinese chess), as `/work/shared/spec/xiangqi.md` specifies.
+//!
+//! - [`Position`] (module `board`): the mailbox, make/unmake and the fast legal-move generator
+//!   that perft and the alpha-beta search use directly.
+//! - [`Xiangqi`]: the [`Game`] state: a position plus the history the end-of-game rules need.
+//! - [`fen`]: FEN and ICCS move text; [`encode`]: policy indices and input planes;
+//!   [`mod@perft`]: perft, divide and the benchmark; [`search`]: the alpha-beta agent;
+//!   [`uci_agent`]: an external UCI engine as an agent; [`oracle`]: Fairy-Stockfish's perft for
+//!   tests and the benchmark; [`chinese`]: Chinese move notation for display.
+//!
+//! # End of the game (in this order)
+//! 1. The side to move with no legal move loses: checkmate and stalemate alike.
+//! 2. Repetition: when the position (board and side to move) occurs for the third time since
+//!    the last capture, look at every move played since its first of those three occurrences.
+//!    If every move of one side in that stretch gave check and not every move of the other side
+//!    did, the checking side loses (perpetual check). Otherwise (both sides checking
+//!    throughout, or neither) the game is drawn. Perpetual chase is not implemented.
+//! 3. Natural limit: 120 plies in a row without a capture is a draw (the FEN's halfmove field
+//!    counts those plies).
+
+pub mod agents;
+pub mod board;
+pub mod chinese;
+pub mod encode;
+pub mod fen;
+#[doc(hidden)]
+pub mod fuzzing;
+pub mod oracle;
+pub mod perft;
+pub mod search;
+pub mod uci_agent;
+
+use std::fmt;
+
+pub use agents::agent_from_spec;
+pub use board::{MoveList, Position};
+pub use fen::START_FEN;
+pub use perft::{bench_xiangqi, perft, perft_divide, BenchReport};
+pub use search::{AlphaBeta, AlphaBetaAgent, SearchLimits};
+pub use uci_agent::{UciEngineAgent, UciEngineConfig};
+
+use crate::{Game, Outcome, ParseError, Player, Symmetry, TensorShape};
+
+/// Plies without a capture after which the game is drawn.
+pub const NATURAL_LIMIT: u32 = 120;
+
+/// Red moves first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum Side {
+    Red = 0,
+    Black = 1,
+}
+
+impl Side {
+    #[inline]
+    pub fn opponent(self) -> Side {
+        match self {
+            Side::Red => Side::Black,
+            Side::Black => Side::Red,
+        }
+    }
+    pub fn player(self) -> Player {
+        match self {
+            Side::Red => Player::First,
+            Side::Black => Player::Second,
+        }
+    }
+}
+
+/// A move: from-square and to-square of the padded board, 8 bits each.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct Move(pub(crate) u16);
+
+impl Move {
+    #[inline]
+    pub(crate) fn new(from: u8, to: u8) -> Move {
+        Move((from as u16) << 8 | to as u16)
+    }
+    #[inline]
+    pub fn from(self) -> u8 {
+        (self.0 >> 8) as u8
+    }
+    #[inline]
+    pub fn to(self) -> u8 {
+        self.0 as u8
+    }
+    /// The move seen in the left-right mirror.
+    pub fn mirrored(self) -> Move {
+        let m = |s: u8| board::square(board::rank_of(s), 8 - board::file_of(s));
+        Move::new(m(self.from()), m(self.to()))
+    }
+}
+
+impl fmt::Debug for Move {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if board::ON_BOARD[self.from() as usize] && board::ON_BOARD[self.to() as usize] {
+            f.write_str(&fen::format_move(*self))
+        } else {
+            write!(f, "Move({:#06x})", self.0)
+        }
+    }
+}
+
+impl fmt::Display for Move {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self, f)
+    }
+}
+
+/// One position of the game's history since the last capture.
+#[derive(Clone, Copy, Debug)]
+struct Past {
+    key: u64,
+    mirrored_key: u64,
+    /// Whether the side to move there was in check, i.e. the move into it gave check.
+    in_check: bool,
+}
+
+/// Why a game ended (for logs and protocol faces).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EndReason {
+    /// The side to move has no legal move (checkmate or stalemate).
+    NoMoves,
+    /// Third occurrence, one side checked throughout.
+    PerpetualCheck,
+    /// Third occurrence otherwise.
+    Repetition,
+    /// 120 plies without capture.
+    NaturalLimit,
+}
+
+/// A Xiangqi game state: position, move counters and the history since the last capture.
+#[derive(Clone)]
+pub struct Xiangqi {
+    pos: Position,
+    halfmove: u32,
+    fullmove: u32,
+    /// Positions since the last capture, oldest first, the current one last.
+    history: Vec<Past>,
+    end: Option<(Outcome, EndReason)>,
+}
+
+impl fmt::Debug for Xiangqi {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.to_text())
+    }
+}
+
+impl Default for Xiangqi {
+    fn default() -> Self {
+        Self::start()
+    }
+}
+
+impl Xiangqi {
+    /// The standard start position.
+    pub fn start() -> Xiangqi {
+        Xiangqi::from_fen(START_FEN).expect("the start FEN is valid")
+    }
+
+    /// A game from a FEN (no earlier history: repetitions count from here).
+    pub fn from_fen(text: &str) -> Result<Xiangqi, ParseError> {
+        let (pos, halfmove, fullmove) = fen::parse_fen(text)?;
+        Ok(Xiangqi::from_position(pos, halfmove, fullmove))
+    }
+
+    fn from_position(pos: Position, halfmove: u32, fullmove: u32) -> Xiangqi {
+        let mut g = Xiangqi {
+            history: Vec::with_capacity(32),
+            pos,
+            halfmove,
+            fullmove,
+            end: None,
+        };
+        g.push_history();
+        g.end = g.judge();
+        g
+    }
+
+    fn push_history(&mut self) {
+        let in_check = self.pos.in_check(self.pos.side());
+        self.history.push(Past {
+            key: self.pos.key(),
+            mirrored_key: self.pos.mirrored_key(),
+            in_check,
+        });
+    }
+
+    /// The board, side to move and key.
+    pub fn position(&self) -> &Position {
+        &self.pos
+    }
+
+    /// Plies since the last capture.
+    pub fn halfmove_clock(&self) -> u32 {
+        self.halfmove
+    }
+
+    /// Whether the side to move is in check.
+    pub fn in_check(&self) -> bool {
+        self.history.last().is_some_and(|p| p.in_check)
+    }
+
+    /// The side to move.
+    pub fn side(&self) -> Side {
+        self.pos.side()
+    }
+
+    /// Why the game ended, if it did.
+    pub fn end_reason(&self) -> Option<EndReason> {
+        self.end.map(|(_, r)| r)
+    }
+
+    /// How often the current position occurred since the last capture, itself included.
+    pub fn occurrences(&self) -> usize {
+        let key = self.pos.key();
+        self.history.iter().filter(|p| p.key == key).count()
+    }
+
+    /// The positions since the last capture, current last, as (Zobrist key, whether the side
+    /// to move there was in check): what the search needs for its repetition rules.
+    pub fn history(&self) -> impl Iterator<Item = (u64, bool)> + '_ {
+        self.history.iter().map(|p| (p.key, p.in_check))
+    }
+
+    /// Decides the end-of-game rules for the current position (see the module docs).
+    fn judge(&self) -> Option<(Outcome, EndReason)> {
+        let mut pos = self.pos.clone();
+        let side = pos.side();
+        if !pos.has_legal_move() {
+            return Some((Outcome::Win(side.opponent().player()), EndReason::NoMoves));
+        }
+        let n = self.history.len() - 1;
+        let key = self.history[n].key;
+        let same: Vec<usize> = (0..=n).filter(|&i| self.history[i].key == key).collect();
+        if same.len() >= 3 {
+            let first = same[same.len() - 3];
+            // The move into position j was made by the side not to move at j; the side to move
+            // at j is `side` when n − j is even.
+            let mut all_check = [true; 2];
+            for j in first + 1..=n {
+                let to_move_at_j = if (n - j) & 1 == 0 {
+                    side
+                } else {
+                    side.opponent()
+                };
+                let mover = to_move_at_j.opponent();
+                all_check[mover as usize] &= self.history[j].in_check;
+            }
+            let outcome = match (all_check[0], all_check[1]) {
+                (true, false) => {
+                    return Some((Outcome::Win(Player::Second), EndReason::PerpetualCheck))
+                }
+                (false, true) => {
+                    return Some((Outcome::Win(Player::First), EndReason::PerpetualCheck))
+                }
+                _ => Outcome::Draw,
+            };
+            return Some((outcome, EndReason::Repetition));
+        }
+        if self.halfmove >= NATURAL_LIMIT {
+            return Some((Outcome::Draw, EndReason::NaturalLimit));
+        }
+        None
+    }
+
+    /// `m` in Chinese notation (炮二平五), for display.
+    pub fn chinese_notation(&self, m: Move) -> String {
+        chinese::chinese_notation(&self.pos, m)
+    }
+
+    /// The legal moves (empty once the game is over).
+    pub fn legal_moves(&self) -> MoveList {
+        let mut list = MoveList::new();
+        if self.end.is_none() {
+            self.pos.clone().gen_legal(&mut list);
+        }
+        list
+    }
+}
+
+impl Game for Xiangqi {
+    type Action = Move;
+    const NAME: &'static str = "xiangqi";
+
+    fn shape(&self) -> TensorShape {
+        TensorShape {
+            planes: encode::PLANES,
+            height: 10,
+            width: 9,
+            policy_size: encode::POLICY_SIZE,
+        }
+    }
+
+    fn to_act(&self) -> Player {
+        self.pos.side().player()
+    }
+
+    fn outcome(&self) -> Option<Outcome> {
+        self.end.map(|(o, _)| o)
+    }
+
+    fn legal_actions(&self, out: &mut Vec<Move>) {
+        out.extend_from_slice(self.legal_moves().as_slice());
+    }
+
+    fn is_legal(&self, action: Move) -> bool {
+        self.end.is_none() && self.pos.clone().is_legal(action)
+    }
+
+    fn play_unchecked(&mut self, action: Move) {
+        let undo = self.pos.make(action);
+        if undo.captured() != board::EMPTY {
+            self.halfmove = 0;
+            self.history.clear();
+        } else {
+            self.halfmove = self.halfmove.saturating_add(1);
+        }
+        if self.pos.side() == Side::Red {
+            self.fullmove = self.fullmove.saturating_add(1);
+        }
+        self.push_history();
+        self.end = self.judge();
+    }
+
+    fn action_index(&self, action: Move) -> usize {
+        // Legal moves always have an index; anything else maps to 0 rather than panic in a
+        // hot loop (the contract only covers legal actions).
+        encode::move_index(action, self.pos.side() == Side::Black).unwrap_or(0)
+    }
+
+    fn index_action(&self, index: usize) -> Option<Move> {
+        encode::index_move(index, self.pos.side() == Side::Black)
+    }
+
+    fn encode(&self, out: &mut [f32]) {
+        let plane = 90;
+        out[..encode::PLANES * plane].fill(0.0);
+        let us = self.pos.side();
+        let black = us == Side::Black;
+        for side in [us, us.opponent()] {
+            let base = if side == us { 0 } else { 7 };
+            for sq in self.pos.pieces(side) {
+                let kind = board::kind_of(self.pos.piece_at(sq)) as usize;
+                out[(base + kind - 1) * plane + encode::plane_offset(sq, black)] = 1.0;
+            }
+        }
+        if self.occurrences() > 1 {
+            out[14 * plane..15 * plane].fill(1.0);
+        }
+        let clock = self.halfmove.min(NATURAL_LIMIT) as f32 / NATURAL_LIMIT as f32;
+        out[15 * plane..16 * plane].fill(clock);
+    }
+
+    fn symmetries(&self) -> &'static [Symmetry] {
+        &Symmetry::MIRROR_ONLY
+    }
+
+    fn transform(&self, sym: Symmetry) -> Xiangqi {
+        if sym == Symmetry::IDENTITY {
+            return self.clone();
+        }
+        debug_assert_eq!(sym, Symmetry::MIRROR_FILES, "Xiangqi has only the mirror");
+        let mut pos = Position::empty();
+        for side in [Side::Red, Side::Black] {
+            for (slot, &sq) in self.pos.slots[side as usize].iter().enumerate() {
+                if sq != 0 {
+                    let m = board::square(board::rank_of(sq), 8 - board::file_of(sq));
+                    pos.put(self.pos.piece_at(sq), m, slot);
+                }
+            }
+        }
+        pos.set_side(self.pos.side());
+        let history = self
+            .history
+            .iter()
+            .map(|p| Past {
+                key: p.mirrored_key,
+                mirrored_key: p.key,
+                in_check: p.in_check,
+            })
+            .collect();
+        Xiangqi {
+            pos,
+            halfmove: self.halfmove,
+            fullmove: self.fullmove,
+            history,
+            end: self.end,
+        }
+    }
+
+    fn transform_action(&self, sym: Symmetry, action: Move) -> Move {
+        if sym == Symmetry::IDENTITY {
+            action
+        } else {
+            action.mirrored()
+        }
+    }
+
+    fn hash(&self) -> u64 {
+        // The encoding also shows the repetition flag and the capture clock; the outcome
+        // depends on the history, summarised by both.
+        let extra = (self.halfmove as u64) << 8 | (self.occurrences() as u64).min(255);
+        self.pos.key() ^ extra.wrapping_mul(0x9E37_79B9_7F4A_7C15)
+    }
+
+    fn parse_action(&self, text: &str) -> Result<Move, ParseError> {
+        fen::parse_move(text)
+    }
+
+    fn format_action(&self, action: Move) -> String {
+        fen::format_move(action)
+    }
+
+    fn to_text(&self) -> String {
+        fen::to_fen(&self.pos, self.halfmove, self.fullmove)
+    }
+
+    fn parse_position(&self, text: &str) -> Result<Xiangqi, ParseError> {
+        Xiangqi::from_fen(text)
+    }
+
+    fn render(&self) -> String {
+        let mut s = String::new();
+        for rank in (0..10).rev() {
+            s.push_str(&format!("{rank} "));
+            for file in 0..9 {
+                let p = self.pos.piece_at(board::square(rank, file));
+                s.push(if p == board::EMPTY {
+                    '.'
+                } else {
+                    fen::piece_char(p)
+                });
+                s.push(' ');
+            }
+            s.push('\n');
+        }
+        s.push_str("  a b c d e f g h i\n");
+        s.push_str(&format!(
+            "{} to move\n",
+            if self.side() == Side::Red {
+                "Red"
+            } else {
+                "Black"
+            }
+        ));
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The verdict on a history A B C D A B C D A (Red to move at the end, as at A) whose
+    /// moves gave check as `checks` says, cycling through the four moves of the cycle.
+    fn verdict(checks: [bool; 4]) -> Option<(Outcome, EndReason)> {
+        let mut g = Xiangqi::start();
+        g.history.clear();
+        for i in 0..9 {
+            g.history.push(Past {
+                key: [7, 8, 9, 10][i % 4],
+                mirrored_key: 0,
+                in_check: i > 0 && checks[(i - 1) % 4],
+            });
+        }
+        g.judge()
+    }
+
+    #[test]
+    fn repetition_verdicts() {
+        // Moves 1 and 3 of each cycle are Red's (Red is to move at A), 2 and 4 Black's.
+        let red_checks = [true, false, true, false];
+        let black_checks = [false, true, false, true];
+        assert_eq!(
+            verdict(red_checks),
+            Some((Outcome::Win(Player::Second), EndReason::PerpetualCheck))
+        );
+        assert_eq!(
+            verdict(black_checks),
+            Some((Outcome::Win(Player::First), EndReason::PerpetualCheck))
+        );
+        assert_eq!(
+            verdict([true; 4]),
+            Some((Outcome::Draw, EndReason::Repetition))
+        );
+        assert_eq!(
+            verdict([false; 4]),
+            Some((Outcome::Draw, EndReason::Repetition))
+        );
+        // One quiet move of the checking side in the stretch: no perpetual.
+        assert_eq!(
+            verdict([true, false, false, false]),
+            Some((Outcome::Draw, EndReason::Repetition))
+        );
+    }
+}

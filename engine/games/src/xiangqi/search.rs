@@ -1,0 +1,856 @@
+//! An alpha-beta searcher in the spirit of elephantfish (tables and code written here afresh):
+//! iterative deepening, principal-variation search, a transposition table, null-move pruning,
+//! late-move reductions, quiescence on captures, and an evaluation of material plus
+//! piece-square bonuses. It is the yardstick the learned models must beat, and an [`Agent`].
+//!
+//! Repetitions inside the search follow the game's rules at the second occurrence: a side that
+//! checked on every one of its moves of the cycle (and the other side did not) loses, any other
+//! repetition scores as a draw; so does the natural limit.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use super::board::*;
+use super::{Move, Side, Xiangqi, NATURAL_LIMIT};
+use crate::{Agent, AgentError};
+
+/// Scores at or beyond `MATE - MAX_PLY` are mates (in `MATE - score` plies).
+pub const MATE: i32 = 30_000;
+/// A win by the perpetual-check rule (not a mate, but as final).
+pub const RULE_WIN: i32 = 25_000;
+const INF: i32 = 32_000;
+const MAX_PLY: usize = 128;
+
+/// When to stop searching. Any limit that is set stops the search; none set means depth 64.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SearchLimits {
+    /// Deepest iteration to complete.
+    pub depth: Option<u32>,
+    /// Wall-clock time for the whole search.
+    pub movetime: Option<Duration>,
+    /// Nodes (search + quiescence) after which to stop.
+    pub nodes: Option<u64>,
+}
+
+impl SearchLimits {
+    pub fn depth(d: u32) -> Self {
+        SearchLimits {
+            depth: Some(d),
+            ..Default::default()
+        }
+    }
+    pub fn movetime(t: Duration) -> Self {
+        SearchLimits {
+            movetime: Some(t),
+            ..Default::default()
+        }
+    }
+}
+
+/// Progress after one completed iteration.
+#[derive(Clone, Debug)]
+pub struct SearchInfo {
+    pub depth: u32,
+    /// From the mover's point of view, in centipawns (see [`MATE`]).
+    pub score: i32,
+    pub nodes: u64,
+    pub time: Duration,
+    pub pv: Vec<Move>,
+}
+
+impl SearchInfo {
+    /// `Some(n)`: mate in n moves (negative: being mated).
+    pub fn mate_in(&self) -> Option<i32> {
+        if self.score.abs() >= MATE - MAX_PLY as i32 {
+            let plies = MATE - self.score.abs();
+            let moves = (plies + 1) / 2;
+            Some(if self.score > 0 { moves } else { -moves })
+        } else {
+            None
+        }
+    }
+}
+
+/// The outcome of a search.
+#[derive(Clone, Debug)]
+pub struct SearchResult {
+    pub best: Option<Move>,
+    pub score: i32,
+    pub depth: u32,
+    pub nodes: u64,
+}
+
+#[derive(Clone, Copy, Default)]
+struct TtEntry {
+    key: u64,
+    mv: Move,
+    score: i16,
+    depth: i8,
+    bound: u8,
+}
+
+const EXACT: u8 = 1;
+const LOWER: u8 = 2;
+const UPPER: u8 = 3;
+
+/// One position on the path from the game's last capture to the current node.
+#[derive(Clone, Copy)]
+struct PathEntry {
+    key: u64,
+    in_check: bool,
+    /// Plies since the last capture at this position.
+    clock: u32,
+}
+
+// ---- evaluation ----
+
+/// Base value of each kind (index = kind).
+const VALUE: [i32; 8] = [0, 0, 120, 120, 270, 600, 285, 30];
+
+/// A piece's value on `(r, f)` in its own frame (rank 0 = its back rank).
+const fn piece_square(kind: u8, r: i32, f: i32) -> i32 {
+    let cf = if f > 4 { f - 4 } else { 4 - f };
+    let central = 4 - cf;
+    match kind {
+        KING => {
+            if r == 0 {
+                0
+            } else {
+                -8 * r
+            }
+        }
+        ADVISOR | BISHOP => VALUE[kind as usize] + if f == 4 { 6 } else { 0 },
+        KNIGHT => {
+            let adv = if r > 7 { 14 - r } else { r };
+            VALUE[KNIGHT as usize] + 6 * central + 7 * adv - if f == 0 || f == 8 { 12 } else { 0 }
+        }
+        ROOK => VALUE[ROOK as usize] + 3 * r + if r == 6 || r == 7 { 12 } else { 0 } + central,
+        CANNON => {
+            VALUE[CANNON as usize]
+                + if f == 4 { 16 } else { 0 }
+                + if r == 2 || r == 9 { 6 } else { 0 }
+                + 2 * central
+        }
+        _ => {
+            if r < 5 {
+                VALUE[PAWN as usize] + if r == 4 { 8 } else { 0 }
+            } else if r == 9 {
+                VALUE[PAWN as usize] + 20
+            } else {
+                let palace = if r >= 6 && cf <= 1 { 25 } else { 0 };
+                VALUE[PAWN as usize] + 45 + 6 * central + palace
+            }
+        }
+    }
+}
+
+const fn pst_table() -> [[[i32; 256]; 8]; 2] {
+    let mut t = [[[0; 256]; 8]; 2];
+    let mut kind = 1;
+    while kind < 8 {
+        let mut r = 0;
+        while r < 10 {
+            let mut f = 0;
+            while f < 9 {
+                let v = piece_square(kind as u8, r as i32, f as i32);
+                t[0][kind][square(r, f) as usize] = v;
+                t[1][kind][square(9 - r, f) as usize] = v;
+                f += 1;
+            }
+            r += 1;
+        }
+        kind += 1;
+    }
+    t
+}
+
+static PST: [[[i32; 256]; 8]; 2] = pst_table();
+
+/// Static evaluation from the point of view of the side to move.
+pub fn evaluate(pos: &Position) -> i32 {
+    let mut score = [0i32; 2];
+    for side in [Side::Red, Side::Black] {
+        for sq in pos.pieces(side) {
+            score[side as usize] +=
+                PST[side as usize][kind_of(pos.piece_at(sq)) as usize][sq as usize];
+        }
+    }
+    let us = pos.side() as usize;
+    // A small bonus for the move keeps odd and even iterations closer.
+    score[us] - score[us ^ 1] + 10
+}
+
+fn mvv_lva(pos: &Position, m: Move) -> i32 {
+    let victim = VALUE[kind_of(pos.piece_at(m.to())) as usize];
+    let attacker = VALUE[kind_of(pos.piece_at(m.from())) as usize];
+    victim * 8 - attacker / 8
+}
+
+/// The searcher. Keeps its transposition table between searches of one game.
+pub struct AlphaBeta {
+    tt: Vec<TtEntry>,
+    killers: [[Move; 2]; MAX_PLY],
+    history: Vec<i32>,
+    path: Vec<PathEntry>,
+    nodes: u64,
+    deadline: Option<Instant>,
+    node_limit: Option<u64>,
+    aborted: bool,
+    stop: Arc<AtomicBool>,
+}
+
+impl AlphaBeta {
+    /// A searcher with a transposition table of about `hash_mb` MiB.
+    pub fn new(hash_mb: usize) -> AlphaBeta {
+        let entries = (hash_mb.clamp(1, 1 << 16) << 20) / std::mem::size_of::<TtEntry>();
+        // The largest power of two that fits, so a key masks to a slot.
+        let entries = 1usize << (usize::BITS - 1 - entries.leading_zeros());
+        AlphaBeta {
+            tt: vec![TtEntry::default(); entries.max(1024)],
+            killers: [[Move(0); 2]; MAX_PLY],
+            history: vec![0; 8100],
+            path: Vec::with_capacity(256),
+            nodes: 0,
+            deadline: None,
+            node_limit: None,
+            aborted: false,
+            stop: Arc::new(AtomicBool::new(false)),
+        }
+    }
+
+    /// A flag that stops the running search when set (UCI `stop`). Whoever sets it clears it
+    /// before the next search.
+    pub fn stop_handle(&self) -> Arc<AtomicBool> {
+        self.stop.clone()
+    }
+
+    /// Makes `flag` the stop flag (shared with a protocol loop).
+    pub fn set_stop_handle(&mut self, flag: Arc<AtomicBool>) {
+        self.stop = flag;
+    }
+
+    /// Forgets everything learned (new game).
+    pub fn clear(&mut self) {
+        self.tt.fill(TtEntry::default());
+        self.history.fill(0);
+        self.killers = [[Move(0); 2]; MAX_PLY];
+    }
+
+    /// Searches `game` within `limits`, reporting each completed iteration to `on_info`.
+    /// `best` is `None` only when the game is over.
+    pub fn search(
+        &mut self,
+        game: &Xiangqi,
+        limits: SearchLimits,
+        mut on_info: impl FnMut(&SearchInfo),
+    ) -> SearchResult {
+        let start = Instant::now();
+        self.nodes = 0;
+        self.aborted = false;
+        self.deadline = limits.movetime.map(|t| start + t);
+        self.node_limit = limits.nodes;
+        let max_depth = limits.depth.unwrap_or(64).clamp(1, MAX_PLY as u32 - 8);
+        for h in self.history.iter_mut() {
+            *h /= 8;
+        }
+
+        let root_moves = game.legal_moves();
+        let mut result = SearchResult {
+            best: root_moves.as_slice().first().copied(),
+            score: 0,
+            depth: 0,
+            nodes: 0,
+        };
+        if root_moves.is_empty() {
+            return result;
+        }
+        let mut pos = game.position().clone();
+        self.path.clear();
+        let clock0 = game.halfmove_clock();
+        let hist: Vec<(u64, bool)> = game.history().collect();
+        let len = hist.len() as u32;
+        for (i, &(key, in_check)) in hist.iter().enumerate() {
+            self.path.push(PathEntry {
+                key,
+                in_check,
+                clock: clock0.saturating_sub(len - 1 - i as u32),
+            });
+        }
+
+        for depth in 1..=max_depth {
+            let score = self.root(&mut pos, depth as i32, clock0);
+            if self.aborted && depth > 1 {
+                break;
+            }
+            let pv = self.pv(&mut pos, depth as usize);
+            if let Some(&m) = pv.first() {
+                result.best = Some(m);
+            }
+            result.score = score;
+            result.depth = depth;
+            on_info(&SearchInfo {
+                depth,
+                score,
+                nodes: self.nodes,
+                time: start.elapsed(),
+                pv,
+            });
+            if self.aborted || score.abs() >= MATE - depth as i32 {
+                break;
+            }
+            // An iteration rarely takes less than the previous one: do not start one that
+            // cannot finish.
+            if let Some(dl) = self.deadline {
+                let now = Instant::now();
+                if now + (now - start) > dl {
+                    break;
+                }
+            }
+        }
+        result.nodes = self.nodes;
+        result
+    }
+
+    /// The principal variation, read from the transposition table.
+    fn pv(&self, pos: &mut Position, max: usize) -> Vec<Move> {
+        let mut pv = Vec::new();
+        let mut undos = Vec::new();
+        let mut seen = Vec::new();
+        while pv.len() < max {
+            let e = self.tt[(pos.key() as usize) & (self.tt.len() - 1)];
+            if e.key != pos.key() || e.mv == Move(0) || seen.contains(&pos.key()) {
+                break;
+            }
+            let m = e.mv;
+            if !pos.is_legal(m) {
+                break;
+            }
+            seen.push(pos.key());
+            undos.push((m, pos.make(m)));
+            pv.push(m);
+        }
+        while let Some((m, u)) = undos.pop() {
+            pos.unmake(m, u);
+        }
+        pv
+    }
+
+    fn root(&mut self, pos: &mut Position, depth: i32, clock: u32) -> i32 {
+        self.negamax(pos, depth, -INF, INF, 0, clock, true)
+    }
+
+    #[inline]
+    fn out_of_time(&mut self) -> bool {
+        if self.aborted {
+            return true;
+        }
+        if self.nodes & 1023 == 0 {
+            let late = self.deadline.is_some_and(|d| Instant::now() >= d);
+            let many = self.node_limit.is_some_and(|n| self.nodes >= n);
+            if late || many || self.stop.load(Ordering::Relaxed) {
+                self.aborted = true;
+            }
+        }
+        self.aborted
+    }
+
+    /// The rules' verdict on a repetition of the current position (the last path entry), from
+    /// the mover's point of view, if the position occurred before since the last capture.
+    fn repetition(&self, ply: usize) -> Option<i32> {
+        let n = self.path.len() - 1;
+        let cur = self.path[n];
+        let back = (cur.clock as usize).min(n);
+        let mut i = n;
+        while i >= 2 && n - i + 2 <= back {
+            i -= 2;
+            if self.path[i].key == cur.key {
+                // Moves into positions i+1..=n. The mover into j is the side to move at n when
+                // n − j is odd.
+                let (mut us_all, mut them_all) = (true, true);
+                for j in i + 1..=n {
+                    if (n - j) % 2 == 1 {
+                        us_all &= self.path[j].in_check;
+                    } else {
+                        them_all &= self.path[j].in_check;
+                    }
+                }
+                return Some(match (us_all, them_all) {
+                    (true, false) => -RULE_WIN + ply as i32,
+                    (false, true) => RULE_WIN - ply as i32,
+                    _ => 0,
+                });
+            }
+        }
+        None
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn negamax(
+        &mut self,
+        pos: &mut Position,
+        depth: i32,
+        mut alpha: i32,
+        beta: i32,
+        ply: usize,
+        clock: u32,
+        allow_null: bool,
+    ) -> i32 {
+        self.nodes += 1;
+        if self.out_of_time() {
+            return 0;
+        }
+        let us = pos.side();
+        let in_check = self.path.last().is_some_and(|e| e.in_check);
+        if ply > 0 {
+            if let Some(score) = self.repetition(ply) {
+                return score;
+            }
+            if clock >= NATURAL_LIMIT {
+                return 0;
+            }
+            // Mate-distance pruning.
+            let alpha2 = alpha.max(-MATE + ply as i32);
+            let beta2 = beta.min(MATE - ply as i32 - 1);
+            if alpha2 >= beta2 {
+                return alpha2;
+            }
+        }
+        if ply >= MAX_PLY - 2 {
+            return evaluate(pos);
+        }
+        let depth = if in_check { depth.max(0) + 1 } else { depth };
+        if depth <= 0 {
+            return self.quiesce(pos, alpha, beta, ply);
+        }
+        let pv_node = beta - alpha > 1;
+
+        let slot = (pos.key() as usize) & (self.tt.len() - 1);
+        let entry = self.tt[slot];
+        let mut tt_move = Move(0);
+        if entry.key == pos.key() {
+            tt_move = entry.mv;
+            if ply > 0 && !pv_node && entry.depth as i32 >= depth {
+                let s = from_tt(entry.score as i32, ply);
+                let cut = match entry.bound {
+                    EXACT => true,
+                    LOWER => s >= beta,
+                    _ => s <= alpha,
+                };
+                if cut {
+                    return s;
+                }
+            }
+        }
+
+        // Null move: if passing still holds beta, a real move will too (not in check, not
+        // in bare endgames where zugzwang is common).
+        if allow_null && !in_check && !pv_node && depth >= 3 && beta.abs() < RULE_WIN - 200 {
+            let big = pos
+                .pieces(us)
+                .filter(|&s| matches!(kind_of(pos.piece_at(s)), ROOK | KNIGHT | CANNON))
+                .count();
+            if big > 0 && evaluate(pos) >= beta {
+                let r = if depth >= 6 { 3 } else { 2 };
+                pos.make_null();
+                self.path.push(PathEntry {
+                    key: pos.key(),
+                    in_check: false,
+                    clock: 0,
+                });
+                let s = -self.negamax(pos, depth - 1 - r, -beta, -beta + 1, ply + 1, 0, false);
+                self.path.pop();
+                pos.unmake_null();
+                if self.aborted {
+                    return 0;
+                }
+                if s >= beta {
+                    return if s >= RULE_WIN - 200 { beta } else { s };
+                }
+            }
+        }
+
+        let mut list = MoveList::new();
+        pos.gen_legal(&mut list);
+        if list.is_empty() {
+            // Checkmate and stalemate both lose.
+            return -MATE + ply as i32;
+        }
+        let mut scores = [0i32; 160];
+        for (i, &m) in list.as_slice().iter().enumerate() {
+            scores[i] = if m == tt_move {
+                1 << 30
+            } else if pos.is_capture(m) {
+                (1 << 20) + mvv_lva(pos, m)
+            } else if ply < MAX_PLY && self.killers[ply][0] == m {
+                (1 << 19) + 1
+            } else if ply < MAX_PLY && self.killers[ply][1] == m {
+                1 << 19
+            } else {
+                self.history[index90(m.from()) * 90 + index90(m.to())]
+            };
+        }
+
+        let alpha0 = alpha;
+        let mut best = -INF;
+        let mut best_move = Move(0);
+        let n = list.len();
+        for k in 0..n {
+            // Selection sort: the first moves usually cut, so sorting all is wasted.
+            let mut bi = k;
+            for j in k + 1..n {
+                if scores[j] > scores[bi] {
+                    bi = j;
+                }
+            }
+            list.as_mut_slice().swap(k, bi);
+            scores.swap(k, bi);
+            let m = list.as_slice()[k];
+            let capture = pos.is_capture(m);
+
+            let undo = pos.make(m);
+            let gives_check = pos.in_check(pos.side());
+            self.path.push(PathEntry {
+                key: pos.key(),
+                in_check: gives_check,
+                clock: if capture { 0 } else { clock + 1 },
+            });
+            let child_clock = if capture { 0 } else { clock + 1 };
+            let mut s;
+            if k == 0 {
+                s = -self.negamax(pos, depth - 1, -beta, -alpha, ply + 1, child_clock, true);
+            } else {
+                // Late quiet moves are searched shallower first.
+                let reduce = if depth >= 3 && k >= 4 && !capture && !gives_check && !in_check {
+                    1 + (k >= 12) as i32
+                } else {
+                    0
+                };
+                s = -self.negamax(
+                    pos,
+                    depth - 1 - reduce,
+                    -alpha - 1,
+                    -alpha,
+                    ply + 1,
+                    child_clock,
+                    true,
+                );
+                if s > alpha && (reduce > 0 || s < beta) {
+                    s = -self.negamax(pos, depth - 1, -beta, -alpha, ply + 1, child_clock, true);
+                }
+            }
+            self.path.pop();
+            pos.unmake(m, undo);
+            if self.aborted {
+                return 0;
+            }
+            if s > best {
+                best = s;
+                best_move = m;
+                if s > alpha {
+                    alpha = s;
+                    if ply == 0 {
+                        // Keep the root's best move in the table even if a later iteration is
+                        // cut short.
+                        self.store(slot, pos.key(), m, s, depth, LOWER, ply);
+                    }
+                    if s >= beta {
+                        if !capture && ply < MAX_PLY {
+                            if self.killers[ply][0] != m {
+                                self.killers[ply][1] = self.killers[ply][0];
+                                self.killers[ply][0] = m;
+                            }
+                            let h = &mut self.history[index90(m.from()) * 90 + index90(m.to())];
+                            *h = (*h + depth * depth).min(1 << 18);
+                        }
+                        break;
+                    }
+                }
+            }
+        }
+        let bound = if best >= beta {
+            LOWER
+        } else if best > alpha0 {
+            EXACT
+        } else {
+            UPPER
+        };
+        self.store(slot, pos.key(), best_move, best, depth, bound, ply);
+        best
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn store(
+        &mut self,
+        slot: usize,
+        key: u64,
+        mv: Move,
+        score: i32,
+        depth: i32,
+        bound: u8,
+        ply: usize,
+    ) {
+        let e = &mut self.tt[slot];
+        if e.key != key || depth >= e.depth as i32 - 2 || bound == EXACT {
+            *e = TtEntry {
+                key,
+                mv,
+                score: to_tt(score, ply) as i16,
+                depth: depth.clamp(-1, 100) as i8,
+                bound,
+            };
+        }
+    }
+
+    fn quiesce(&mut self, pos: &mut Position, mut alpha: i32, beta: i32, ply: usize) -> i32 {
+        self.nodes += 1;
+        if self.out_of_time() {
+            return 0;
+        }
+        let in_check = self.path.last().is_some_and(|e| e.in_check);
+        let mut list = MoveList::new();
+        let mut best;
+        if in_check && ply < MAX_PLY - 2 {
+            // In check every evasion is searched; none means mate.
+            pos.gen_legal(&mut list);
+            if list.is_empty() {
+                return -MATE + ply as i32;
+            }
+            best = -INF;
+        } else {
+            best = evaluate(pos);
+            if best >= beta || ply >= MAX_PLY - 2 {
+                return best;
+            }
+            alpha = alpha.max(best);
+            pos.gen_captures(&mut list);
+            list.retain(|m| pos.is_safe(m, false));
+        }
+        let mut scores = [0i32; 160];
+        for (i, &m) in list.as_slice().iter().enumerate() {
+            scores[i] = if pos.is_capture(m) {
+                mvv_lva(pos, m)
+            } else {
+                -1000
+            };
+        }
+        let n = list.len();
+        for k in 0..n {
+            let mut bi = k;
+            for j in k + 1..n {
+                if scores[j] > scores[bi] {
+                    bi = j;
+                }
+            }
+            list.as_mut_slice().swap(k, bi);
+            scores.swap(k, bi);
+            let m = list.as_slice()[k];
+            let undo = pos.make(m);
+            let gives_check = pos.in_check(pos.side());
+            self.path.push(PathEntry {
+                key: pos.key(),
+                in_check: gives_check,
+                clock: 0,
+            });
+            let s = -self.quiesce(pos, -beta, -alpha, ply + 1);
+            self.path.pop();
+            pos.unmake(m, undo);
+            if self.aborted {
+                return 0;
+            }
+            if s > best {
+                best = s;
+                if s > alpha {
+                    alpha = s;
+                    if s >= beta {
+                        break;
+                    }
+                }
+            }
+        }
+        best
+    }
+}
+
+/// Mate scores are stored relative to the node, not the root.
+fn to_tt(score: i32, ply: usize) -> i32 {
+    if score >= MATE - MAX_PLY as i32 {
+        score + ply as i32
+    } else if score <= -MATE + MAX_PLY as i32 {
+        score - ply as i32
+    } else {
+        score
+    }
+}
+
+fn from_tt(score: i32, ply: usize) -> i32 {
+    if score >= MATE - MAX_PLY as i32 {
+        score - ply as i32
+    } else if score <= -MATE + MAX_PLY as i32 {
+        score + ply as i32
+    } else {
+        score
+    }
+}
+
+/// The alpha-beta searcher as an [`Agent`]: searches each move within fixed limits.
+pub struct AlphaBetaAgent {
+    searcher: AlphaBeta,
+    limits: SearchLimits,
+}
+
+impl AlphaBetaAgent {
+    /// An agent searching every move within `limits`, with a `hash_mb` MiB table.
+    pub fn new(limits: SearchLimits, hash_mb: usize) -> Self {
+        AlphaBetaAgent {
+            searcher: AlphaBeta::new(hash_mb),
+            limits,
+        }
+    }
+}
+
+impl Agent<Xiangqi> for AlphaBetaAgent {
+    fn name(&self) -> String {
+        match (self.limits.depth, self.limits.movetime) {
+            (Some(d), _) => format!("alphabeta-d{d}"),
+            (None, Some(t)) => format!("alphabeta-{}ms", t.as_millis()),
+            _ => "alphabeta".into(),
+        }
+    }
+
+    fn select_action(&mut self, state: &Xiangqi) -> Result<Move, AgentError> {
+        self.searcher
+            .search(state, self.limits, |_| {})
+            .best
+            .ok_or_else(|| AgentError {
+                agent: Agent::<Xiangqi>::name(self),
+                reason: "no legal move: the game is over".into(),
+            })
+    }
+
+    fn new_game(&mut self, _start: &Xiangqi) -> Result<(), AgentError> {
+        self.searcher.clear();
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Game;
+
+    fn best(fen: &str, limits: SearchLimits) -> (String, SearchResult) {
+        let g = Xiangqi::from_fen(fen).unwrap();
+        let r = AlphaBeta::new(4).search(&g, limits, |_| {});
+        (g.format_action(r.best.unwrap()), r)
+    }
+
+    #[test]
+    fn finds_mate_in_one_and_reports_it() {
+        let (m, r) = best(
+            "3k5/4R4/R8/9/9/9/9/9/9/4K4 w - - 0 1",
+            SearchLimits::depth(4),
+        );
+        assert!(m == "a7a9" || m == "a7d7", "{m}");
+        assert_eq!(r.score, MATE - 1);
+    }
+
+    #[test]
+    fn takes_a_hanging_rook() {
+        let (m, r) = best(
+            "3k5/9/9/9/9/4r4/9/9/4R4/4K4 w - - 0 1",
+            SearchLimits::depth(3),
+        );
+        assert_eq!(m, "e1e4");
+        assert!(r.score > 400, "{}", r.score);
+    }
+
+    #[test]
+    fn stops_on_node_limit_and_stop_flag() {
+        let g = Xiangqi::start();
+        let mut s = AlphaBeta::new(4);
+        let r = s.search(
+            &g,
+            SearchLimits {
+                nodes: Some(5_000),
+                ..Default::default()
+            },
+            |_| {},
+        );
+        assert!(r.nodes < 20_000, "{}", r.nodes);
+        assert!(r.best.is_some());
+        s.stop_handle().store(true, Ordering::Relaxed);
+        let r = s.search(&g, SearchLimits::default(), |_| {});
+        // The flag is polled every 1 024 nodes; the first iteration always completes.
+        assert!(r.nodes <= 3_000 && r.best.is_some(), "{}", r.nodes);
+    }
+
+    #[test]
+    fn a_finished_game_has_no_best_move() {
+        let g = Xiangqi::from_fen("3k5/4R4/3R5/9/9/9/9/9/9/4K4 b - - 0 1").unwrap();
+        let r = AlphaBeta::new(1).search(&g, SearchLimits::depth(3), |_| {});
+        assert_eq!(r.best, None);
+    }
+
+    #[test]
+    fn the_checking_side_does_not_walk_into_a_perpetual() {
+        // Red is a rook up and could check forever with i9i8/i8i9; the rules make that a loss,
+        // so the search scores the repeating line as lost for Red.
+        let mut g = Xiangqi::from_fen("3k4R/9/9/9/9/9/9/9/9/4K4 b - - 0 1").unwrap();
+        for t in ["d9d8", "i9i8", "d8d9", "i8i9", "d9d8"] {
+            g.play(g.parse_action(t).unwrap()).unwrap();
+        }
+        let r = AlphaBeta::new(4).search(&g, SearchLimits::depth(4), |_| {});
+        let m = g.format_action(r.best.unwrap());
+        assert_ne!(m, "i8i9", "repeats the perpetual check");
+    }
+}
+
+#[cfg(test)]
+mod repetition_tests {
+    use super::*;
+
+    /// A path A B C D A (keys), the side to move at the end being the one to move at A; `checks`
+    /// says for each of the four moves whether it gave check.
+    fn verdict(checks: [bool; 4]) -> Option<i32> {
+        let mut s = AlphaBeta::new(1);
+        let keys = [1u64, 2, 3, 4, 1];
+        s.path.push(PathEntry {
+            key: keys[0],
+            in_check: false,
+            clock: 10,
+        });
+        for (i, &k) in keys[1..].iter().enumerate() {
+            s.path.push(PathEntry {
+                key: k,
+                in_check: checks[i],
+                clock: 11 + i as u32,
+            });
+        }
+        s.repetition(4)
+    }
+
+    #[test]
+    fn repetition_verdicts_follow_the_rules() {
+        // Moves 1 and 3 were made by the side to move at the end ("us": it is to move at A and
+        // again at A), moves 2 and 4 by the opponent.
+        assert_eq!(verdict([false; 4]), Some(0));
+        assert_eq!(verdict([true, false, true, false]), Some(-RULE_WIN + 4));
+        assert_eq!(verdict([false, true, false, true]), Some(RULE_WIN - 4));
+        assert_eq!(verdict([true; 4]), Some(0));
+        assert_eq!(verdict([true, false, false, false]), Some(0));
+    }
+
+    #[test]
+    fn no_repetition_across_a_capture() {
+        let mut s = AlphaBeta::new(1);
+        for (k, clock) in [(1u64, 5), (2, 0), (3, 1), (4, 2), (1, 3)] {
+            s.path.push(PathEntry {
+                key: k,
+                in_check: false,
+                clock,
+            });
+        }
+        assert_eq!(s.repetition(4), None);
+    }
+}

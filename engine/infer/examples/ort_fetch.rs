@@ -1,0 +1,12 @@
+//! Provisions ONNX Runtime (ORT_DYLIB_PATH, the project's .ort/ cache, or the pinned PyPI wheel)
+//! and prints the library's path: `cargo run -p infer --example ort_fetch`.
+
+fn main() {
+    match infer::runtime::library_path() {
+        Ok(path) => println!("{}", path.display()),
+        Err(e) => {
+            eprintln!("error: {e}");
+            std::process::exit(1);
+        }
+    }
+}
