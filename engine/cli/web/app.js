@@ -526,8 +526,8 @@ function renderSide() {
     bar.className += " none";
     fill.style.width = "50%";
     text.textContent = !s.eval ? "no evaluation yet"
-      : s.agent === "random" ? "the random agent gives no evaluation"
-      : "forced action: nothing to search";
+      : ["mcts", "net"].includes(s.agent) ? "forced action: nothing to search"
+      : `the ${s.agent} engine gives no evaluation`;
   }
 
   const hist = $("history");
