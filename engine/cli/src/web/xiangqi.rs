@@ -10,6 +10,8 @@ use super::view::{fen_cells, tag_pairs, BoardView, Record, RecordInput, WebGame}
 /// An alpha-beta node costs far less than an MCTS visit with a playout: this many nodes stand
 /// for one visit of strength (400 → 100 000 nodes, a fraction of a second).
 const ALPHABETA_NODES_PER_VISIT: u64 = 250;
+/// MiB of transposition table per alpha-beta session.
+const ALPHABETA_HASH_MIB: u64 = 4;
 
 impl WebGame for Xiangqi {
     const TITLE: &'static str = "Xiangqi (象棋)";
@@ -44,8 +46,9 @@ impl WebGame for Xiangqi {
         _seed: u64,
     ) -> Result<Box<dyn Agent<Self>>, AgentError> {
         match name {
+            // A small hash table: every live session holds its own.
             "alphabeta" => agent_from_spec(&format!(
-                "alphabeta:nodes={}",
+                "alphabeta:nodes={},hash={ALPHABETA_HASH_MIB}",
                 strength.saturating_mul(ALPHABETA_NODES_PER_VISIT)
             )),
             other => Err(AgentError {
