@@ -68,16 +68,24 @@ struct InitArgs {
     board_size: Option<usize>,
 }
 
-fn main() -> anyhow::Result<()> {
+fn main() -> std::process::ExitCode {
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
         )
         .with_writer(std::io::stderr)
         .init();
-    match Cli::parse().command {
+    let result = match Cli::parse().command {
         Command::Init(args) => init(&args),
         Command::Fit(args) => fit(&args),
+    };
+    match result {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            // The chain of causes on one line; no backtrace: these are user errors.
+            eprintln!("error: {e:#}");
+            std::process::ExitCode::from(2)
+        }
     }
 }
 

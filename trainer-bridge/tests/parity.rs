@@ -213,3 +213,14 @@ fn game_parity<G: Game>(proto: G, config: &str) {
 fn parity_liuzhou() {
     game_parity(games::liuzhou::Liuzhou::default(), "configs/liuzhou.yaml");
 }
+
+#[test]
+fn parity_xiangqi() {
+    game_parity(games::xiangqi::Xiangqi::default(), "configs/xiangqi.yaml");
+}
+
+#[test]
+fn parity_go_9x9() {
+    let go = games::go::GoState::new(games::go::GoRules::default()).unwrap();
+    game_parity(go, "configs/go.yaml");
+}

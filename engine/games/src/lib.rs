@@ -213,6 +213,7 @@ pub trait Game: Clone + Debug + Send + Sync + 'static {
 pub fn shape_of(name: &str, board_size: Option<usize>) -> Option<TensorShape> {
     match name {
         liuzhou::Liuzhou::NAME => Some(liuzhou::Liuzhou::default().shape()),
+        xiangqi::Xiangqi::NAME => Some(xiangqi::Xiangqi::default().shape()),
         go::GoState::NAME => {
             let rules = go::GoRules::with_size(board_size.unwrap_or(go::GoRules::default().size));
             go::GoState::new(rules).ok().map(|s| s.shape())

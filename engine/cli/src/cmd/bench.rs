@@ -1,18 +1,36 @@
 //! `engine bench`: the figures the project's performance targets are stated in. Each section
 //! prints what it measured and how; node counts double as a behaviour signature.
 
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use clap::Args as ClapArgs;
+use clap::{Args as ClapArgs, ValueEnum};
 use games::bench::{perft_figures, rules_figures};
 use games::liuzhou::{self, Liuzhou};
+use games::Game;
 
-/// Measure rules speed (and later search and inference) on fixed position sets.
+/// Measure rules, search and inference speed on fixed position sets.
 #[derive(ClapArgs)]
 pub struct Args {
     /// Seconds to spend on each timed figure.
     #[arg(long, default_value_t = 1.0)]
     seconds: f64,
+    /// Which sections to run (repeat the flag for several); all by default.
+    #[arg(long, value_enum)]
+    section: Vec<Section>,
+    /// ONNX Runtime intra-op threads for the inference section.
+    #[arg(long, default_value_t = 1)]
+    threads: usize,
+    /// Xiangqi: also run Fairy-Stockfish's `go perft` on the same positions, for the ratio.
+    #[arg(long)]
+    fairy_stockfish: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum Section {
+    Rules,
+    Search,
+    Inference,
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
@@ -20,10 +38,113 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         args.seconds > 0.0 && args.seconds.is_finite(),
         "--seconds must be positive"
     );
+    anyhow::ensure!(args.threads >= 1, "--threads must be at least 1");
     let budget = Duration::from_secs_f64(args.seconds);
-    rules_liuzhou(budget);
-    rules_go(budget);
+    let on = |s: Section| args.section.is_empty() || args.section.contains(&s);
+    if on(Section::Rules) {
+        rules_liuzhou(budget);
+        rules_xiangqi(args.fairy_stockfish);
+        rules_go(budget);
+    }
+    if on(Section::Inference) {
+        let models = default_models()?;
+        inference(
+            &Liuzhou::default(),
+            &models.path("liuzhou"),
+            budget,
+            args.threads,
+        );
+        inference(
+            &games::xiangqi::Xiangqi::default(),
+            &models.path("xiangqi"),
+            budget,
+            args.threads,
+        );
+        let go = games::go::GoState::new(games::go::GoRules::default())?;
+        inference(&go, &models.path("go"), budget, args.threads);
+    }
     Ok(())
+}
+
+/// Xiangqi perft on fixed positions (one thread), optionally beside Fairy-Stockfish.
+fn rules_xiangqi(with_fsf: bool) {
+    println!("== rules: xiangqi perft (fixed positions, one thread) ==");
+    let ours = games::xiangqi::bench_xiangqi(1);
+    println!("{ours}");
+    if !with_fsf {
+        return;
+    }
+    match games::xiangqi::oracle::find_fairy_stockfish() {
+        Some(path) => match games::xiangqi::oracle::bench_fairy_stockfish(&path, 1) {
+            Ok(theirs) => {
+                println!("fairy-stockfish `go perft` on the same positions:\n{theirs}");
+                println!("ratio (wall): {:.2}x", ours.rate() / theirs.rate());
+            }
+            Err(e) => println!("fairy-stockfish failed: {e}"),
+        },
+        None => println!("fairy-stockfish not found (apt-get install fairy-stockfish)"),
+    }
+}
+
+/// The default network of each game, freshly initialised by `trainer-bridge init` from
+/// `configs/<game>.yaml` (inference speed depends on the network's size, not its weights).
+struct DefaultModels {
+    dir: PathBuf,
+}
+
+impl DefaultModels {
+    fn path(&self, game: &str) -> PathBuf {
+        self.dir.join(format!("{game}.onnx"))
+    }
+}
+
+fn default_models() -> anyhow::Result<DefaultModels> {
+    let dir = std::env::temp_dir().join(format!("engine-bench-models-{}", std::process::id()));
+    std::fs::create_dir_all(&dir)?;
+    let trainer = crate::train::find_trainer(None);
+    for game in ["liuzhou", "xiangqi", "go"] {
+        let status = std::process::Command::new(&trainer)
+            .args(["init", "--game", game, "--config"])
+            .arg(format!("configs/{game}.yaml"))
+            .arg("--out")
+            .arg(dir.join(game))
+            .args(if game == "go" {
+                &["--board-size", "9"][..]
+            } else {
+                &[]
+            })
+            .stdout(std::process::Stdio::null())
+            .status();
+        if !matches!(status, Ok(s) if s.success()) {
+            println!(
+                "(could not initialise the {game} network with {}: skipped)",
+                trainer.display()
+            );
+        }
+    }
+    Ok(DefaultModels { dir })
+}
+
+/// Evaluator throughput at each batch size beside a bare ONNX Runtime session on the same model.
+fn inference<G: Game>(start: &G, model: &Path, budget: Duration, threads: usize) {
+    if !model.is_file() {
+        println!("== inference: {} == skipped: no model", G::NAME);
+        return;
+    }
+    let opts = infer::bench::BenchOptions {
+        min_time: budget,
+        intra_threads: threads,
+        ..Default::default()
+    };
+    println!(
+        "== inference: {} (default net of configs/{}.yaml, {threads} intra-op thread(s), CPU) ==",
+        G::NAME,
+        G::NAME
+    );
+    match infer::bench::run(model, start, &opts) {
+        Ok(rows) => print!("{}", infer::bench::format_rows(&rows)),
+        Err(e) => println!("error: {e}"),
+    }
 }
 
 /// Go: random playouts (legality checks on random points, then the move) on 9×9 and 19×19,
