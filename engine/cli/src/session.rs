@@ -201,10 +201,6 @@ impl<G: Game> Match<G> {
             player: before.to_act(),
             by_engine,
         });
-        if !by_engine {
-            // The bar showed the engine's view of a position that is gone.
-            self.evaluation = None;
-        }
         Ok(())
     }
 
