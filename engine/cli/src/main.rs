@@ -1,10 +1,13 @@
 //! `engine`: one subcommand per file under `cmd/`.
 
 mod agents;
+mod thinkers;
 mod cmd;
 mod config;
 mod models;
+mod session;
 mod train;
+mod web;
 
 use std::process::ExitCode;
 

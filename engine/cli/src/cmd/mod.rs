@@ -8,6 +8,7 @@ mod perft_go;
 mod perft_xiangqi;
 mod play;
 mod selfplay;
+mod serve;
 mod train;
 mod uci;
 
@@ -34,6 +35,8 @@ enum Command {
     Play(play::Args),
     /// Play a match between two agents (wins/draws/losses with a confidence interval).
     Match(Box<match_::Args>),
+    /// Serve a web page to play against the engine in a browser.
+    Serve(serve::Args),
     /// Play games against itself and write training shards.
     Selfplay(selfplay::Args),
     /// Run the AlphaZero loop: self-play, fit, gate, report (resumable).
@@ -51,6 +54,7 @@ impl Cli {
             Command::Bench(args) => bench::run(args),
             Command::Play(args) => play::run(args),
             Command::Match(args) => match_::run(*args),
+            Command::Serve(args) => serve::run(args),
             Command::Selfplay(args) => selfplay::run(args),
             Command::Train(args) => train::run_cmd(args),
             Command::Gtp(args) => gtp::run(args),

@@ -1,18 +1,22 @@
 //! `engine play`: a game in the terminal, a person against an agent or two agents watched.
 
 use std::io::{self, BufRead, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use anyhow::{bail, Context};
 use clap::Args as ClapArgs;
-use games::go::PlayoutAgent;
 use games::liuzhou::{Liuzhou, Rules};
-use games::{Agent, Game, Outcome, Player, RandomAgent};
+use games::{Game, Player};
+use infer::Evaluator;
 
 use super::GameKind;
-use crate::config;
+use crate::thinkers::AgentSpec;
+use crate::session::{parse_side, result_tag, Match, MatchError};
+use crate::web::view::{build_thinker, default_agent, WebGame};
+use crate::{config, models};
 
-/// Play a game in the terminal: type actions in the game's notation.
+/// Play a game in the terminal: type actions in the game's notation, or `help`.
 #[derive(ClapArgs)]
 pub struct Args {
     /// The game.
@@ -22,90 +26,203 @@ pub struct Args {
     /// `configs/<game>.yaml`.
     #[arg(long)]
     config: Option<PathBuf>,
-    /// The side a person plays (`black`, `white`), or `none` to watch two agents.
+    /// The side a person plays: `first`/`second`, the side's name (`black`, `white`; `red` in
+    /// Xiangqi), or `none` to watch the engine play itself.
     #[arg(long, default_value = "none")]
     human: String,
-    /// Seed for the random agent.
+    /// The engine's agent: `mcts` (tree search with random playouts), `net` (tree search with the
+    /// network of `--model`), `random`, or the game's own (`alphabeta` for Xiangqi, its
+    /// default; otherwise `net` with `--model`, else `mcts`).
+    #[arg(long)]
+    agent: Option<String>,
+    /// The ONNX model the `net` agent plays with (its `inference` settings come from `--config`).
+    #[arg(long)]
+    model: Option<PathBuf>,
+    /// Visits per decision for a searching agent.
+    #[arg(long, default_value_t = 400)]
+    visits: u64,
+    /// Seed of the agent's random choices.
     #[arg(long, default_value_t = 1)]
     seed: u64,
 }
 
+/// Upper bound on actions in one terminal game: far beyond any game's own limit.
+const MAX_ACTIONS: usize = 100_000;
+
 pub fn run(args: Args) -> anyhow::Result<()> {
-    let human = match args.human.as_str() {
-        "black" | "b" | "first" => Some(Player::First),
-        "white" | "w" | "second" => Some(Player::Second),
-        "none" => None,
-        other => bail!("--human: {other:?} is not black, white or none"),
+    // The name is settled per game in `play_game` when `--agent` is not given.
+    let spec = AgentSpec {
+        name: args.agent.clone().unwrap_or_default(),
+        visits: args.visits,
+        seed: args.seed,
     };
+    spec.validate(u64::MAX).context("--agent/--visits")?;
     let config_path = args
         .config
         .clone()
         .unwrap_or_else(|| args.game.default_config());
+    let doc = config::load(&config_path)?;
     match args.game {
         GameKind::Liuzhou => {
-            let doc = config::load(&config_path)?;
             let rules: Rules = config::section(&doc, "game", &config_path)?;
             rules
                 .validate()
                 .map_err(anyhow::Error::msg)
                 .context("game.lose_below")?;
-            let mut agent = RandomAgent::new(args.seed);
-            play_game(Liuzhou::new(rules), human, &mut agent)
+            let start = Liuzhou::new(rules);
+            let net = network(&start, &args, &doc, &config_path)?;
+            play_game(start, &args.human, &spec, net.as_ref())
         }
         GameKind::Xiangqi => {
-            // The alpha-beta searcher at a second per move: a sparring partner with no model.
-            let mut agent = games::xiangqi::agent_from_spec("alphabeta:movetime=1000")?;
-            play_game(games::xiangqi::Xiangqi::default(), human, agent.as_mut())
+            let start = games::xiangqi::Xiangqi::default();
+            let net = network(&start, &args, &doc, &config_path)?;
+            play_game(start, &args.human, &spec, net.as_ref())
         }
         GameKind::Go => {
-            let doc = config::load(&config_path)?;
-            let state = config::go_start(&doc, &config_path)?;
-            let mut agent = PlayoutAgent::new(args.seed);
-            play_game(state, human, &mut agent)
+            let start = config::go_start(&doc, &config_path)?;
+            let net = network(&start, &args, &doc, &config_path)?;
+            play_game(start, &args.human, &spec, net.as_ref())
         }
     }
 }
 
-fn play_game<G: Game>(
-    mut state: G,
-    human: Option<Player>,
-    agent: &mut dyn Agent<G>,
+/// The network of `--model`, if one is given.
+fn network<G: Game>(
+    start: &G,
+    args: &Args,
+    doc: &serde_yaml::Value,
+    config_path: &Path,
+) -> anyhow::Result<Option<Arc<dyn Evaluator<G>>>> {
+    args.model
+        .as_ref()
+        .map(|m| models::evaluator(start, &m.to_string_lossy(), doc, config_path))
+        .transpose()
+        .context("--model")
+}
+
+const HELP: &str = "\
+Type an action in the game's notation, or one of:
+  legal   list the legal actions
+  undo    take back your last action and the engine's replies
+  help    this text
+  quit    stop the game";
+
+fn play_game<G: WebGame>(
+    start: G,
+    human: &str,
+    spec: &AgentSpec,
+    net: Option<&Arc<dyn Evaluator<G>>>,
 ) -> anyhow::Result<()> {
+    let human = parse_side(human, G::SIDES)
+        .map_err(anyhow::Error::msg)
+        .context("--human")?;
+    let mut spec = spec.clone();
+    if spec.name.is_empty() {
+        let configured = if net.is_some() { "net" } else { "mcts" };
+        spec.name = default_agent::<G>(configured, net.is_some());
+    }
+    let thinker = build_thinker::<G>(&spec, net).context("--agent")?;
+    let mut game = Match::new(start, human, thinker, MAX_ACTIONS)?;
     let stdin = io::stdin();
     let mut lines = stdin.lock().lines();
-    agent.new_game(&state)?;
-    while state.outcome().is_none() {
-        println!("{}", state.render());
-        let action = if Some(state.to_act()) == human {
-            loop {
-                print!("your action> ");
-                io::stdout().flush()?;
-                let Some(line) = lines.next() else {
-                    bail!("input closed")
-                };
-                let line = line?;
-                match state.parse_action(line.trim()) {
-                    Ok(a) if state.is_legal(a) => break a,
-                    Ok(_) => println!("illegal here; legal: {}", legal_list(&state)),
-                    Err(e) => println!("{e}"),
+    println!(
+        "{} — {} against {}",
+        G::TITLE,
+        side_text::<G>(human),
+        game.engine_name()
+    );
+    if human.is_some() {
+        println!("Type `help` for commands.");
+    }
+    let mut show_board = true;
+    while game.state().outcome().is_none() {
+        let state = game.state();
+        if show_board {
+            println!("\n{}", state.render());
+        }
+        show_board = true;
+        let side = G::SIDES[state.to_act().index()];
+        if game.engine_to_act() {
+            let played = game.engine_move()?;
+            println!("{side} (engine) plays {}", played.text);
+            if let Some(e) = game.evaluation() {
+                let mut line = Vec::new();
+                if let Some(v) = e.visits {
+                    line.push(format!("{v} visits"));
+                }
+                if let Some(v) = e.value_first {
+                    line.push(format!("{} {:+.2}", G::SIDES[0], v));
+                }
+                if e.pv.len() > 1 {
+                    line.push(format!("pv {}", e.pv.join(" ")));
+                }
+                if !line.is_empty() {
+                    println!("  ({})", line.join(", "));
                 }
             }
-        } else {
-            let a = agent.select_action(&state)?;
-            println!("{} plays {}", agent.name(), state.format_action(a));
-            a
+            continue;
+        }
+        print!("{side}> ");
+        io::stdout().flush()?;
+        let Some(line) = lines.next() else {
+            bail!("input closed before the game ended")
         };
-        agent.observe(&state, action)?;
-        state.play(action)?;
+        let line = line?;
+        match line.trim() {
+            "" => show_board = false,
+            "help" | "?" => {
+                println!("{HELP}");
+                show_board = false;
+            }
+            "quit" | "exit" => {
+                println!("stopped; record so far: {}", record_line(&game));
+                return Ok(());
+            }
+            "legal" => {
+                println!("{}", legal_list(game.state()));
+                show_board = false;
+            }
+            "undo" => match game.undo() {
+                Ok(n) => println!("took back {n} action(s)"),
+                Err(e) => {
+                    println!("{e}");
+                    show_board = false;
+                }
+            },
+            text => match game.play_text(text) {
+                Ok(()) => {}
+                Err(e @ (MatchError::Parse { .. } | MatchError::Illegal(_))) => {
+                    println!("{e}\nlegal: {}", legal_list(game.state()));
+                    show_board = false;
+                }
+                Err(e) => return Err(e.into()),
+            },
+        }
     }
-    println!("{}", state.render());
-    let result = match state.outcome() {
-        Some(Outcome::Win(Player::First)) => "first player (Black) wins",
-        Some(Outcome::Win(Player::Second)) => "second player (White) wins",
-        _ => "draw",
+    println!("\n{}", game.state().render());
+    let outcome = game.state().outcome();
+    let result = match outcome {
+        Some(games::Outcome::Win(p)) => format!("{} wins", G::SIDES[p.index()]),
+        _ => "draw".into(),
     };
-    println!("result: {result}");
+    println!("result: {result} ({})", result_tag(outcome));
+    println!("actions: {}", record_line(&game));
     Ok(())
+}
+
+fn side_text<G: WebGame>(human: Option<Player>) -> String {
+    match human {
+        Some(p) => format!("you play {}", G::SIDES[p.index()]),
+        None => "the engine plays itself".into(),
+    }
+}
+
+fn record_line<G: Game>(game: &Match<G>) -> String {
+    game.history()
+        .iter()
+        .map(|p| p.text.as_str())
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 fn legal_list<G: Game>(state: &G) -> String {

@@ -1,0 +1,364 @@
+//! One game between a person and the engine, as the faces a person plays through (`engine play`,
+//! `engine serve`) keep it: the start, the actions so far with who played them, undo, and the
+//! engine's last thought. The faces only translate it to text or JSON.
+
+use games::{AgentError, Game, Outcome, ParseError, PlayError, Player};
+
+use crate::thinkers::{Thinker, Thought};
+
+/// Why a request on a game was refused. Each variant names what the person did wrong or what
+/// failed; none leaves the game changed.
+#[derive(Debug, thiserror::Error)]
+pub enum MatchError {
+    #[error("the game is over")]
+    GameOver,
+    #[error("it is the engine's turn, not yours")]
+    NotYourTurn,
+    #[error("it is your turn, not the engine's")]
+    NotEngineTurn,
+    #[error("cannot read action {text:?}: {source}")]
+    Parse { text: String, source: ParseError },
+    #[error(transparent)]
+    Illegal(#[from] PlayError),
+    #[error("nothing to undo: you have not played yet")]
+    NothingToUndo,
+    #[error("the game reached the limit of {max} actions kept per game")]
+    TooLong { max: usize },
+    #[error("the engine failed: {0}")]
+    Agent(#[from] AgentError),
+}
+
+/// The engine's last decision as the faces show it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Evaluation {
+    /// Playouts behind the decision, when the agent searched.
+    pub visits: Option<u64>,
+    /// Expected result for the first player (Black in Liuzhou and Go, Red in Xiangqi), −1..=1.
+    pub value_first: Option<f32>,
+    /// The expected line in the game's notation, from the decision on.
+    pub pv: Vec<String>,
+}
+
+/// One action of the game so far.
+#[derive(Clone, Debug)]
+pub struct Played<A> {
+    pub action: A,
+    /// The action in the game's notation, as written in the state it was played in.
+    pub text: String,
+    pub player: Player,
+    pub by_engine: bool,
+}
+
+/// A game of `G` with a person on one side (or none: the engine plays both).
+pub struct Match<G: Game> {
+    start: G,
+    state: G,
+    history: Vec<Played<G::Action>>,
+    human: Option<Player>,
+    thinker: Box<dyn Thinker<G>>,
+    /// The engine's name as records show it.
+    engine_name: String,
+    evaluation: Option<Evaluation>,
+    /// Bound on `history`, so that a session's memory stays bounded.
+    max_actions: usize,
+}
+
+impl<G: Game> Match<G> {
+    /// A new game from `start`; the engine plays every side but `human`.
+    pub fn new(
+        start: G,
+        human: Option<Player>,
+        mut thinker: Box<dyn Thinker<G>>,
+        max_actions: usize,
+    ) -> Result<Self, MatchError> {
+        thinker.new_game(&start)?;
+        Ok(Match {
+            state: start.clone(),
+            start,
+            history: Vec::new(),
+            human,
+            engine_name: thinker.name(),
+            thinker,
+            evaluation: None,
+            max_actions,
+        })
+    }
+
+    pub fn start(&self) -> &G {
+        &self.start
+    }
+
+    pub fn state(&self) -> &G {
+        &self.state
+    }
+
+    pub fn history(&self) -> &[Played<G::Action>] {
+        &self.history
+    }
+
+    pub fn human(&self) -> Option<Player> {
+        self.human
+    }
+
+    pub fn engine_name(&self) -> &str {
+        &self.engine_name
+    }
+
+    pub fn evaluation(&self) -> Option<&Evaluation> {
+        self.evaluation.as_ref()
+    }
+
+    pub fn human_to_act(&self) -> bool {
+        self.state.outcome().is_none() && self.human == Some(self.state.to_act())
+    }
+
+    pub fn engine_to_act(&self) -> bool {
+        self.state.outcome().is_none() && self.human != Some(self.state.to_act())
+    }
+
+    /// Whether [`Match::undo`] would do something.
+    pub fn can_undo(&self) -> bool {
+        self.undo_len().is_some()
+    }
+
+    /// The person's action, in the game's notation.
+    pub fn play_text(&mut self, text: &str) -> Result<(), MatchError> {
+        if self.state.outcome().is_some() {
+            return Err(MatchError::GameOver);
+        }
+        if !self.human_to_act() {
+            return Err(MatchError::NotYourTurn);
+        }
+        let action = self
+            .state
+            .parse_action(text.trim())
+            .map_err(|source| MatchError::Parse {
+                text: text.to_string(),
+                source,
+            })?;
+        self.push(action, false)
+    }
+
+    /// The engine thinks and plays one action. Blocks for as long as the agent thinks.
+    pub fn engine_move(&mut self) -> Result<&Played<G::Action>, MatchError> {
+        if self.state.outcome().is_some() {
+            return Err(MatchError::GameOver);
+        }
+        if !self.engine_to_act() {
+            return Err(MatchError::NotEngineTurn);
+        }
+        if self.history.len() >= self.max_actions {
+            return Err(MatchError::TooLong {
+                max: self.max_actions,
+            });
+        }
+        let thought = self.thinker.think(&self.state)?;
+        let evaluation = self.describe(&thought);
+        self.push(thought.action, true)?;
+        self.evaluation = Some(evaluation);
+        Ok(self.history.last().expect("just pushed"))
+    }
+
+    /// Takes back the person's last action and every engine action after it. Returns how many
+    /// actions were taken back. With no person in the game, takes back one action.
+    pub fn undo(&mut self) -> Result<usize, MatchError> {
+        let keep = self.undo_len().ok_or(MatchError::NothingToUndo)?;
+        let taken = self.history.len() - keep;
+        self.history.truncate(keep);
+        // Replaying from the start is cheap next to a search, and keeps every game's own
+        // history (repetition, superko) exactly as if the undone actions never happened.
+        let mut state = self.start.clone();
+        self.thinker.new_game(&self.start)?;
+        for p in &self.history {
+            self.thinker.observe(&state, p.action)?;
+            state.play_unchecked(p.action);
+        }
+        self.state = state;
+        self.evaluation = None;
+        Ok(taken)
+    }
+
+    /// The history length after an undo, if there is anything to undo.
+    fn undo_len(&self) -> Option<usize> {
+        match self.human {
+            None => self.history.len().checked_sub(1),
+            Some(_) => self.history.iter().rposition(|p| !p.by_engine),
+        }
+    }
+
+    fn push(&mut self, action: G::Action, by_engine: bool) -> Result<(), MatchError> {
+        if self.history.len() >= self.max_actions {
+            return Err(MatchError::TooLong {
+                max: self.max_actions,
+            });
+        }
+        let before = self.state.clone();
+        self.state.play(action)?;
+        self.thinker.observe(&before, action)?;
+        self.history.push(Played {
+            action,
+            text: before.format_action(action),
+            player: before.to_act(),
+            by_engine,
+        });
+        Ok(())
+    }
+
+    fn describe(&self, thought: &Thought<G::Action>) -> Evaluation {
+        let mover = self.state.to_act();
+        let mut pv = Vec::with_capacity(thought.pv.len());
+        let mut s = self.state.clone();
+        for &a in &thought.pv {
+            if !s.is_legal(a) {
+                break;
+            }
+            pv.push(s.format_action(a));
+            s.play_unchecked(a);
+        }
+        Evaluation {
+            visits: thought.visits,
+            value_first: thought.value.map(|v| match mover {
+                Player::First => v,
+                Player::Second => -v,
+            }),
+            pv,
+        }
+    }
+}
+
+/// The person's side named in `text`: `first`/`second`, a side's name in the game's own words
+/// (`sides`, first player first; any case), or `none` for no person.
+pub fn parse_side(text: &str, sides: [&str; 2]) -> Result<Option<Player>, String> {
+    let t = text.trim().to_ascii_lowercase();
+    match t.as_str() {
+        "first" => Ok(Some(Player::First)),
+        "second" => Ok(Some(Player::Second)),
+        "none" => Ok(None),
+        _ if t == sides[0].to_ascii_lowercase() => Ok(Some(Player::First)),
+        _ if t == sides[1].to_ascii_lowercase() => Ok(Some(Player::Second)),
+        _ => Err(format!(
+            "side {text:?} is not one of first, second, {}, {}, none",
+            sides[0].to_ascii_lowercase(),
+            sides[1].to_ascii_lowercase()
+        )),
+    }
+}
+
+/// A finished game's result from the first player's point of view, in PGN's words.
+pub fn result_tag(outcome: Option<Outcome>) -> &'static str {
+    match outcome {
+        Some(Outcome::Win(Player::First)) => "1-0",
+        Some(Outcome::Win(Player::Second)) => "0-1",
+        Some(Outcome::Draw) => "1/2-1/2",
+        None => "*",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::thinkers::AgentSpec;
+    use games::liuzhou::Liuzhou;
+
+    fn liuzhou(human: Option<Player>) -> Match<Liuzhou> {
+        let spec = AgentSpec {
+            name: "random".into(),
+            visits: 1,
+            seed: 7,
+        };
+        Match::new(Liuzhou::default(), human, spec.build(None).unwrap(), 1000).unwrap()
+    }
+
+    #[test]
+    fn turns_are_enforced_and_recorded() {
+        let mut m = liuzhou(Some(Player::First));
+        assert!(m.human_to_act());
+        assert!(matches!(m.engine_move(), Err(MatchError::NotEngineTurn)));
+        m.play_text("c3").unwrap();
+        assert!(matches!(m.play_text("d4"), Err(MatchError::NotYourTurn)));
+        let e = m.engine_move().unwrap();
+        assert!(e.by_engine);
+        assert_eq!(e.player, Player::Second);
+        assert_eq!(m.history().len(), 2);
+        assert_eq!(m.history()[0].text, "c3");
+        assert!(m.human_to_act());
+    }
+
+    #[test]
+    fn bad_actions_leave_the_game_unchanged() {
+        let mut m = liuzhou(Some(Player::First));
+        assert!(matches!(m.play_text("z9"), Err(MatchError::Parse { .. })));
+        assert!(matches!(m.play_text("xc3"), Err(MatchError::Illegal(_))));
+        assert!(m.history().is_empty());
+        assert_eq!(m.state(), &Liuzhou::default());
+    }
+
+    #[test]
+    fn undo_takes_back_the_person_action_and_the_replies() {
+        let mut m = liuzhou(Some(Player::Second));
+        assert!(matches!(m.undo(), Err(MatchError::NothingToUndo)));
+        m.engine_move().unwrap();
+        let after_engine = m.state().clone();
+        assert!(!m.can_undo());
+        m.play_text(
+            if m.state().is_legal(m.state().parse_action("a1").unwrap()) {
+                "a1"
+            } else {
+                "b1"
+            },
+        )
+        .unwrap();
+        while m.engine_to_act() {
+            m.engine_move().unwrap();
+        }
+        let n = m.history().len();
+        assert!(n >= 3, "the person's placement and at least one reply");
+        assert_eq!(m.undo().unwrap(), n - 1);
+        assert_eq!(m.history().len(), 1);
+        assert_eq!(m.state(), &after_engine);
+        assert!(m.human_to_act());
+    }
+
+    #[test]
+    fn engine_alone_plays_a_whole_game_within_the_bound() {
+        let mut m = liuzhou(None);
+        while m.state().outcome().is_none() {
+            m.engine_move().unwrap();
+        }
+        assert!(m.history().len() <= 144);
+        assert!(matches!(m.engine_move(), Err(MatchError::GameOver)));
+        // Undo with nobody human takes back one action at a time.
+        let n = m.history().len();
+        assert_eq!(m.undo().unwrap(), 1);
+        assert_eq!(m.history().len(), n - 1);
+        assert!(m.state().outcome().is_none());
+    }
+
+    #[test]
+    fn sides_are_read_by_number_and_by_name() {
+        let sides = ["Red", "Black"];
+        assert_eq!(parse_side("first", sides), Ok(Some(Player::First)));
+        assert_eq!(parse_side(" BLACK ", sides), Ok(Some(Player::Second)));
+        assert_eq!(parse_side("red", sides), Ok(Some(Player::First)));
+        assert_eq!(parse_side("none", sides), Ok(None));
+        let e = parse_side("white", sides).unwrap_err();
+        assert!(e.contains("\"white\"") && e.contains("red, black"), "{e}");
+    }
+
+    #[test]
+    fn history_is_bounded() {
+        let spec = AgentSpec {
+            name: "random".into(),
+            visits: 1,
+            seed: 7,
+        };
+        let mut m = Match::new(Liuzhou::default(), None, spec.build(None).unwrap(), 3).unwrap();
+        for _ in 0..3 {
+            m.engine_move().unwrap();
+        }
+        assert!(matches!(
+            m.engine_move(),
+            Err(MatchError::TooLong { max: 3 })
+        ));
+    }
+}

@@ -1,0 +1,479 @@
+//! The engine's opponents for the faces a person plays against (`engine play`, `engine serve`):
+//! one factory that turns an agent name and a strength into something that thinks, and reports
+//! what it thought when it can (visits, value, principal variation).
+
+use std::sync::Arc;
+
+use games::{Agent, AgentError, Game, RandomAgent};
+use infer::Evaluator;
+use search::{Limit, MctsAgent, MctsAgentConfig, RolloutEvaluator, RunOptions, SearchConfig};
+
+/// The agents a person can choose, by the name the CLI flags and the web API use: `mcts` is
+/// Monte Carlo tree search with random playouts, `net` the same search guided by a trained
+/// network (where a model is configured), `random` plays any legal action. Visits = strength.
+pub const AGENT_NAMES: &[&str] = &["mcts", "net", "random"];
+
+/// The agents available for a game: `net` only where a network is loaded.
+pub fn available_agents(has_net: bool) -> Vec<&'static str> {
+    AGENT_NAMES
+        .iter()
+        .copied()
+        .filter(|&n| n != "net" || has_net)
+        .collect()
+}
+
+/// Longest principal variation reported.
+const PV_MAX: usize = 12;
+/// Visits a move needs to extend the principal variation.
+const PV_MIN_VISITS: u32 = 2;
+/// Arena nodes allowed per visit: an expansion adds one node per legal action, so this bounds a
+/// session's tree (32 bytes a node) by its strength rather than by the search's default.
+const NODES_PER_VISIT: u64 = 128;
+
+/// What the engine decided, with the search's figures when the agent has them.
+#[derive(Clone, Debug)]
+pub struct Thought<A> {
+    pub action: A,
+    /// Playouts the search made for this decision.
+    pub visits: Option<u64>,
+    /// Expected result for the player who chose, in −1..=1.
+    pub value: Option<f32>,
+    /// The line the search expects, starting with `action`.
+    pub pv: Vec<A>,
+}
+
+/// An agent as a person's opponent: it chooses and says why when it can.
+pub trait Thinker<G: Game>: Send {
+    /// The agent's name with its strength, for records and the page.
+    fn name(&self) -> String;
+
+    /// A game starts (or restarts after an undo) from `start`.
+    fn new_game(&mut self, start: &G) -> Result<(), AgentError>;
+
+    /// Chooses an action for the player to act in `state`, which is not finished.
+    fn think(&mut self, state: &G) -> Result<Thought<G::Action>, AgentError>;
+
+    /// `action` was played in `before`, by either side.
+    fn observe(&mut self, before: &G, action: G::Action) -> Result<(), AgentError>;
+}
+
+/// Any [`Agent`] as a [`Thinker`] that reports nothing but its choice.
+pub struct Plain<A> {
+    agent: A,
+}
+
+impl<G: Game, A: Agent<G>> Thinker<G> for Plain<A> {
+    fn name(&self) -> String {
+        self.agent.name()
+    }
+
+    fn new_game(&mut self, start: &G) -> Result<(), AgentError> {
+        self.agent.new_game(start)
+    }
+
+    fn think(&mut self, state: &G) -> Result<Thought<G::Action>, AgentError> {
+        let action = self.agent.select_action(state)?;
+        Ok(Thought {
+            action,
+            visits: None,
+            value: None,
+            pv: vec![action],
+        })
+    }
+
+    fn observe(&mut self, before: &G, action: G::Action) -> Result<(), AgentError> {
+        self.agent.observe(before, action)
+    }
+}
+
+/// A game's own agent (Xiangqi's alpha-beta, …) as a [`Thinker`] that reports its choice only.
+pub struct Native<G: Game> {
+    agent: Box<dyn Agent<G>>,
+    label: String,
+}
+
+impl<G: Game> Native<G> {
+    /// `label` names the agent with its strength in records.
+    pub fn new(agent: Box<dyn Agent<G>>, label: String) -> Self {
+        Native { agent, label }
+    }
+}
+
+impl<G: Game> Thinker<G> for Native<G> {
+    fn name(&self) -> String {
+        self.label.clone()
+    }
+
+    fn new_game(&mut self, start: &G) -> Result<(), AgentError> {
+        self.agent.new_game(start)
+    }
+
+    fn think(&mut self, state: &G) -> Result<Thought<G::Action>, AgentError> {
+        let action = self.agent.select_action(state)?;
+        Ok(Thought {
+            action,
+            visits: None,
+            value: None,
+            pv: vec![action],
+        })
+    }
+
+    fn observe(&mut self, before: &G, action: G::Action) -> Result<(), AgentError> {
+        self.agent.observe(before, action)
+    }
+}
+
+/// An [`MctsAgent`] that reports its visits, its root value and its principal variation.
+pub struct Mcts<G: Game> {
+    agent: MctsAgent<G>,
+    visits: u64,
+}
+
+impl<G: Game> Mcts<G> {
+    /// Pure MCTS: `visits` playouts per decision, each leaf valued by one random playout.
+    pub fn rollouts(visits: u64, seed: u64) -> Self {
+        let search = SearchConfig {
+            // One random playout per position is a noisy value: a transposition should draw
+            // its own rather than reuse a cached one.
+            cache_entries: 0,
+            ..Self::bounded(visits)
+        };
+        Self::with(
+            "mcts",
+            search,
+            RunOptions::single(1),
+            Arc::new(RolloutEvaluator::<G>::new(seed)),
+            visits,
+            seed,
+        )
+    }
+
+    /// MCTS guided by a network: `visits` per decision, leaves evaluated a few at a time.
+    pub fn network(evaluator: Arc<dyn Evaluator<G>>, visits: u64, seed: u64) -> Self {
+        let leaves = evaluator.batch_size().clamp(1, 8);
+        Self::with(
+            "net",
+            Self::bounded(visits),
+            RunOptions::single(leaves),
+            evaluator,
+            visits,
+            seed,
+        )
+    }
+
+    /// Match-play settings with the arena sized by the strength.
+    fn bounded(visits: u64) -> SearchConfig {
+        SearchConfig {
+            max_nodes: (visits.saturating_mul(NODES_PER_VISIT) + 1024)
+                .min(SearchConfig::default().max_nodes as u64) as usize,
+            ..SearchConfig::default()
+        }
+    }
+
+    fn with(
+        name: &str,
+        search: SearchConfig,
+        run: RunOptions,
+        evaluator: Arc<dyn Evaluator<G>>,
+        visits: u64,
+        seed: u64,
+    ) -> Self {
+        Mcts {
+            agent: MctsAgent::new(
+                MctsAgentConfig {
+                    name: name.into(),
+                    search,
+                    limit: Limit::visits(visits),
+                    run,
+                    temperature: 0.0,
+                    seed,
+                },
+                evaluator,
+            ),
+            visits,
+        }
+    }
+}
+
+impl<G: Game> Thinker<G> for Mcts<G> {
+    fn name(&self) -> String {
+        format!("{} ({} visits)", self.agent.name(), self.visits)
+    }
+
+    fn new_game(&mut self, start: &G) -> Result<(), AgentError> {
+        self.agent.new_game(start)
+    }
+
+    fn think(&mut self, state: &G) -> Result<Thought<G::Action>, AgentError> {
+        let action = self.agent.select_action(state)?;
+        let mut thought = Thought {
+            action,
+            visits: None,
+            value: None,
+            pv: vec![action],
+        };
+        // No report when the move was forced (one legal action): no figures then.
+        let Some(report) = self.agent.last_report() else {
+            return Ok(thought);
+        };
+        thought.visits = Some(report.playouts);
+        if let Some(search) = self.agent.search() {
+            thought.value = Some(search.root_value());
+            // The chosen child, then the most visited child at each level.
+            let t = search.tree();
+            let mut node = t.children(t.root()).find(|&c| t.action(c) == action);
+            while let Some(n) = node {
+                if thought.pv.len() >= PV_MAX || !t.is_expanded(n) {
+                    break;
+                }
+                // A child seen once is a guess, not an expectation: the line stops there.
+                node = t
+                    .children(n)
+                    .max_by_key(|&c| t.stats(c).visits)
+                    .filter(|&c| t.stats(c).visits >= PV_MIN_VISITS);
+                if let Some(c) = node {
+                    thought.pv.push(t.action(c));
+                }
+            }
+        }
+        Ok(thought)
+    }
+
+    fn observe(&mut self, before: &G, action: G::Action) -> Result<(), AgentError> {
+        self.agent.observe(before, action)
+    }
+}
+
+/// Why no thinker could be made.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum AgentSpecError {
+    #[error("unknown agent {name:?}; known: {known}")]
+    Unknown { name: String, known: String },
+    #[error("strength {got} is outside 1..={max} visits")]
+    Strength { got: u64, max: u64 },
+    #[error("agent `net` needs a model for {game}, and none is loaded")]
+    NoModel { game: &'static str },
+    #[error("agent {name:?} could not start: {reason}")]
+    Native { name: String, reason: String },
+}
+
+/// Which agent to build and how strong: the factory's input.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AgentSpec {
+    /// One of [`AGENT_NAMES`].
+    pub name: String,
+    /// Visits per decision for searching agents; ignored by the others.
+    pub visits: u64,
+    /// Seed of the agent's random choices.
+    pub seed: u64,
+}
+
+impl AgentSpec {
+    /// Checks that the strength lies in `1..=max_visits` (the name is checked by building).
+    pub fn validate(&self, max_visits: u64) -> Result<(), AgentSpecError> {
+        if self.visits == 0 || self.visits > max_visits {
+            return Err(AgentSpecError::Strength {
+                got: self.visits,
+                max: max_visits,
+            });
+        }
+        Ok(())
+    }
+
+    /// Builds the thinker for games of `G`; `net` is the game's network, if one is loaded.
+    pub fn build<G: Game>(
+        &self,
+        net: Option<&Arc<dyn Evaluator<G>>>,
+    ) -> Result<Box<dyn Thinker<G>>, AgentSpecError> {
+        match self.name.as_str() {
+            "mcts" => Ok(Box::new(Mcts::<G>::rollouts(self.visits, self.seed))),
+            "net" => match net {
+                Some(e) => Ok(Box::new(Mcts::network(e.clone(), self.visits, self.seed))),
+                None => Err(AgentSpecError::NoModel { game: G::NAME }),
+            },
+            "random" => Ok(Box::new(Plain {
+                agent: RandomAgent::new(self.seed),
+            })),
+            // Thinks until the test opens the gate: proves the server answers meanwhile.
+            #[cfg(test)]
+            "gate" => Ok(Box::new(Plain { agent: tests::Gate })),
+            other => Err(AgentSpecError::Unknown {
+                name: other.to_string(),
+                known: AGENT_NAMES.join(", "),
+            }),
+        }
+    }
+}
+
+#[cfg(test)]
+pub mod tests {
+    use super::*;
+    use games::liuzhou::Liuzhou;
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    /// While false, the `gate` agent does not answer.
+    pub static GATE_OPEN: AtomicBool = AtomicBool::new(false);
+
+    /// An agent that waits for [`GATE_OPEN`], then plays randomly.
+    pub struct Gate;
+
+    impl<G: Game> Agent<G> for Gate {
+        fn name(&self) -> String {
+            "gate".into()
+        }
+
+        fn select_action(&mut self, state: &G) -> Result<G::Action, AgentError> {
+            let t0 = std::time::Instant::now();
+            while !GATE_OPEN.load(Ordering::SeqCst) {
+                if t0.elapsed() > std::time::Duration::from_secs(30) {
+                    return Err(AgentError {
+                        agent: "gate".into(),
+                        reason: "never opened".into(),
+                    });
+                }
+                std::thread::sleep(std::time::Duration::from_millis(2));
+            }
+            RandomAgent::new(0).select_action(state)
+        }
+    }
+
+    #[test]
+    fn random_thinker_chooses_legal_actions_and_reports_no_search() {
+        let spec = AgentSpec {
+            name: "random".into(),
+            visits: 10,
+            seed: 3,
+        };
+        spec.validate(100).unwrap();
+        let mut t = spec.build::<Liuzhou>(None).unwrap();
+        let mut s = Liuzhou::default();
+        t.new_game(&s).unwrap();
+        for _ in 0..20 {
+            let th = t.think(&s).unwrap();
+            assert!(s.is_legal(th.action));
+            assert_eq!(th.pv, vec![th.action]);
+            assert!(th.visits.is_none() && th.value.is_none());
+            t.observe(&s, th.action).unwrap();
+            s.play(th.action).unwrap();
+        }
+    }
+
+    #[test]
+    fn mcts_reports_visits_value_and_a_legal_line() {
+        let spec = AgentSpec {
+            name: "mcts".into(),
+            visits: 200,
+            seed: 5,
+        };
+        spec.validate(1000).unwrap();
+        let mut t = spec.build::<Liuzhou>(None).unwrap();
+        let s = Liuzhou::default();
+        t.new_game(&s).unwrap();
+        let th = t.think(&s).unwrap();
+        assert!(s.is_legal(th.action));
+        assert!(th.visits.unwrap() >= 200);
+        let v = th.value.unwrap();
+        assert!((-1.0..=1.0).contains(&v), "{v}");
+        assert_eq!(th.pv[0], th.action);
+        assert!(th.pv.len() >= 2 && th.pv.len() <= PV_MAX, "{:?}", th.pv);
+        // The line is playable from the position.
+        let mut line = s.clone();
+        for &a in &th.pv {
+            line.play(a).unwrap();
+        }
+    }
+
+    #[test]
+    fn mcts_wins_against_random_at_liuzhou() {
+        // A behaviour check of the wiring: more visits must mean stronger play.
+        let (mut wins, mut losses) = (0, 0);
+        for g in 0..4u64 {
+            let mut mcts = AgentSpec {
+                name: "mcts".into(),
+                visits: 200,
+                seed: g,
+            }
+            .build::<Liuzhou>(None)
+            .unwrap();
+            let mut random = AgentSpec {
+                name: "random".into(),
+                visits: 1,
+                seed: g,
+            }
+            .build::<Liuzhou>(None)
+            .unwrap();
+            let mcts_side = if g % 2 == 0 {
+                games::Player::First
+            } else {
+                games::Player::Second
+            };
+            let mut s = Liuzhou::default();
+            while s.outcome().is_none() {
+                let t = if s.to_act() == mcts_side {
+                    &mut mcts
+                } else {
+                    &mut random
+                };
+                let a = t.think(&s).unwrap().action;
+                mcts.observe(&s, a).unwrap();
+                random.observe(&s, a).unwrap();
+                s.play(a).unwrap();
+            }
+            match s.outcome() {
+                Some(games::Outcome::Win(p)) if p == mcts_side => wins += 1,
+                Some(games::Outcome::Win(_)) => losses += 1,
+                _ => {}
+            }
+        }
+        // Random rarely loses quickly as White, so some games end at the move limit.
+        assert_eq!(losses, 0, "mcts lost to random");
+        assert!(wins >= 2, "mcts won {wins} of 4 against random");
+    }
+
+    #[test]
+    fn the_network_agent_needs_a_network_and_reports_its_search() {
+        let spec = AgentSpec {
+            name: "net".into(),
+            visits: 64,
+            seed: 1,
+        };
+        spec.validate(100).unwrap();
+        assert_eq!(
+            spec.build::<Liuzhou>(None).err(),
+            Some(AgentSpecError::NoModel { game: "liuzhou" })
+        );
+        let net: Arc<dyn Evaluator<Liuzhou>> = Arc::new(infer::fake::FakeEvaluator::new(8));
+        let mut t = spec.build::<Liuzhou>(Some(&net)).unwrap();
+        assert_eq!(t.name(), "net (64 visits)");
+        let s = Liuzhou::default();
+        t.new_game(&s).unwrap();
+        let th = t.think(&s).unwrap();
+        assert!(s.is_legal(th.action));
+        assert!(th.visits.unwrap() >= 64);
+        assert!(th.value.is_some());
+        assert_eq!(available_agents(false), ["mcts", "random"]);
+        assert_eq!(available_agents(true), ["mcts", "net", "random"]);
+    }
+
+    #[test]
+    fn bad_specs_are_refused_with_reasons() {
+        let mut spec = AgentSpec {
+            name: "alphabeta9000".into(),
+            visits: 10,
+            seed: 0,
+        };
+        assert!(matches!(
+            spec.build::<Liuzhou>(None),
+            Err(AgentSpecError::Unknown { .. })
+        ));
+        assert!(spec.build::<Liuzhou>(None).is_err());
+        spec.name = "random".into();
+        spec.visits = 0;
+        assert_eq!(
+            spec.validate(100),
+            Err(AgentSpecError::Strength { got: 0, max: 100 })
+        );
+        spec.visits = 101;
+        assert!(spec.validate(100).is_err());
+    }
+}

@@ -1,0 +1,75 @@
+//! Go on the page: the N × N points with star points (drawn by the page), stones from the
+//! position text, GTP vertices (`E5`, `pass`), and SGF records.
+
+use games::go::{sgf, GoState, COLUMNS};
+use games::Game;
+use serde_json::json;
+
+use super::view::{fen_cells, BoardView, Record, RecordInput, WebGame};
+
+impl WebGame for GoState {
+    const TITLE: &'static str = "Go (围棋)";
+    const SIDES: [&'static str; 2] = ["Black", "White"];
+
+    fn board(&self) -> BoardView {
+        let n = self.size();
+        let text = self.to_text();
+        let names = (0..n)
+            .rev()
+            .map(|row| {
+                (0..n)
+                    .map(|col| format!("{}{}", COLUMNS[col] as char, row + 1))
+                    .collect()
+            })
+            .collect();
+        BoardView {
+            cols: n,
+            rows: n,
+            names,
+            cells: fen_cells(text.split(' ').next().unwrap_or(""), n, n),
+            info: json!({
+                "komi": self.komi(),
+                "moves": self.moves_played(),
+                "passes": self.consecutive_passes(),
+                "area_score": self.score_text(),
+            }),
+        }
+    }
+
+    fn action_points(&self, action: Self::Action) -> (Option<String>, Option<String>) {
+        let text = self.format_action(action);
+        if text.eq_ignore_ascii_case("pass") {
+            (None, None)
+        } else {
+            (None, Some(text))
+        }
+    }
+
+    /// SGF FF[4], written by the Go module's own record writer.
+    fn record(game: &RecordInput<'_, Self>) -> Record {
+        Record {
+            filename: "go.sgf".into(),
+            mime: "application/x-go-sgf",
+            text: sgf::game_record(game.end, &game.names[0], &game.names[1], None),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn board_names_follow_gtp_and_pass_has_no_point() {
+        let s = GoState::with_size(9);
+        let b = s.board();
+        assert_eq!(b.names[0][0], "A9");
+        assert_eq!(b.names[8][8], "J1", "GTP skips I");
+        assert!(b.cells.iter().flatten().all(|c| c.is_empty()));
+        let mut s2 = s.clone();
+        s2.play(s2.parse_action("E5").unwrap()).unwrap();
+        assert_eq!(s2.board().cells[4][4], "X");
+        let pass = s.parse_action("pass").unwrap();
+        assert_eq!(s.action_points(pass), (None, None));
+    }
+}

@@ -1,0 +1,127 @@
+//! Liuzhou on the page: the 6 × 6 points, marked stones, and the phase with what it owes.
+
+use games::liuzhou::{ActionKind, Liuzhou, Phase};
+use games::{Game, Player};
+use serde_json::json;
+
+use super::view::{fen_cells, tag_pairs, BoardView, Record, RecordInput, WebGame};
+
+fn point_name(p: u8) -> String {
+    format!("{}{}", (b'a' + p % 6) as char, p / 6 + 1)
+}
+
+fn phase_key(phase: Phase) -> &'static str {
+    match phase {
+        Phase::Place => "place",
+        Phase::Mark => "mark",
+        Phase::Forced => "forced",
+        Phase::Move => "move",
+        Phase::Capture => "capture",
+        Phase::Counter => "counter",
+    }
+}
+
+impl WebGame for Liuzhou {
+    const TITLE: &'static str = "Liuzhou chess (六洲棋)";
+    const SIDES: [&'static str; 2] = ["Black", "White"];
+
+    fn board(&self) -> BoardView {
+        let names = (0..6u8)
+            .rev()
+            .map(|rank| (0..6).map(|file| point_name(rank * 6 + file)).collect())
+            .collect();
+        // LFEN writes marked stones in lower case, as the page draws them.
+        let lfen = self.lfen();
+        let cells = fen_cells(lfen.split(' ').next().unwrap_or(""), 6, 6);
+        let marked = self.marked();
+        // In MOVEMENT a player with no step removes a stone instead (the no-move rule); the
+        // page names that case, which the phase alone does not tell.
+        let mut actions = Vec::new();
+        self.legal_actions(&mut actions);
+        let stuck = self.phase() == Phase::Move
+            && actions
+                .iter()
+                .any(|a| matches!(a.kind(), ActionKind::Select(_)));
+        BoardView {
+            cols: 6,
+            rows: 6,
+            names,
+            cells,
+            info: json!({
+                "phase": phase_key(self.phase()),
+                "stuck": stuck,
+                "pending": self.pending(),
+                "move_count": self.move_count(),
+                "moves_since_capture": self.moves_since_capture(),
+                "move_limit": games::liuzhou::MOVE_LIMIT,
+                "no_capture_limit": games::liuzhou::NO_CAPTURE_LIMIT,
+                "stones": [self.stone_count(Player::First), self.stone_count(Player::Second)],
+                "placed": [self.stones_placed(Player::First), self.stones_placed(Player::Second)],
+                "stones_per_player": games::liuzhou::STONES_PER_PLAYER,
+                "marked": marked.count_ones(),
+                "lose_below": self.rules().lose_below,
+            }),
+        }
+    }
+
+    fn action_points(&self, action: Self::Action) -> (Option<String>, Option<String>) {
+        match action.kind() {
+            ActionKind::Place(p) | ActionKind::Select(p) => (None, Some(point_name(p))),
+            ActionKind::Step { from, to } => (Some(point_name(from)), Some(point_name(to))),
+        }
+    }
+
+    /// LFEN of the start and the end, the rules, and the actions in the spec's notation.
+    fn record(game: &RecordInput<'_, Self>) -> Record {
+        let mut text = tag_pairs(&[
+            ("Game", "Liuzhou".into()),
+            (
+                "Rules",
+                format!("lose_below {}", game.start.rules().lose_below),
+            ),
+            ("Black", game.names[0].clone()),
+            ("White", game.names[1].clone()),
+            ("Result", game.result().into()),
+            ("StartLFEN", game.start.lfen()),
+            ("FinalLFEN", game.end.lfen()),
+            ("Actions", game.actions.len().to_string()),
+        ]);
+        text.push('\n');
+        for (i, line) in game.actions.chunks(12).enumerate() {
+            let words: Vec<&str> = line.iter().map(|p| p.text.as_str()).collect();
+            text.push_str(&format!("{:>3}. {}\n", i * 12 + 1, words.join(" ")));
+        }
+        text.push_str(game.result());
+        text.push('\n');
+        Record {
+            filename: "liuzhou.txt".into(),
+            mime: "text/plain; charset=utf-8",
+            text,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn point_names_follow_the_spec() {
+        assert_eq!(point_name(0), "a1");
+        assert_eq!(point_name(5), "f1");
+        assert_eq!(point_name(35), "f6");
+    }
+
+    #[test]
+    fn board_shows_marked_stones_and_the_phase() {
+        let s = Liuzhou::from_lfen("bBW3/6/6/6/6/6 w place 0 5 0", Default::default()).unwrap();
+        let b = s.board();
+        assert_eq!(b.names[0][0], "a6");
+        assert_eq!(b.names[5][5], "f1");
+        assert_eq!(&b.cells[0][..3], &["b", "B", "W"]);
+        assert_eq!(b.cells[5][0], "");
+        assert_eq!(b.info["phase"], "place");
+        assert_eq!(b.info["marked"], 1);
+        assert_eq!(b.info["stuck"], false);
+    }
+}

@@ -1,0 +1,598 @@
+//! The web face of `engine serve`: one page (embedded in the binary) and a small JSON API.
+//!
+//! | method and path                  | body                                  | answer |
+//! |----------------------------------|---------------------------------------|--------|
+//! | `GET /`                          |                                       | the page |
+//! | `GET /api/games`                 |                                       | games, sides, agents, strengths |
+//! | `POST /api/sessions`             | `{game, side, agent?, strength?, seed?}` | 201 + session |
+//! | `GET /api/sessions/{id}`         |                                       | session |
+//! | `DELETE /api/sessions/{id}`      |                                       | 204 |
+//! | `GET /api/sessions/{id}/legal`   |                                       | `{legal: [...]}` |
+//! | `POST /api/sessions/{id}/play`   | `{action}` in the game's notation     | session |
+//! | `POST /api/sessions/{id}/undo`   |                                       | `{undone, session}` |
+//! | `POST /api/sessions/{id}/engine` |                                       | `{played, session}` |
+//! | `GET /api/sessions/{id}/record`  |                                       | the game record as a file |
+//!
+//! A session is what [`view::SessionView`] shows. Every refusal is a 4xx with `{"error": reason}`:
+//! 400 malformed request or unknown game/side/agent, 404 unknown session, 409 not now (wrong
+//! turn, game over, nothing to undo, engine busy), 413 body too large, 415 not JSON, 422 an
+//! action that cannot be read or is illegal. The engine thinks on tokio's blocking pool, at most
+//! `max_thinking` sessions at once.
+
+mod go;
+mod liuzhou;
+mod store;
+#[cfg(test)]
+mod tests;
+pub mod view;
+mod xiangqi;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::extract::rejection::JsonRejection;
+use axum::extract::{DefaultBodyLimit, Path, State};
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use games::go::GoState;
+use games::liuzhou::Liuzhou;
+use games::xiangqi::Xiangqi;
+use games::{Game, Player};
+use infer::Evaluator;
+use serde::{Deserialize, Serialize};
+use tokio::sync::Semaphore;
+
+use crate::thinkers::{AgentSpec, AgentSpecError, AGENT_NAMES};
+use crate::session::{self, Match, MatchError};
+use store::Store;
+use view::{
+    agents_for, build_thinker, default_agent, ActionView, Meta, SessionView, WebGame, WebMatch,
+    WebSession,
+};
+
+/// The `serve` section of a serve config. Every key is documented in `configs/serve.yaml`.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    pub addr: SocketAddr,
+    pub max_sessions: usize,
+    pub idle_timeout_s: u64,
+    pub max_visits: u64,
+    pub default_visits: u64,
+    pub default_agent: String,
+    pub max_thinking: usize,
+    pub max_actions: usize,
+    pub max_body_bytes: usize,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            addr: SocketAddr::from(([127, 0, 0, 1], 8080)),
+            max_sessions: 64,
+            idle_timeout_s: 3600,
+            max_visits: 20_000,
+            default_visits: 400,
+            default_agent: AGENT_NAMES[0].to_string(),
+            max_thinking: 2,
+            max_actions: 2_000,
+            max_body_bytes: 4096,
+        }
+    }
+}
+
+impl Config {
+    /// Checks the settings that would make a server that cannot work.
+    pub fn validate(&self) -> Result<(), String> {
+        let positive = [
+            ("max_sessions", self.max_sessions as u64),
+            ("idle_timeout_s", self.idle_timeout_s),
+            ("max_visits", self.max_visits),
+            ("max_thinking", self.max_thinking as u64),
+            ("max_actions", self.max_actions as u64),
+            ("max_body_bytes", self.max_body_bytes as u64),
+        ];
+        if let Some((k, _)) = positive.iter().find(|(_, v)| *v == 0) {
+            return Err(format!("{k} must be at least 1"));
+        }
+        if !(1..=self.max_visits).contains(&self.default_visits) {
+            return Err(format!(
+                "default_visits {} is outside 1..=max_visits ({})",
+                self.default_visits, self.max_visits
+            ));
+        }
+        if !AGENT_NAMES.contains(&self.default_agent.as_str()) {
+            return Err(format!(
+                "default_agent {:?} is not one of {}",
+                self.default_agent,
+                AGENT_NAMES.join(", ")
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// What the server needs of one game: its start position (with the variant settings read from
+/// its config) and, where a model is configured, its network.
+#[derive(Clone)]
+pub struct Setup<G: Game> {
+    pub start: G,
+    pub net: Option<Arc<dyn Evaluator<G>>>,
+}
+
+impl<G: Game + Default> Default for Setup<G> {
+    fn default() -> Self {
+        Setup {
+            start: G::default(),
+            net: None,
+        }
+    }
+}
+
+/// Every game the server plays. A game joins the server with a field here, an arm in
+/// [`new_session`], a line in [`game_infos`], a file in this module implementing [`WebGame`],
+/// and keys in `serve`'s `games` and `models` config sections.
+#[derive(Clone)]
+pub struct Setups {
+    pub liuzhou: Setup<Liuzhou>,
+    pub xiangqi: Setup<Xiangqi>,
+    pub go: Setup<GoState>,
+}
+
+impl Default for Setups {
+    fn default() -> Self {
+        Setups {
+            liuzhou: Setup::default(),
+            xiangqi: Setup::default(),
+            go: Setup {
+                start: GoState::with_size(9),
+                net: None,
+            },
+        }
+    }
+}
+
+struct App {
+    config: Config,
+    setups: Setups,
+    store: Store,
+    thinking: Arc<Semaphore>,
+}
+
+type AppState = Arc<App>;
+
+/// The whole server as a router: the page, its assets and the API.
+pub fn router(config: Config, setups: Setups) -> Router {
+    routes(App::new(config, setups))
+}
+
+impl App {
+    fn new(config: Config, setups: Setups) -> AppState {
+        Arc::new(App {
+            store: Store::new(
+                config.max_sessions,
+                Duration::from_secs(config.idle_timeout_s),
+            ),
+            thinking: Arc::new(Semaphore::new(config.max_thinking)),
+            setups,
+            config,
+        })
+    }
+}
+
+fn routes(app: AppState) -> Router {
+    Router::new()
+        .route("/", get(index))
+        .route("/assets/app.js", get(app_js))
+        .route("/assets/style.css", get(style_css))
+        .route("/api/games", get(games))
+        .route("/api/sessions", post(create))
+        .route("/api/sessions/{id}", get(show).delete(delete))
+        .route("/api/sessions/{id}/legal", get(legal))
+        .route("/api/sessions/{id}/play", post(play))
+        .route("/api/sessions/{id}/undo", post(undo))
+        .route("/api/sessions/{id}/engine", post(engine))
+        .route("/api/sessions/{id}/record", get(record))
+        .fallback(not_found)
+        .layer(DefaultBodyLimit::max(app.config.max_body_bytes))
+        .with_state(app)
+}
+
+// ---- errors ----
+
+/// A refusal: the status and the reason, sent as `{"error": reason}`.
+#[derive(Debug)]
+pub struct ApiError {
+    status: StatusCode,
+    reason: String,
+}
+
+impl ApiError {
+    fn new(status: StatusCode, reason: impl Into<String>) -> ApiError {
+        ApiError {
+            status,
+            reason: reason.into(),
+        }
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        if self.status.is_server_error() {
+            tracing::error!(status = %self.status, reason = %self.reason, "request failed");
+        } else {
+            tracing::debug!(status = %self.status, reason = %self.reason, "request refused");
+        }
+        (
+            self.status,
+            Json(serde_json::json!({ "error": self.reason })),
+        )
+            .into_response()
+    }
+}
+
+impl From<MatchError> for ApiError {
+    fn from(e: MatchError) -> ApiError {
+        let status = match e {
+            MatchError::GameOver
+            | MatchError::NotYourTurn
+            | MatchError::NotEngineTurn
+            | MatchError::NothingToUndo
+            | MatchError::TooLong { .. } => StatusCode::CONFLICT,
+            MatchError::Parse { .. } | MatchError::Illegal(_) => StatusCode::UNPROCESSABLE_ENTITY,
+            MatchError::Agent(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        };
+        ApiError::new(status, e.to_string())
+    }
+}
+
+impl From<AgentSpecError> for ApiError {
+    fn from(e: AgentSpecError) -> ApiError {
+        ApiError::new(StatusCode::BAD_REQUEST, e.to_string())
+    }
+}
+
+impl From<JsonRejection> for ApiError {
+    fn from(e: JsonRejection) -> ApiError {
+        ApiError::new(e.status(), e.body_text())
+    }
+}
+
+fn busy() -> ApiError {
+    ApiError::new(
+        StatusCode::CONFLICT,
+        "the engine is thinking in this session; wait for its move",
+    )
+}
+
+async fn not_found() -> ApiError {
+    ApiError::new(StatusCode::NOT_FOUND, "no such page or endpoint")
+}
+
+// ---- assets ----
+
+const INDEX_HTML: &str = include_str!("../../web/index.html");
+const APP_JS: &str = include_str!("../../web/app.js");
+const STYLE_CSS: &str = include_str!("../../web/style.css");
+
+/// The page loads nothing from elsewhere; the policy makes that a rule the browser enforces.
+const CSP: &str = "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'";
+
+fn asset(mime: &'static str, body: &'static str) -> Response {
+    (
+        [
+            (header::CONTENT_TYPE, HeaderValue::from_static(mime)),
+            (
+                header::CONTENT_SECURITY_POLICY,
+                HeaderValue::from_static(CSP),
+            ),
+            (header::CACHE_CONTROL, HeaderValue::from_static("no-cache")),
+        ],
+        body,
+    )
+        .into_response()
+}
+
+async fn index() -> Response {
+    asset("text/html; charset=utf-8", INDEX_HTML)
+}
+
+async fn app_js() -> Response {
+    asset("text/javascript; charset=utf-8", APP_JS)
+}
+
+async fn style_css() -> Response {
+    asset("text/css; charset=utf-8", STYLE_CSS)
+}
+
+// ---- games ----
+
+#[derive(Serialize)]
+struct GameInfo {
+    name: &'static str,
+    title: &'static str,
+    sides: [&'static str; 2],
+    /// The agents that can play this game: its own first, `net` only where a model is loaded.
+    agents: Vec<&'static str>,
+    /// The agent a new game gets when it names none.
+    default_agent: String,
+}
+
+fn info<G: WebGame>(setup: &Setup<G>, config: &Config) -> GameInfo {
+    let has_net = setup.net.is_some();
+    GameInfo {
+        name: G::NAME,
+        title: G::TITLE,
+        sides: G::SIDES,
+        agents: agents_for::<G>(has_net),
+        default_agent: default_agent::<G>(&config.default_agent, has_net),
+    }
+}
+
+#[derive(Serialize)]
+struct GamesReply {
+    games: Vec<GameInfo>,
+    agents: &'static [&'static str],
+    default_agent: String,
+    default_visits: u64,
+    max_visits: u64,
+}
+
+/// The games this server plays: one line per game.
+fn game_infos(setups: &Setups, config: &Config) -> Vec<GameInfo> {
+    vec![
+        info(&setups.liuzhou, config),
+        info(&setups.xiangqi, config),
+        info(&setups.go, config),
+    ]
+}
+
+async fn games(State(app): State<AppState>) -> Json<GamesReply> {
+    Json(GamesReply {
+        games: game_infos(&app.setups, &app.config),
+        agents: AGENT_NAMES,
+        default_agent: app.config.default_agent.clone(),
+        default_visits: app.config.default_visits,
+        max_visits: app.config.max_visits,
+    })
+}
+
+// ---- sessions ----
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NewGame {
+    game: String,
+    /// The person's side: `first`/`second`, the side's name in the game (`black`, `red`, …),
+    /// or `none` to watch the engine play itself.
+    side: String,
+    agent: Option<String>,
+    /// Visits per decision for searching agents.
+    strength: Option<u64>,
+    /// Seed of the engine's random choices; random when absent.
+    seed: Option<u64>,
+}
+
+fn parse_side<G: WebGame>(text: &str) -> Result<Option<Player>, ApiError> {
+    session::parse_side(text, G::SIDES).map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, e))
+}
+
+/// A new game's settings that do not depend on the game.
+struct Order<'a> {
+    req: &'a NewGame,
+    id: String,
+    visits: u64,
+    seed: u64,
+}
+
+fn make<G: WebGame>(
+    setup: &Setup<G>,
+    order: &Order<'_>,
+    config: &Config,
+) -> Result<Box<dyn WebSession>, ApiError> {
+    let human = parse_side::<G>(&order.req.side)?;
+    let has_net = setup.net.is_some();
+    let spec = AgentSpec {
+        name: order
+            .req
+            .agent
+            .clone()
+            .unwrap_or_else(|| default_agent::<G>(&config.default_agent, has_net)),
+        visits: order.visits,
+        seed: order.seed,
+    };
+    let thinker = build_thinker::<G>(&spec, setup.net.as_ref())?;
+    let game = Match::new(setup.start.clone(), human, thinker, config.max_actions)?;
+    let meta = Meta {
+        id: order.id.clone(),
+        agent: spec.name,
+        strength: spec.visits,
+    };
+    Ok(Box::new(WebMatch { game, meta }))
+}
+
+/// A session of the game named in the request: one arm per game.
+fn new_session(app: &App, order: &Order<'_>) -> Result<Box<dyn WebSession>, ApiError> {
+    let cfg = &app.config;
+    match order.req.game.as_str() {
+        Liuzhou::NAME => make(&app.setups.liuzhou, order, cfg),
+        Xiangqi::NAME => make(&app.setups.xiangqi, order, cfg),
+        GoState::NAME => make(&app.setups.go, order, cfg),
+        other => Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            format!(
+                "unknown game {other:?}; this server plays: {}",
+                game_infos(&app.setups, &app.config)
+                    .iter()
+                    .map(|g| g.name)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        )),
+    }
+}
+
+async fn create(
+    State(app): State<AppState>,
+    body: Result<Json<NewGame>, JsonRejection>,
+) -> Result<(StatusCode, Json<SessionView>), ApiError> {
+    let Json(req) = body?;
+    let order = Order {
+        req: &req,
+        id: Store::new_id(),
+        visits: req.strength.unwrap_or(app.config.default_visits),
+        seed: req.seed.unwrap_or_else(rand::random),
+    };
+    AgentSpec {
+        name: String::new(),
+        visits: order.visits,
+        seed: order.seed,
+    }
+    .validate(app.config.max_visits)?;
+    let session = new_session(&app, &order)?;
+    let view = session.view();
+    let id = order.id.clone();
+    app.store
+        .insert(id.clone(), session)
+        .map_err(|e| ApiError::new(StatusCode::SERVICE_UNAVAILABLE, e.to_string()))?;
+    tracing::info!(session = %id, sessions = app.store.len(), game = %req.game, side = %req.side, agent = %view.agent, visits = order.visits, "new game");
+    Ok((StatusCode::CREATED, Json(view)))
+}
+
+impl App {
+    /// The session `id`, taken for this request; busy while the engine thinks in it.
+    fn take(
+        &self,
+        id: &str,
+    ) -> Result<tokio::sync::OwnedMutexGuard<Box<dyn WebSession>>, ApiError> {
+        let shared = self.store.get(id).ok_or_else(|| {
+            ApiError::new(
+                StatusCode::NOT_FOUND,
+                format!("no session {id:?} (it expired, was deleted, or never existed)"),
+            )
+        })?;
+        shared.try_lock_owned().map_err(|_| busy())
+    }
+}
+
+async fn show(
+    State(app): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Json<SessionView>, ApiError> {
+    Ok(Json(app.take(&id)?.view()))
+}
+
+async fn delete(
+    State(app): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<StatusCode, ApiError> {
+    // Taking it first refuses to drop a session in the middle of a think.
+    drop(app.take(&id)?);
+    app.store.remove(&id);
+    Ok(StatusCode::NO_CONTENT)
+}
+
+#[derive(Serialize)]
+struct LegalReply {
+    legal: Vec<ActionView>,
+}
+
+async fn legal(
+    State(app): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Json<LegalReply>, ApiError> {
+    Ok(Json(LegalReply {
+        legal: app.take(&id)?.legal(),
+    }))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PlayRequest {
+    action: String,
+}
+
+async fn play(
+    State(app): State<AppState>,
+    Path(id): Path<String>,
+    body: Result<Json<PlayRequest>, JsonRejection>,
+) -> Result<Json<SessionView>, ApiError> {
+    let mut session = app.take(&id)?;
+    let Json(req) = body?;
+    session.play(&req.action)?;
+    Ok(Json(session.view()))
+}
+
+#[derive(Serialize)]
+struct UndoReply {
+    undone: usize,
+    session: SessionView,
+}
+
+async fn undo(
+    State(app): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Json<UndoReply>, ApiError> {
+    let mut session = app.take(&id)?;
+    let undone = session.undo()?;
+    Ok(Json(UndoReply {
+        undone,
+        session: session.view(),
+    }))
+}
+
+#[derive(Serialize)]
+struct EngineReply {
+    played: ActionView,
+    session: SessionView,
+}
+
+async fn engine(
+    State(app): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Json<EngineReply>, ApiError> {
+    let mut session = app.take(&id)?;
+    let permit = app
+        .thinking
+        .clone()
+        .acquire_owned()
+        .await
+        .map_err(|_| ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "server shutting down"))?;
+    // The search runs on the blocking pool: the async workers keep answering other requests.
+    let (played, view) = tokio::task::spawn_blocking(move || {
+        let _permit = permit;
+        let played = session.engine_move();
+        (played, session.view())
+    })
+    .await
+    .map_err(|e| {
+        ApiError::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            format!("the engine's thread failed: {e}"),
+        )
+    })?;
+    Ok(Json(EngineReply {
+        played: played?,
+        session: view,
+    }))
+}
+
+async fn record(State(app): State<AppState>, Path(id): Path<String>) -> Result<Response, ApiError> {
+    let rec = app.take(&id)?.record();
+    let disposition = format!("attachment; filename=\"{}\"", rec.filename);
+    Ok((
+        [
+            (header::CONTENT_TYPE, HeaderValue::from_static(rec.mime)),
+            (
+                header::CONTENT_DISPOSITION,
+                HeaderValue::from_str(&disposition)
+                    .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?,
+            ),
+        ],
+        rec.text,
+    )
+        .into_response())
+}

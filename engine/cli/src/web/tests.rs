@@ -1,0 +1,795 @@
+//! API tests: every endpoint, its answers and its refusals, through the router itself.
+
+use axum::body::{to_bytes, Body};
+use axum::http::{header, Method, Request, StatusCode};
+use serde_json::{json, Value};
+use tower::ServiceExt;
+
+use super::*;
+
+struct Reply {
+    status: StatusCode,
+    headers: axum::http::HeaderMap,
+    text: String,
+}
+
+impl Reply {
+    fn json(&self) -> Value {
+        serde_json::from_str(&self.text).unwrap_or_else(|e| panic!("not JSON ({e}): {}", self.text))
+    }
+
+    /// The reason of a refusal, checking that it is one.
+    fn error(&self, status: StatusCode) -> String {
+        assert_eq!(self.status, status, "body: {}", self.text);
+        self.json()["error"]
+            .as_str()
+            .expect("an error has a reason")
+            .to_string()
+    }
+}
+
+async fn send(app: &AppState, method: Method, uri: &str, body: Option<&str>) -> Reply {
+    let mut req = Request::builder().method(method).uri(uri);
+    if body.is_some() {
+        req = req.header(header::CONTENT_TYPE, "application/json");
+    }
+    let req = req
+        .body(body.map_or_else(Body::empty, |b| Body::from(b.to_string())))
+        .unwrap();
+    let resp = routes(app.clone()).oneshot(req).await.unwrap();
+    let status = resp.status();
+    let headers = resp.headers().clone();
+    let bytes = to_bytes(resp.into_body(), 1 << 20).await.unwrap();
+    Reply {
+        status,
+        headers,
+        text: String::from_utf8(bytes.to_vec()).unwrap(),
+    }
+}
+
+fn app() -> AppState {
+    App::new(Config::default(), Setups::default())
+}
+
+async fn new_game(app: &AppState, body: Value) -> Value {
+    let r = send(app, Method::POST, "/api/sessions", Some(&body.to_string())).await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    r.json()
+}
+
+fn id(session: &Value) -> String {
+    session["id"].as_str().unwrap().to_string()
+}
+
+#[tokio::test]
+async fn page_and_assets_are_served_with_a_strict_policy() {
+    let app = app();
+    for (path, mime) in [
+        ("/", "text/html"),
+        ("/assets/app.js", "text/javascript"),
+        ("/assets/style.css", "text/css"),
+    ] {
+        let r = send(&app, Method::GET, path, None).await;
+        assert_eq!(r.status, StatusCode::OK, "{path}");
+        assert!(r.headers[header::CONTENT_TYPE]
+            .to_str()
+            .unwrap()
+            .starts_with(mime));
+        assert!(r.headers[header::CONTENT_SECURITY_POLICY]
+            .to_str()
+            .unwrap()
+            .contains("default-src 'self'"));
+        assert!(!r.text.is_empty(), "{path} is empty");
+    }
+    let r = send(&app, Method::GET, "/nope", None).await;
+    assert!(r.error(StatusCode::NOT_FOUND).contains("no such"));
+}
+
+#[tokio::test]
+async fn games_lists_games_agents_and_strengths() {
+    let app = app();
+    let r = send(&app, Method::GET, "/api/games", None).await;
+    assert_eq!(r.status, StatusCode::OK);
+    let v = r.json();
+    let names: Vec<&str> = v["games"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| g["name"].as_str().unwrap())
+        .collect();
+    assert!(names.contains(&"liuzhou"));
+    assert_eq!(v["games"][0]["sides"], json!(["Black", "White"]));
+    assert!(v["agents"]
+        .as_array()
+        .unwrap()
+        .contains(&json!(v["default_agent"])));
+    assert_eq!(v["max_visits"], Config::default().max_visits);
+}
+
+#[tokio::test]
+async fn new_game_starts_from_the_configured_position() {
+    let app = app();
+    let s = new_game(&app, json!({"game": "liuzhou", "side": "black", "seed": 1})).await;
+    assert_eq!(s["game"], "liuzhou");
+    assert_eq!(s["human"], "first");
+    assert_eq!(s["to_act"], "first");
+    assert_eq!(s["human_to_act"], true);
+    assert_eq!(s["engine_to_act"], false);
+    assert_eq!(s["position"], games::liuzhou::START_LFEN);
+    assert_eq!(s["strength"], Config::default().default_visits);
+    assert_eq!(s["board"]["cols"], 6);
+    assert_eq!(s["board"]["info"]["phase"], "place");
+    assert_eq!(s["legal"].as_array().unwrap().len(), 36);
+    assert_eq!(s["can_undo"], false);
+    assert!(s["outcome"].is_null() && s["eval"].is_null() && s["last"].is_null());
+    assert_eq!(id(&s).len(), 32);
+    // Sides by number and in the other side's words.
+    let s = new_game(&app, json!({"game": "liuzhou", "side": "Second"})).await;
+    assert_eq!(s["human"], "second");
+    assert_eq!(s["engine_to_act"], true);
+    let s = new_game(
+        &app,
+        json!({"game": "liuzhou", "side": "none", "strength": 5}),
+    )
+    .await;
+    assert!(s["human"].is_null());
+    assert_eq!(s["strength"], 5);
+}
+
+#[tokio::test]
+async fn new_game_refuses_bad_requests_with_reasons() {
+    let app = app();
+    let post = |body: &'static str| {
+        let app = app.clone();
+        async move { send(&app, Method::POST, "/api/sessions", Some(body)).await }
+    };
+    let e = post(r#"{"game":"chess","side":"first"}"#)
+        .await
+        .error(StatusCode::BAD_REQUEST);
+    assert!(e.contains("unknown game \"chess\""), "{e}");
+    let e = post(r#"{"game":"liuzhou","side":"red"}"#)
+        .await
+        .error(StatusCode::BAD_REQUEST);
+    assert!(e.contains("side \"red\""), "{e}");
+    let e = post(r#"{"game":"liuzhou","side":"first","agent":"deep-blue"}"#)
+        .await
+        .error(StatusCode::BAD_REQUEST);
+    assert!(e.contains("unknown agent"), "{e}");
+    let e = post(r#"{"game":"liuzhou","side":"first","strength":0}"#)
+        .await
+        .error(StatusCode::BAD_REQUEST);
+    assert!(e.contains("strength 0"), "{e}");
+    let e = post(r#"{"game":"liuzhou","side":"first","strength":1000000000}"#)
+        .await
+        .error(StatusCode::BAD_REQUEST);
+    assert!(e.contains("outside"), "{e}");
+    // Malformed JSON, a missing field, a field of the wrong type, an unknown field.
+    post(r#"{"game":"liuzhou","#)
+        .await
+        .error(StatusCode::BAD_REQUEST);
+    let e = post(r#"{"game":"liuzhou"}"#)
+        .await
+        .error(StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(e.contains("side"), "{e}");
+    post(r#"{"game":"liuzhou","side":"first","strength":"lots"}"#)
+        .await
+        .error(StatusCode::UNPROCESSABLE_ENTITY);
+    let e = post(r#"{"game":"liuzhou","side":"first","colour":"x"}"#)
+        .await
+        .error(StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(e.contains("colour"), "{e}");
+    // Not JSON at all, and too large.
+    let req = Request::builder()
+        .method(Method::POST)
+        .uri("/api/sessions")
+        .body(Body::from("game=liuzhou"))
+        .unwrap();
+    let r = routes(app.clone()).oneshot(req).await.unwrap();
+    assert_eq!(r.status(), StatusCode::UNSUPPORTED_MEDIA_TYPE);
+    let big = format!(
+        r#"{{"game":"liuzhou","side":"first","agent":"{}"}}"#,
+        "a".repeat(10_000)
+    );
+    let r = send(&app, Method::POST, "/api/sessions", Some(&big)).await;
+    assert_eq!(r.status, StatusCode::PAYLOAD_TOO_LARGE, "{}", r.text);
+    // Nothing was stored by any of these.
+    assert_eq!(app.store.len(), 0);
+}
+
+#[tokio::test]
+async fn show_legal_and_delete() {
+    let app = app();
+    let s = new_game(&app, json!({"game": "liuzhou", "side": "first"})).await;
+    let base = format!("/api/sessions/{}", id(&s));
+    let r = send(&app, Method::GET, &base, None).await;
+    assert_eq!(r.status, StatusCode::OK);
+    assert_eq!(r.json()["id"], s["id"]);
+    let r = send(&app, Method::GET, &format!("{base}/legal"), None).await;
+    let legal = r.json()["legal"].as_array().unwrap().clone();
+    assert_eq!(legal.len(), 36);
+    assert!(legal.contains(&json!({"action": "c3", "from": null, "to": "c3"})));
+    let r = send(&app, Method::DELETE, &base, None).await;
+    assert_eq!(r.status, StatusCode::NO_CONTENT);
+    for path in [
+        base.clone(),
+        format!("{base}/legal"),
+        format!("{base}/record"),
+    ] {
+        let e = send(&app, Method::GET, &path, None)
+            .await
+            .error(StatusCode::NOT_FOUND);
+        assert!(e.contains("no session"), "{e}");
+    }
+    send(&app, Method::DELETE, &base, None)
+        .await
+        .error(StatusCode::NOT_FOUND);
+    send(&app, Method::GET, "/api/sessions/../../etc/passwd", None)
+        .await
+        .error(StatusCode::NOT_FOUND);
+}
+
+#[tokio::test]
+async fn play_engine_undo_round() {
+    let app = app();
+    let s = new_game(
+        &app,
+        json!({"game": "liuzhou", "side": "first", "agent": "random", "seed": 4}),
+    )
+    .await;
+    let base = format!("/api/sessions/{}", id(&s));
+    // Bad actions: unreadable, illegal here, not JSON, a missing field.
+    let e = send(
+        &app,
+        Method::POST,
+        &format!("{base}/play"),
+        Some(r#"{"action":"z9"}"#),
+    )
+    .await
+    .error(StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(e.contains("z9"), "{e}");
+    let e = send(
+        &app,
+        Method::POST,
+        &format!("{base}/play"),
+        Some(r#"{"action":"xc3"}"#),
+    )
+    .await
+    .error(StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(e.contains("illegal"), "{e}");
+    send(
+        &app,
+        Method::POST,
+        &format!("{base}/play"),
+        Some(r#"{"action": "c3""#),
+    )
+    .await
+    .error(StatusCode::BAD_REQUEST);
+    send(&app, Method::POST, &format!("{base}/play"), Some("{}"))
+        .await
+        .error(StatusCode::UNPROCESSABLE_ENTITY);
+    // Not the engine's turn; nothing to undo.
+    send(&app, Method::POST, &format!("{base}/engine"), None)
+        .await
+        .error(StatusCode::CONFLICT);
+    send(&app, Method::POST, &format!("{base}/undo"), None)
+        .await
+        .error(StatusCode::CONFLICT);
+
+    let r = send(
+        &app,
+        Method::POST,
+        &format!("{base}/play"),
+        Some(r#"{"action":"c3"}"#),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    let s = r.json();
+    assert_eq!(
+        s["history"],
+        json!([{"action": "c3", "player": "first", "engine": false}])
+    );
+    assert_eq!(s["last"], json!({"action": "c3", "from": null, "to": "c3"}));
+    assert_eq!(s["board"]["cells"][3][2], "B");
+    assert_eq!(s["engine_to_act"], true);
+    send(
+        &app,
+        Method::POST,
+        &format!("{base}/play"),
+        Some(r#"{"action":"d4"}"#),
+    )
+    .await
+    .error(StatusCode::CONFLICT);
+
+    let r = send(&app, Method::POST, &format!("{base}/engine"), None).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    let v = r.json();
+    let played = v["played"]["action"].as_str().unwrap();
+    assert_eq!(v["session"]["history"][1]["action"], played);
+    assert_eq!(v["session"]["history"][1]["engine"], true);
+    assert_eq!(v["session"]["last"], v["played"]);
+    assert_eq!(v["session"]["human_to_act"], true);
+    // The random agent reports its choice as the whole line, and no search figures.
+    assert_eq!(v["session"]["eval"]["pv"], json!([played]));
+    assert!(v["session"]["eval"]["visits"].is_null());
+
+    let r = send(&app, Method::POST, &format!("{base}/undo"), None).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    let u = r.json();
+    assert_eq!(u["undone"], 2);
+    assert_eq!(u["session"]["position"], games::liuzhou::START_LFEN);
+    assert_eq!(u["session"]["history"], json!([]));
+    assert_eq!(u["session"]["human_to_act"], true);
+}
+
+#[tokio::test]
+async fn the_searching_engine_reports_visits_value_and_line() {
+    let app = app();
+    let s = new_game(
+        &app,
+        json!({"game": "liuzhou", "side": "second", "agent": "mcts", "strength": 300, "seed": 2}),
+    )
+    .await;
+    assert_eq!(s["agent"], "mcts");
+    let base = format!("/api/sessions/{}", id(&s));
+    let r = send(&app, Method::POST, &format!("{base}/engine"), None).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    let v = r.json();
+    let eval = &v["session"]["eval"];
+    assert!(eval["visits"].as_u64().unwrap() >= 300, "{eval}");
+    let value = eval["value_first"].as_f64().unwrap();
+    assert!((-1.0..=1.0).contains(&value), "{value}");
+    let pv: Vec<&str> = eval["pv"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    assert_eq!(pv[0], v["played"]["action"]);
+    assert!(pv.len() >= 2, "{pv:?}");
+    // The line is legal from the position the engine saw.
+    let mut line = Liuzhou::default();
+    for a in pv {
+        line.play(line.parse_action(a).unwrap()).unwrap();
+    }
+    // The evaluation of the engine's last decision stays shown through the person's reply.
+    let a = v["session"]["legal"][0]["action"].as_str().unwrap();
+    let r = send(
+        &app,
+        Method::POST,
+        &format!("{base}/play"),
+        Some(&json!({ "action": a }).to_string()),
+    )
+    .await;
+    assert_eq!(&r.json()["eval"], eval);
+}
+
+#[tokio::test]
+async fn the_network_agent_is_offered_only_with_a_network() {
+    let app = app();
+    let v = send(&app, Method::GET, "/api/games", None).await.json();
+    assert_eq!(v["games"][0]["agents"], json!(["mcts", "random"]));
+    let e = send(
+        &app,
+        Method::POST,
+        "/api/sessions",
+        Some(r#"{"game":"liuzhou","side":"first","agent":"net"}"#),
+    )
+    .await
+    .error(StatusCode::BAD_REQUEST);
+    assert!(e.contains("needs a model for liuzhou"), "{e}");
+
+    // A network (the test double: uniform priors, value 0) makes `net` available.
+    let net: Arc<dyn Evaluator<Liuzhou>> = Arc::new(infer::fake::FakeEvaluator::new(8));
+    let app = App::new(
+        Config {
+            default_agent: "net".into(),
+            ..Config::default()
+        },
+        Setups {
+            liuzhou: Setup {
+                start: Liuzhou::default(),
+                net: Some(net),
+            },
+            ..Setups::default()
+        },
+    );
+    let v = send(&app, Method::GET, "/api/games", None).await.json();
+    assert_eq!(v["games"][0]["agents"], json!(["mcts", "net", "random"]));
+    let s = new_game(
+        &app,
+        json!({"game": "liuzhou", "side": "second", "strength": 50}),
+    )
+    .await;
+    assert_eq!(s["agent"], "net", "the configured default");
+    let r = send(
+        &app,
+        Method::POST,
+        &format!("/api/sessions/{}/engine", id(&s)),
+        None,
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    assert!(r.json()["session"]["eval"]["visits"].as_u64().unwrap() >= 50);
+}
+
+#[tokio::test]
+async fn a_game_with_its_own_agent_defaults_to_it() {
+    let app = app();
+    let v = send(&app, Method::GET, "/api/games", None).await.json();
+    let xq = v["games"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["name"] == "xiangqi")
+        .unwrap()
+        .clone();
+    assert_eq!(xq["agents"], json!(["alphabeta", "mcts", "random"]));
+    assert_eq!(xq["default_agent"], "alphabeta");
+    assert_eq!(xq["sides"], json!(["Red", "Black"]));
+    let s = new_game(
+        &app,
+        json!({"game": "xiangqi", "side": "black", "strength": 20}),
+    )
+    .await;
+    assert_eq!(s["agent"], "alphabeta");
+    assert_eq!(s["engine_to_act"], true, "Red moves first");
+    let r = send(
+        &app,
+        Method::POST,
+        &format!("/api/sessions/{}/engine", id(&s)),
+        None,
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    let played = r.json()["played"].clone();
+    assert!(
+        played["from"].is_string() && played["to"].is_string(),
+        "{played}"
+    );
+    // Liuzhou has no agent of its own: the configured default.
+    let s = new_game(&app, json!({"game": "liuzhou", "side": "black"})).await;
+    assert_eq!(s["agent"], "mcts");
+    // Another game's own agent is unknown here.
+    let e = send(
+        &app,
+        Method::POST,
+        "/api/sessions",
+        Some(r#"{"game":"liuzhou","side":"first","agent":"alphabeta"}"#),
+    )
+    .await
+    .error(StatusCode::BAD_REQUEST);
+    assert!(e.contains("unknown agent"), "{e}");
+}
+
+#[tokio::test]
+async fn a_placement_that_makes_a_square_owes_a_mark_the_page_can_see() {
+    // Black a1 b1 a2, White d1 e1 f1; Black to place: b2 completes a square.
+    let start = Liuzhou::from_lfen("6/6/6/6/B5/BB1WWW b place 0 6 0", Default::default()).unwrap();
+    let app = App::new(
+        Config::default(),
+        Setups {
+            liuzhou: Setup {
+                start: start.clone(),
+                net: None,
+            },
+            ..Setups::default()
+        },
+    );
+    let s = new_game(&app, json!({"game": "liuzhou", "side": "black"})).await;
+    assert_eq!(s["position"], start.lfen());
+    let base = format!("/api/sessions/{}", id(&s));
+    let r = send(
+        &app,
+        Method::POST,
+        &format!("{base}/play"),
+        Some(r#"{"action":"b2"}"#),
+    )
+    .await;
+    let s = r.json();
+    assert_eq!(s["board"]["info"]["phase"], "mark");
+    assert_eq!(s["board"]["info"]["pending"], 1);
+    assert_eq!(s["human_to_act"], true, "the same player marks");
+    let mut targets: Vec<String> = s["legal"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| {
+            assert!(a["from"].is_null());
+            a["action"].as_str().unwrap().to_string()
+        })
+        .collect();
+    targets.sort();
+    assert_eq!(targets, ["xd1", "xe1", "xf1"]);
+    let r = send(
+        &app,
+        Method::POST,
+        &format!("{base}/play"),
+        Some(r#"{"action":"xe1"}"#),
+    )
+    .await;
+    let s = r.json();
+    assert_eq!(s["board"]["cells"][5][4], "w", "e1 is a marked white stone");
+    assert_eq!(s["board"]["info"]["marked"], 1);
+    assert_eq!(s["board"]["info"]["phase"], "place");
+    assert_eq!(s["engine_to_act"], true);
+    // Undo takes back only the mark: the square's owner is back to choosing.
+    let u = send(&app, Method::POST, &format!("{base}/undo"), None)
+        .await
+        .json();
+    assert_eq!(u["undone"], 1);
+    assert_eq!(u["session"]["board"]["info"]["phase"], "mark");
+}
+
+#[tokio::test]
+async fn a_whole_game_through_the_api_and_its_record() {
+    let app = app();
+    let s = new_game(&app, json!({"game": "liuzhou", "side": "white", "seed": 9})).await;
+    let base = format!("/api/sessions/{}", id(&s));
+    let mut rounds = 0;
+    let s = loop {
+        rounds += 1;
+        assert!(rounds < 1000, "the game must end");
+        let s = send(&app, Method::GET, &base, None).await.json();
+        if !s["outcome"].is_null() {
+            break s;
+        }
+        if s["engine_to_act"] == true {
+            let r = send(&app, Method::POST, &format!("{base}/engine"), None).await;
+            assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        } else {
+            // The person plays the first legal action the page would offer.
+            let a = s["legal"][0]["action"].as_str().unwrap().to_string();
+            let body = json!({ "action": a }).to_string();
+            let r = send(&app, Method::POST, &format!("{base}/play"), Some(&body)).await;
+            assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        }
+    };
+    assert!(s["legal"].as_array().unwrap().is_empty());
+    assert!(s["outcome"]["text"].as_str().unwrap().len() > 3);
+    let e = send(
+        &app,
+        Method::POST,
+        &format!("{base}/play"),
+        Some(r#"{"action":"a1"}"#),
+    )
+    .await
+    .error(StatusCode::CONFLICT);
+    assert!(e.contains("over"), "{e}");
+    send(&app, Method::POST, &format!("{base}/engine"), None)
+        .await
+        .error(StatusCode::CONFLICT);
+
+    let r = send(&app, Method::GET, &format!("{base}/record"), None).await;
+    assert_eq!(r.status, StatusCode::OK);
+    assert!(r.headers[header::CONTENT_DISPOSITION]
+        .to_str()
+        .unwrap()
+        .contains("attachment; filename=\"liuzhou.txt\""));
+    let history: Vec<String> = s["history"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["action"].as_str().unwrap().to_string())
+        .collect();
+    // The record replays to the final position: the actions after the blank line, in order.
+    let words: Vec<&str> = r
+        .text
+        .split("\n\n")
+        .nth(1)
+        .unwrap()
+        .split_whitespace()
+        .filter(|w| !w.ends_with('.'))
+        .collect();
+    let (result, actions) = words.split_last().unwrap();
+    assert_eq!(
+        actions,
+        history.iter().map(String::as_str).collect::<Vec<_>>()
+    );
+    assert!(["1-0", "0-1", "1/2-1/2"].contains(result));
+    assert!(r.text.contains(&format!("[Result \"{result}\"]")));
+    assert!(r.text.contains("[White \"human\"]"));
+    let mut replay = Liuzhou::default();
+    for a in actions {
+        replay.play(replay.parse_action(a).unwrap()).unwrap();
+    }
+    assert!(r
+        .text
+        .contains(&format!("[FinalLFEN \"{}\"]", replay.lfen())));
+    assert_eq!(s["position"], replay.lfen());
+}
+
+#[tokio::test]
+async fn every_served_game_plays_to_its_end_through_the_api() {
+    let app = app();
+    for game in game_infos(&app.setups, &app.config) {
+        let s = new_game(
+            &app,
+            json!({"game": game.name, "side": "none", "agent": "random", "seed": 3}),
+        )
+        .await;
+        assert_eq!(s["sides"], json!(game.sides));
+        let b = &s["board"];
+        let (rows, cols) = (b["rows"].as_u64().unwrap(), b["cols"].as_u64().unwrap());
+        assert_eq!(b["names"].as_array().unwrap().len() as u64, rows);
+        assert_eq!(b["cells"][0].as_array().unwrap().len() as u64, cols);
+        // Every legal action names points of the board (or none, like a pass).
+        let names: Vec<&Value> = b["names"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|r| r.as_array().unwrap())
+            .collect();
+        for a in s["legal"].as_array().unwrap() {
+            for end in [&a["from"], &a["to"]] {
+                assert!(
+                    end.is_null() || names.contains(&end),
+                    "{} names {end}",
+                    game.name
+                );
+            }
+        }
+        let base = format!("/api/sessions/{}", id(&s));
+        let mut last = s;
+        for _ in 0..Config::default().max_actions {
+            if !last["outcome"].is_null() {
+                break;
+            }
+            let r = send(&app, Method::POST, &format!("{base}/engine"), None).await;
+            assert_eq!(r.status, StatusCode::OK, "{}: {}", game.name, r.text);
+            last = r.json()["session"].clone();
+        }
+        assert!(!last["outcome"].is_null(), "{} ended", game.name);
+        let r = send(&app, Method::GET, &format!("{base}/record"), None).await;
+        assert_eq!(r.status, StatusCode::OK);
+        assert!(r.headers[header::CONTENT_DISPOSITION]
+            .to_str()
+            .unwrap()
+            .starts_with("attachment"));
+        assert!(r.text.len() > 20, "{}: {}", game.name, r.text);
+    }
+}
+
+#[tokio::test]
+async fn the_engine_thinks_off_the_request_thread() {
+    use crate::thinkers::tests::GATE_OPEN;
+    use std::sync::atomic::Ordering;
+    // The gate agent exists only in tests and is not among the names the API accepts, so the
+    // session is made here rather than through the API.
+    let app = app();
+    let req = NewGame {
+        game: "liuzhou".into(),
+        side: "second".into(),
+        agent: Some("gate".into()),
+        strength: None,
+        seed: None,
+    };
+    let order = Order {
+        req: &req,
+        id: Store::new_id(),
+        visits: 1,
+        seed: 0,
+    };
+    let gated = order.id.clone();
+    let session = new_session(&app, &order).unwrap();
+    app.store.insert(gated.clone(), session).unwrap();
+    let other = id(&new_game(&app, json!({"game": "liuzhou", "side": "first"})).await);
+
+    // The test runtime has one thread: a think on it would block every request below.
+    let engine = tokio::spawn({
+        let app = app.clone();
+        let path = format!("/api/sessions/{gated}/engine");
+        async move { send(&app, Method::POST, &path, None).await }
+    });
+    let mut busy = false;
+    for _ in 0..1000 {
+        let r = send(&app, Method::GET, &format!("/api/sessions/{gated}"), None).await;
+        if r.status == StatusCode::CONFLICT {
+            busy = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+    assert!(busy, "the thinking session answers busy");
+    // Meanwhile the server answers everything else.
+    let r = send(&app, Method::GET, "/api/games", None).await;
+    assert_eq!(r.status, StatusCode::OK);
+    let r = send(
+        &app,
+        Method::POST,
+        &format!("/api/sessions/{other}/play"),
+        Some(r#"{"action":"c3"}"#),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    assert!(!engine.is_finished(), "the engine is still thinking");
+    GATE_OPEN.store(true, Ordering::SeqCst);
+    let r = engine.await.unwrap();
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    assert_eq!(r.json()["session"]["history"][0]["engine"], true);
+}
+
+#[tokio::test]
+async fn sessions_are_bounded_and_busy_ones_are_kept() {
+    let app = App::new(
+        Config {
+            max_sessions: 2,
+            ..Config::default()
+        },
+        Setups::default(),
+    );
+    let a = id(&new_game(&app, json!({"game": "liuzhou", "side": "first"})).await);
+    let b = id(&new_game(&app, json!({"game": "liuzhou", "side": "first"})).await);
+    // Touch `a` so that `b` is the least recently used.
+    send(&app, Method::GET, &format!("/api/sessions/{a}"), None).await;
+    let c = id(&new_game(&app, json!({"game": "liuzhou", "side": "first"})).await);
+    assert_eq!(app.store.len(), 2);
+    send(&app, Method::GET, &format!("/api/sessions/{b}"), None)
+        .await
+        .error(StatusCode::NOT_FOUND);
+    // While a session is taken (as during a think) requests on it are refused as busy, and it
+    // is never evicted: with both taken, a new game is refused.
+    let ga = app.store.get(&a).unwrap().try_lock_owned().unwrap();
+    let gc = app.store.get(&c).unwrap().try_lock_owned().unwrap();
+    let e = send(&app, Method::GET, &format!("/api/sessions/{a}"), None)
+        .await
+        .error(StatusCode::CONFLICT);
+    assert!(e.contains("thinking"), "{e}");
+    let r = send(
+        &app,
+        Method::POST,
+        "/api/sessions",
+        Some(r#"{"game":"liuzhou","side":"first"}"#),
+    )
+    .await;
+    r.error(StatusCode::SERVICE_UNAVAILABLE);
+    drop((ga, gc));
+    new_game(&app, json!({"game": "liuzhou", "side": "first"})).await;
+    assert_eq!(app.store.len(), 2);
+}
+
+#[tokio::test]
+async fn idle_sessions_expire() {
+    let app = App::new(
+        Config {
+            idle_timeout_s: 1,
+            ..Config::default()
+        },
+        Setups::default(),
+    );
+    let a = id(&new_game(&app, json!({"game": "liuzhou", "side": "first"})).await);
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    send(&app, Method::GET, &format!("/api/sessions/{a}"), None)
+        .await
+        .error(StatusCode::NOT_FOUND);
+}
+
+#[test]
+fn config_validation_names_the_bad_key() {
+    Config::default().validate().unwrap();
+    let bad = Config {
+        max_sessions: 0,
+        ..Config::default()
+    };
+    assert!(bad.validate().unwrap_err().contains("max_sessions"));
+    let bad = Config {
+        default_visits: 0,
+        ..Config::default()
+    };
+    assert!(bad.validate().unwrap_err().contains("default_visits"));
+    let bad = Config {
+        default_agent: "oracle".into(),
+        ..Config::default()
+    };
+    assert!(bad.validate().unwrap_err().contains("oracle"));
+}
+
+#[test]
+fn the_shipped_serve_config_reads_and_is_valid() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../configs/serve.yaml");
+    let doc = crate::config::load(&path).unwrap();
+    let cfg: Config = crate::config::section(&doc, "serve", &path).unwrap();
+    cfg.validate().unwrap();
+    assert!(cfg.addr.ip().is_loopback());
+    // Every key is spelled out in the file, so its values are the documented defaults.
+    assert_eq!(cfg, Config::default());
+}

@@ -1,0 +1,126 @@
+//! Xiangqi on the page: the 9 × 10 points, the river and the palaces (drawn by the page), the
+//! pieces from the FEN, and moves in ICCS (`h2e2`).
+
+use games::xiangqi::{agent_from_spec, Xiangqi};
+use games::{Agent, AgentError, Game, Player};
+use serde_json::json;
+
+use super::view::{fen_cells, tag_pairs, BoardView, Record, RecordInput, WebGame};
+
+/// An alpha-beta node costs far less than an MCTS visit with a playout: this many nodes stand
+/// for one visit of strength (400 → 100 000 nodes, a fraction of a second).
+const ALPHABETA_NODES_PER_VISIT: u64 = 250;
+/// MiB of transposition table per alpha-beta session.
+const ALPHABETA_HASH_MIB: u64 = 4;
+
+impl WebGame for Xiangqi {
+    const TITLE: &'static str = "Xiangqi (象棋)";
+    const SIDES: [&'static str; 2] = ["Red", "Black"];
+
+    fn board(&self) -> BoardView {
+        let fen = self.to_text();
+        let names = (0..10)
+            .rev()
+            .map(|rank| {
+                (b'a'..=b'i')
+                    .map(|f| format!("{}{rank}", f as char))
+                    .collect()
+            })
+            .collect();
+        BoardView {
+            cols: 9,
+            rows: 10,
+            names,
+            cells: fen_cells(fen.split(' ').next().unwrap_or(""), 9, 10),
+            info: json!({ "in_check": self.outcome().is_none() && self.in_check() }),
+        }
+    }
+
+    /// The alpha-beta searcher: far stronger than MCTS with random playouts at this game.
+    const NATIVE_AGENTS: &'static [&'static str] = &["alphabeta"];
+
+    /// `alphabeta` searches `ALPHABETA_NODES_PER_VISIT × strength` nodes per move.
+    fn native_agent(
+        name: &str,
+        strength: u64,
+        _seed: u64,
+    ) -> Result<Box<dyn Agent<Self>>, AgentError> {
+        match name {
+            // A small hash table: every live session holds its own.
+            "alphabeta" => agent_from_spec(&format!(
+                "alphabeta:nodes={},hash={ALPHABETA_HASH_MIB}",
+                strength.saturating_mul(ALPHABETA_NODES_PER_VISIT)
+            )),
+            other => Err(AgentError {
+                agent: other.into(),
+                reason: "not an agent of xiangqi".into(),
+            }),
+        }
+    }
+
+    fn action_points(&self, action: Self::Action) -> (Option<String>, Option<String>) {
+        let iccs = self.format_action(action);
+        let (from, to) = iccs.split_at(iccs.len() / 2);
+        (Some(from.to_string()), Some(to.to_string()))
+    }
+
+    /// PGN with ICCS moves and the start position as FEN.
+    fn record(game: &RecordInput<'_, Self>) -> Record {
+        let mut text = tag_pairs(&[
+            ("Game", "Chinese Chess".into()),
+            ("Red", game.names[0].clone()),
+            ("Black", game.names[1].clone()),
+            ("Result", game.result().into()),
+            ("FEN", game.start.to_text()),
+            ("Format", "ICCS".into()),
+        ]);
+        text.push('\n');
+        let mut words = Vec::new();
+        let mut number = 1;
+        for (i, p) in game.actions.iter().enumerate() {
+            match p.player {
+                Player::First => words.push(format!("{number}.")),
+                // A record that starts with Black to move says so, as PGN does.
+                Player::Second if i == 0 => words.push(format!("{number}...")),
+                Player::Second => {}
+            }
+            words.push(p.text.clone());
+            if p.player == Player::Second {
+                number += 1;
+            }
+        }
+        words.push(game.result().into());
+        for line in words.chunks(16) {
+            text.push_str(&line.join(" "));
+            text.push('\n');
+        }
+        Record {
+            filename: "xiangqi.pgn".into(),
+            mime: "application/x-chess-pgn",
+            text,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn board_names_and_pieces_follow_iccs() {
+        let s = Xiangqi::default();
+        let b = s.board();
+        assert_eq!((b.cols, b.rows), (9, 10));
+        assert_eq!(b.names[0][0], "a9");
+        assert_eq!(b.names[9][8], "i0");
+        assert_eq!(b.cells[9][4], "K", "the red king on e0");
+        assert_eq!(b.cells[0][4], "k", "the black king on e9");
+        assert_eq!(b.names[7][7], "h2");
+        assert_eq!(b.cells[7][7], "C", "a red cannon on h2");
+        let a = s.parse_action("h2e2").unwrap();
+        assert_eq!(
+            s.action_points(a),
+            (Some("h2".to_string()), Some("e2".to_string()))
+        );
+    }
+}

@@ -1,0 +1,548 @@
+// The page of `engine serve`. Talks only to the JSON API of the server that served it.
+//
+// The server describes every board the same way (rows of point names and cells, top row first)
+// and every legal action by the points a click names (`to` alone, `from` and `to`, or neither),
+// so clicking is the same for every game; only the drawing differs per game.
+"use strict";
+
+const SVG = "http://www.w3.org/2000/svg";
+const S = 60; // distance between neighbouring points
+const M = 56; // margin around the outermost points (room for the coordinates)
+
+const $ = (id) => document.getElementById(id);
+
+const page = {
+  info: null, // GET /api/games
+  session: null, // the last session view
+  selected: null, // the point whose moves are shown
+  hover: null, // the point under the pointer
+  busy: false, // a request is under way
+  seed: undefined, // the engine's seed, from the URL
+};
+
+// `data-ready="1"` on the body while the page waits for the person (or the game is over):
+// what scripts driving the page wait for.
+function updateReady() {
+  const s = page.session;
+  document.body.dataset.ready = s && !page.busy && !s.engine_to_act ? "1" : "0";
+  if (s) {
+    document.body.dataset.turn = s.outcome ? "over" : s.human_to_act ? "human" : "engine";
+    document.body.dataset.phase = s.board.info && s.board.info.phase ? s.board.info.phase : "";
+  }
+}
+
+// ---- API ----
+
+async function api(method, path, body) {
+  const init = { method, headers: {} };
+  if (body !== undefined) {
+    init.headers["Content-Type"] = "application/json";
+    init.body = JSON.stringify(body);
+  }
+  const resp = await fetch(path, init);
+  if (resp.status === 204) return null;
+  const data = await resp.json().catch(() => ({ error: `HTTP ${resp.status}` }));
+  if (!resp.ok) throw new Error(data.error || `HTTP ${resp.status}`);
+  return data;
+}
+
+function showError(e) {
+  const box = $("error");
+  box.textContent = e ? String(e.message || e) : "";
+  if (e) setTimeout(() => { if (box.textContent === String(e.message || e)) box.textContent = ""; }, 6000);
+}
+
+// ---- setup ----
+
+async function init() {
+  page.info = await api("GET", "/api/games");
+  const game = $("game");
+  for (const g of page.info.games) game.add(new Option(g.title, g.name));
+  const strength = $("strength");
+  const choices = new Set([25, 100, 400, 1600, 6400, page.info.default_visits]);
+  for (const v of [...choices].sort((a, b) => a - b)) {
+    if (v <= page.info.max_visits) strength.add(new Option(`${v} visits`, String(v)));
+  }
+  strength.value = String(page.info.default_visits);
+  const params = new URLSearchParams(location.search);
+  if (params.get("game")) game.value = params.get("game");
+  fillSides();
+  if (params.get("side")) $("side").value = params.get("side");
+  if (params.get("agent")) $("agent").value = params.get("agent");
+  if (params.get("strength")) {
+    const v = params.get("strength");
+    if (![...strength.options].some((o) => o.value === v)) strength.add(new Option(`${v} visits`, v));
+    strength.value = v;
+  }
+  // A fixed seed makes the engine's choices repeatable (the browser test uses it).
+  if (params.get("seed")) page.seed = Number(params.get("seed"));
+  game.addEventListener("change", () => { fillSides(); newGame(); });
+  $("new-game").addEventListener("submit", (ev) => { ev.preventDefault(); newGame(); });
+  $("undo").addEventListener("click", undo);
+  await newGame();
+}
+
+function fillSides() {
+  const g = page.info.games.find((x) => x.name === $("game").value) || page.info.games[0];
+  const side = $("side");
+  const old = side.value;
+  side.innerHTML = "";
+  side.add(new Option(g.sides[0], "first"));
+  side.add(new Option(g.sides[1], "second"));
+  side.add(new Option("nobody (watch)", "none"));
+  side.value = old || "first";
+  // The agents this game can be played by (`net` only where a model is loaded).
+  const agent = $("agent");
+  const chosen = g.default_agent || page.info.default_agent;
+  agent.innerHTML = "";
+  for (const a of g.agents) agent.add(new Option(AGENT_TITLES[a] || a, a));
+  agent.value = g.agents.includes(chosen) ? chosen : g.agents[0];
+}
+
+const AGENT_TITLES = {
+  mcts: "MCTS (random playouts)",
+  net: "MCTS + network",
+  random: "random moves",
+};
+
+async function newGame() {
+  if (page.busy) return;
+  const old = page.session;
+  try {
+    page.busy = true;
+    if (old) await api("DELETE", `/api/sessions/${old.id}`).catch(() => {});
+    const s = await api("POST", "/api/sessions", {
+      game: $("game").value,
+      side: $("side").value,
+      agent: $("agent").value,
+      strength: Number($("strength").value),
+      ...(page.seed !== undefined ? { seed: page.seed } : {}),
+    });
+    page.selected = null;
+    show(s);
+  } catch (e) {
+    showError(e);
+  } finally {
+    page.busy = false;
+    render();
+    updateReady();
+  }
+  await engineTurns();
+}
+
+// ---- actions ----
+
+async function play(action) {
+  if (page.busy) return;
+  page.busy = true;
+  page.selected = null;
+  try {
+    show(await api("POST", `/api/sessions/${page.session.id}/play`, { action }));
+  } catch (e) {
+    showError(e);
+    render();
+  } finally {
+    page.busy = false;
+    render();
+    updateReady();
+  }
+  await engineTurns();
+}
+
+// The engine acts until it is the person's turn again (a Liuzhou turn can be several actions).
+async function engineTurns() {
+  while (page.session && page.session.engine_to_act && !page.busy) {
+    page.busy = true;
+    const id = page.session.id;
+    setStatus(statusText(page.session), "thinking");
+    try {
+      const r = await api("POST", `/api/sessions/${id}/engine`);
+      if (!page.session || page.session.id !== id) return; // a new game began meanwhile
+      show(r.session);
+    } catch (e) {
+      showError(e);
+      return;
+    } finally {
+      page.busy = false;
+      render();
+      updateReady();
+    }
+  }
+}
+
+async function undo() {
+  if (page.busy || !page.session) return;
+  page.busy = true;
+  try {
+    const r = await api("POST", `/api/sessions/${page.session.id}/undo`);
+    page.selected = null;
+    show(r.session);
+  } catch (e) {
+    showError(e);
+  } finally {
+    page.busy = false;
+    render();
+    updateReady();
+  }
+  await engineTurns();
+}
+
+// ---- state → page ----
+
+function show(s) {
+  page.session = s;
+  render();
+  renderSide();
+  updateReady();
+}
+
+// The clickable structure of the legal actions.
+function clickMap(s) {
+  const one = new Map(); // point → action
+  const moves = new Map(); // from → [{to, action}]
+  const none = []; // actions on no point
+  if (!s.human_to_act || page.busy) return { one, moves, none };
+  for (const a of s.legal) {
+    if (a.from && a.to) {
+      if (!moves.has(a.from)) moves.set(a.from, []);
+      moves.get(a.from).push(a);
+    } else if (a.to) one.set(a.to, a.action);
+    else none.push(a.action);
+  }
+  return { one, moves, none };
+}
+
+function onPoint(name) {
+  const s = page.session;
+  if (!s) return;
+  const { one, moves } = clickMap(s);
+  if (page.selected) {
+    const m = (moves.get(page.selected) || []).find((a) => a.to === name);
+    if (m) return play(m.action);
+  }
+  if (one.has(name)) return play(one.get(name));
+  page.selected = moves.has(name) && page.selected !== name ? name : null;
+  render();
+}
+
+function el(tag, attrs, parent) {
+  const e = document.createElementNS(SVG, tag);
+  for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
+  if (parent) parent.appendChild(e);
+  return e;
+}
+
+function render() {
+  const s = page.session;
+  const svg = $("board");
+  svg.innerHTML = "";
+  if (!s) return;
+  const b = s.board;
+  const W = 2 * M + (b.cols - 1) * S;
+  const H = 2 * M + (b.rows - 1) * S;
+  svg.setAttribute("viewBox", `0 0 ${W} ${H}`);
+  svg.dataset.game = s.game;
+  const at = new Map(); // point name → [x, y]
+  b.names.forEach((row, r) => row.forEach((n, c) => at.set(n, [M + c * S, M + r * S])));
+  el("rect", { class: "board-bg", x: 0, y: 0, width: W, height: H, rx: 8 }, svg);
+  const drawers = { liuzhou: drawLiuzhou, xiangqi: drawXiangqi, go: drawGo };
+  (drawers[s.game] || drawGrid)(svg, b);
+  labels(svg, b);
+
+  // Last move: where it came from, and a ring where it went.
+  if (s.last) {
+    if (s.last.from && at.has(s.last.from)) {
+      const [x, y] = at.get(s.last.from);
+      el("rect", { class: "last-from", x: x - 9, y: y - 9, width: 18, height: 18, rx: 3 }, svg);
+    }
+  }
+  // Pieces.
+  b.cells.forEach((row, r) => row.forEach((cell, c) => {
+    if (cell) drawPiece(svg, s.game, cell, M + c * S, M + r * S, b.names[r][c]);
+  }));
+  if (s.last && s.last.to && at.has(s.last.to)) {
+    const [x, y] = at.get(s.last.to);
+    el("rect", { class: "last-move", x: x - S / 2 + 3, y: y - S / 2 + 3, width: S - 6, height: S - 6, rx: 6 }, svg);
+  }
+
+  // Targets and moves.
+  const { one, moves, none } = clickMap(s);
+  const occupied = (n) => { const [x, y] = at.get(n); const c = b.cells[Math.round((y - M) / S)][Math.round((x - M) / S)]; return c !== ""; };
+  for (const [n] of one) {
+    if (!at.has(n)) continue;
+    const [x, y] = at.get(n);
+    if (occupied(n)) {
+      // A stone that can be selected (marked, captured, removed): always shown.
+      el("circle", { class: "target" + (page.hover === n ? " hover" : ""), cx: x, cy: y, r: S * 0.47 }, svg);
+    } else if (page.hover === n) {
+      drawPiece(svg, s.game, s.to_act === "first" ? "B" : "W", x, y, null).classList.add("ghost");
+    }
+  }
+  for (const [from] of moves) {
+    if (!at.has(from)) continue;
+    const [x, y] = at.get(from);
+    el("circle", { class: page.selected === from ? "selected" : "movable", cx: x, cy: y, r: S * 0.46 }, svg);
+  }
+  const shown = page.selected || (page.hover && moves.has(page.hover) ? page.hover : null);
+  for (const a of moves.get(shown) || []) {
+    if (!at.has(a.to)) continue;
+    const [x, y] = at.get(a.to);
+    if (occupied(a.to)) el("circle", { class: "dest capture", cx: x, cy: y, r: S * 0.44 }, svg);
+    else el("circle", { class: "dest", cx: x, cy: y, r: 9 }, svg);
+  }
+
+  // Hit areas last, so they take the clicks; data-point lets tests click a point by name.
+  for (const [n, [x, y]] of at) {
+    const active = one.has(n) || moves.has(n) || (page.selected && (moves.get(page.selected) || []).some((a) => a.to === n));
+    const hit = el("rect", { class: "hit" + (active ? " active" : ""), x: x - S / 2, y: y - S / 2, width: S, height: S, "data-point": n }, svg);
+    hit.addEventListener("click", () => onPoint(n));
+    hit.addEventListener("mouseenter", () => { if (page.hover !== n) { page.hover = n; render(); } });
+    hit.addEventListener("mouseleave", () => { if (page.hover === n) { page.hover = null; render(); } });
+  }
+
+  // Actions on no point (Go's pass).
+  const extra = $("extra-actions");
+  extra.innerHTML = "";
+  for (const a of none) {
+    const btn = document.createElement("button");
+    btn.type = "button";
+    btn.textContent = a;
+    btn.dataset.action = a;
+    btn.addEventListener("click", () => play(a));
+    extra.appendChild(btn);
+  }
+  setStatus(statusText(s), s.outcome ? "over" : "");
+}
+
+function labels(svg, b) {
+  const split = (n) => /^([A-Za-z]+)(\d+)$/.exec(n) || [n, n, ""];
+  b.names[b.rows - 1].forEach((n, c) => {
+    const t = el("text", { class: "label", x: M + c * S, y: M + (b.rows - 1) * S + M * 0.72 }, svg);
+    t.textContent = split(n)[1];
+  });
+  b.names.forEach((row, r) => {
+    const t = el("text", { class: "label", x: M * 0.28, y: M + r * S }, svg);
+    t.textContent = split(row[0])[2];
+  });
+}
+
+function line(svg, x1, y1, x2, y2, cls) {
+  el("line", { class: cls || "grid", x1, y1, x2, y2 }, svg);
+}
+
+function drawGrid(svg, b) {
+  const x1 = M + (b.cols - 1) * S, y1 = M + (b.rows - 1) * S;
+  for (let c = 0; c < b.cols; c++) line(svg, M + c * S, M, M + c * S, y1);
+  for (let r = 0; r < b.rows; r++) line(svg, M, M + r * S, x1, M + r * S);
+  el("rect", { class: "grid border", x: M, y: M, width: x1 - M, height: y1 - M }, svg);
+}
+
+function drawLiuzhou(svg, b) {
+  drawGrid(svg, b);
+}
+
+function drawGo(svg, b) {
+  drawGrid(svg, b);
+  const n = b.cols;
+  if (n < 7 || b.rows !== n) return;
+  // Star points: the 3rd line (4th from 13×13 up), the sides' middles on big boards, the centre.
+  const e = n >= 13 ? 3 : 2;
+  const lines = n >= 15 && n % 2 === 1 ? [e, (n - 1) / 2, n - 1 - e] : [e, n - 1 - e];
+  const stars = [];
+  for (const r of lines) for (const c of lines) stars.push([r, c]);
+  if (n % 2 === 1 && lines.length === 2) stars.push([(n - 1) / 2, (n - 1) / 2]);
+  for (const [r, c] of stars) el("circle", { class: "star", cx: M + c * S, cy: M + r * S, r: 5 }, svg);
+}
+
+function drawXiangqi(svg, b) {
+  const x1 = M + 8 * S, yTop = M, yBot = M + 9 * S, yRiverTop = M + 4 * S, yRiverBot = M + 5 * S;
+  for (let r = 0; r < 10; r++) line(svg, M, M + r * S, x1, M + r * S);
+  for (let c = 0; c < 9; c++) {
+    const x = M + c * S;
+    if (c === 0 || c === 8) line(svg, x, yTop, x, yBot);
+    else { line(svg, x, yTop, x, yRiverTop); line(svg, x, yRiverBot, x, yBot); }
+  }
+  // Palaces: the diagonals of the 3 × 3 squares at each end.
+  for (const y0 of [yTop, M + 7 * S]) {
+    line(svg, M + 3 * S, y0, M + 5 * S, y0 + 2 * S);
+    line(svg, M + 5 * S, y0, M + 3 * S, y0 + 2 * S);
+  }
+  el("rect", { class: "grid border", x: M, y: yTop, width: 8 * S, height: 9 * S }, svg);
+  const river = el("text", { class: "river", x: M + 4 * S, y: (yRiverTop + yRiverBot) / 2 }, svg);
+  river.textContent = "楚 河　　漢 界";
+}
+
+const XQ = { k: "將", a: "士", b: "象", e: "象", n: "馬", h: "馬", r: "車", c: "砲", p: "卒",
+             K: "帥", A: "仕", B: "相", E: "相", N: "傌", H: "傌", R: "俥", C: "炮", P: "兵" };
+
+function drawPiece(svg, game, cell, x, y, name) {
+  const g = el("g", {}, svg);
+  if (name) {
+    g.setAttribute("data-cell", name);
+    g.setAttribute("data-piece", cell);
+  }
+  if (game === "xiangqi") {
+    const red = cell === cell.toUpperCase();
+    el("circle", { class: "piece " + (red ? "piece-r" : "piece-k"), cx: x, cy: y, r: S * 0.44 }, g);
+    el("circle", { class: "piece " + (red ? "piece-r" : "piece-k"), cx: x, cy: y, r: S * 0.36, "stroke-width": 1 }, g);
+    const t = el("text", { class: "piece-text " + (red ? "r" : "k"), x, y }, g);
+    t.textContent = XQ[cell] || cell;
+    return g;
+  }
+  // Stones: upper case unmarked, lower case marked (Liuzhou); B/X black, W/O white.
+  const black = "BbXx".includes(cell);
+  const marked = cell === cell.toLowerCase() && game === "liuzhou";
+  const c = el("circle", { class: "stone " + (black ? "stone-b" : "stone-w") + (marked ? " marked" : ""), cx: x, cy: y, r: S * 0.42 }, g);
+  if (marked) {
+    const d = S * 0.22;
+    el("line", { class: "mark-x", x1: x - d, y1: y - d, x2: x + d, y2: y + d }, g);
+    el("line", { class: "mark-x", x1: x - d, y1: y + d, x2: x + d, y2: y - d }, g);
+    g.setAttribute("data-marked", "true");
+  }
+  void c;
+  return g;
+}
+
+// ---- status, phase panel, evaluation, history ----
+
+function setStatus(text, cls) {
+  const st = $("status");
+  st.textContent = text;
+  st.className = cls || "";
+}
+
+function sideName(s, key) {
+  return s.sides[key === "first" ? 0 : 1];
+}
+
+function statusText(s) {
+  if (s.outcome) {
+    let why = "";
+    const i = s.board.info || {};
+    if (s.game === "liuzhou" && !s.outcome.winner) {
+      if (i.move_count >= i.move_limit) why = ` (${i.move_limit} actions played)`;
+      else if (i.moves_since_capture >= i.no_capture_limit) why = ` (${i.no_capture_limit} actions without a capture)`;
+    }
+    if (s.game === "go" && i.area_score) why = ` (${i.area_score})`;
+    return `Game over: ${s.outcome.text}${why}.`;
+  }
+  const me = sideName(s, s.to_act);
+  const opp = sideName(s, s.to_act === "first" ? "second" : "first");
+  const who = s.human_to_act ? `You (${me})` : `Engine (${me})`;
+  if (s.game === "liuzhou") {
+    const i = s.board.info;
+    switch (i.phase) {
+      case "place": return `${who}: place a stone.`;
+      case "mark": return `${who}: shape formed — mark ${i.pending} of ${opp}'s stones.`;
+      case "forced": return `${who}: board full, nothing marked — remove one of ${opp}'s stones.`;
+      case "move": return i.stuck ? `${who}: no step possible — remove one of ${opp}'s stones.`
+                                  : `${who}: move a stone one step.`;
+      case "capture": return `${who}: shape formed — capture ${i.pending} of ${opp}'s stones.`;
+      case "counter": return `${who}: counter-removal — remove one of ${opp}'s stones.`;
+    }
+  }
+  const check = s.board.info && s.board.info.in_check ? " Check!" : "";
+  return `${who} to move.${check}`;
+}
+
+const LZ_PHASES = [
+  ["place", "Placement", "Place stones in turn until the board is full."],
+  ["mark", "Mark selection", "A square (2×2) earns 1 mark, a line (whole row or column) 2. Marked stones (✕) leave when the board fills."],
+  ["forced", "Forced removal", "Board full and nothing marked: White, then Black, removes one stone."],
+  ["move", "Movement", "Move one stone one step up, down, left or right. A player with no step removes a stone instead."],
+  ["capture", "Capture selection", "A square or line formed by a step captures 1 or 2 stones."],
+  ["counter", "Counter-removal", "After a stuck player's removal, the opponent removes one of theirs."],
+];
+
+function renderSide() {
+  const s = page.session;
+  const panel = $("phase-panel");
+  panel.innerHTML = "";
+  if (s.game === "liuzhou") {
+    const i = s.board.info;
+    const title = document.createElement("strong");
+    title.textContent = "Phases";
+    panel.appendChild(title);
+    const ol = document.createElement("ol");
+    for (const [key, name, rule] of LZ_PHASES) {
+      const li = document.createElement("li");
+      li.textContent = name + (key === i.phase && i.pending ? ` — ${i.pending} pending` : "");
+      if (key === i.phase) {
+        li.className = "current";
+        li.id = "current-phase";
+        const p = document.createElement("div");
+        p.className = "rule";
+        p.textContent = rule;
+        li.appendChild(p);
+      }
+      ol.appendChild(li);
+    }
+    panel.appendChild(ol);
+    const counts = document.createElement("div");
+    counts.className = "counts";
+    const rows = [
+      ["Stones on board", `${s.sides[0]} ${i.stones[0]} · ${s.sides[1]} ${i.stones[1]}`],
+      ["Placed", `${i.placed[0]}/${i.stones_per_player} · ${i.placed[1]}/${i.stones_per_player}`],
+      ["Marked", String(i.marked)],
+      ["Actions", `${i.move_count}/${i.move_limit}`],
+      ["Since capture", `${i.moves_since_capture}/${i.no_capture_limit}`],
+      ["Lose below", `${i.lose_below} stones`],
+    ];
+    for (const [k, v] of rows) {
+      const a = document.createElement("span"); a.textContent = k;
+      const b = document.createElement("span"); b.textContent = v;
+      counts.append(a, b);
+    }
+    panel.appendChild(counts);
+  } else {
+    const p = document.createElement("div");
+    p.textContent = `${s.title}: ${s.sides[0]} moves first.`;
+    panel.appendChild(p);
+    if (s.board.info && typeof s.board.info === "object") {
+      const counts = document.createElement("div");
+      counts.className = "counts";
+      for (const [k, v] of Object.entries(s.board.info)) {
+        if (typeof v === "boolean") continue; // flags show in the status line instead
+        const a = document.createElement("span"); a.textContent = k.replace(/_/g, " ");
+        const b = document.createElement("span"); b.textContent = Array.isArray(v) ? v.join(" · ") : String(v);
+        counts.append(a, b);
+      }
+      panel.appendChild(counts);
+    }
+  }
+
+  // Evaluation bar: the first player's share, from the engine's last decision.
+  const bar = $("eval-bar");
+  const fill = $("eval-fill");
+  const text = $("eval-text");
+  bar.className = s.game === "xiangqi" ? "red" : "";
+  if (s.eval && s.eval.value_first !== null && s.eval.value_first !== undefined) {
+    const p = (s.eval.value_first + 1) / 2;
+    fill.style.width = `${(100 * p).toFixed(1)}%`;
+    text.textContent = `${s.sides[0]} ${(100 * p).toFixed(0)}%` +
+      (s.eval.visits ? ` · ${s.eval.visits} visits` : "") +
+      (s.eval.pv.length ? ` · PV ${s.eval.pv.join(" ")}` : "");
+  } else {
+    bar.className += " none";
+    fill.style.width = "50%";
+    text.textContent = !s.eval ? "no evaluation yet"
+      : ["mcts", "net"].includes(s.agent) ? "forced action: nothing to search"
+      : `the ${s.agent} engine gives no evaluation`;
+  }
+
+  const hist = $("history");
+  hist.innerHTML = "";
+  s.history.forEach((h, k) => {
+    const li = document.createElement("li");
+    li.textContent = `${sideName(s, h.player)[0]} ${h.action}`;
+    li.title = h.engine ? "engine" : "you";
+    li.className = (h.engine ? "engine" : "") + (k === s.history.length - 1 ? " last" : "");
+    hist.appendChild(li);
+  });
+  hist.scrollTop = hist.scrollHeight;
+  $("undo").disabled = !s.can_undo;
+  $("record").href = `/api/sessions/${s.id}/record`;
+  $("position").textContent = s.position;
+}
+
+init().catch(showError);
