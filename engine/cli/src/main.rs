@@ -1,11 +1,11 @@
 //! `engine`: one subcommand per file under `cmd/`.
 
 mod agents;
-mod thinkers;
 mod cmd;
 mod config;
 mod models;
 mod session;
+mod thinkers;
 mod train;
 mod web;
 

@@ -46,8 +46,30 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         rules_xiangqi(args.fairy_stockfish);
         rules_go(budget);
     }
+    let models = if on(Section::Search) || on(Section::Inference) {
+        Some(default_models()?)
+    } else {
+        None
+    };
+    if on(Section::Search) {
+        let models = models.as_ref().expect("made above");
+        search_section(
+            &Liuzhou::default(),
+            &models.path("liuzhou"),
+            budget,
+            args.threads,
+        )?;
+        search_section(
+            &games::xiangqi::Xiangqi::default(),
+            &models.path("xiangqi"),
+            budget,
+            args.threads,
+        )?;
+        let go = games::go::GoState::new(games::go::GoRules::default())?;
+        search_section(&go, &models.path("go"), budget, args.threads)?;
+    }
     if on(Section::Inference) {
-        let models = default_models()?;
+        let models = models.as_ref().expect("made above");
         inference(
             &Liuzhou::default(),
             &models.path("liuzhou"),
@@ -123,6 +145,33 @@ fn default_models() -> anyhow::Result<DefaultModels> {
         }
     }
     Ok(DefaultModels { dir })
+}
+
+/// Search overhead with the fake evaluator (one thread, all threads), and the real evaluator's
+/// throughput bare and inside the search at the default batch size.
+fn search_section<G: Game>(
+    start: &G,
+    model: &Path,
+    budget: Duration,
+    threads: usize,
+) -> anyhow::Result<()> {
+    let opts = infer::onnx::OrtOptions {
+        batch_size: 64,
+        intra_threads: threads,
+        ..Default::default()
+    };
+    let net = if model.is_file() {
+        Some(infer::onnx::OrtEvaluator::load(model, start, &opts)?)
+    } else {
+        None
+    };
+    let figures = search::bench::search_figures(
+        start,
+        budget,
+        net.as_ref().map(|e| e as &dyn infer::Evaluator<G>),
+    )?;
+    print!("{figures}");
+    Ok(())
 }
 
 /// Evaluator throughput at each batch size beside a bare ONNX Runtime session on the same model.

@@ -11,8 +11,8 @@ use games::{Game, Player};
 use infer::Evaluator;
 
 use super::GameKind;
-use crate::thinkers::AgentSpec;
 use crate::session::{parse_side, result_tag, Match, MatchError};
+use crate::thinkers::AgentSpec;
 use crate::web::view::{build_thinker, default_agent, WebGame};
 use crate::{config, models};
 

@@ -45,8 +45,8 @@ use infer::Evaluator;
 use serde::{Deserialize, Serialize};
 use tokio::sync::Semaphore;
 
-use crate::thinkers::{AgentSpec, AgentSpecError, AGENT_NAMES};
 use crate::session::{self, Match, MatchError};
+use crate::thinkers::{AgentSpec, AgentSpecError, AGENT_NAMES};
 use store::Store;
 use view::{
     agents_for, build_thinker, default_agent, ActionView, Meta, SessionView, WebGame, WebMatch,
