@@ -16,6 +16,9 @@ use search::{BatchReport, BatchStats, LeafBatch, Search, SearchConfig};
 use serde::{Deserialize, Serialize};
 use shards::{Sample, Shard, ShardMeta};
 
+/// Gather passes over all games per batch at most (more would pile virtual loss on few trees).
+const MAX_GATHER_PASSES: usize = 4;
+
 /// Self-play settings (the `selfplay` section of a game's config).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -253,20 +256,28 @@ pub fn run<G: Game>(
     let per_game = batch_size.div_ceil(slots.len().max(1)).max(1);
     let mut first = 0usize;
     while !slots.is_empty() {
-        // Gather: visit games round-robin from a rotating start until the batch is full.
+        // Gather: visit games round-robin from a rotating start until the batch is full. Cache
+        // hits and terminal leaves finish on the spot without filling the batch, so a few more
+        // passes (virtual loss keeps their paths apart) top it up.
         batch.clear();
         let n = slots.len();
-        for k in 0..n {
-            let room = batch_size - batch.len();
-            if room == 0 {
-                break;
+        for _pass in 0..MAX_GATHER_PASSES {
+            let before = batch.len();
+            for k in 0..n {
+                let room = batch_size - batch.len();
+                if room == 0 {
+                    break;
+                }
+                let i = (first + k) % n;
+                let s = &slots[i];
+                let missing = s.target.saturating_sub(s.search.root_visits()) as usize;
+                if missing > 0 {
+                    s.search
+                        .gather(&mut batch, i as u32, per_game.min(room).min(missing));
+                }
             }
-            let i = (first + k) % n;
-            let s = &slots[i];
-            let missing = s.target.saturating_sub(s.search.root_visits()) as usize;
-            if missing > 0 {
-                s.search
-                    .gather(&mut batch, i as u32, per_game.min(room).min(missing));
+            if batch.len() >= batch_size || batch.len() == before {
+                break;
             }
         }
         first = (first + 1) % n;
