@@ -202,6 +202,14 @@ pub trait Game: Clone + Debug + Send + Sync + 'static {
     /// (Liuzhou's `lose_below`, Go's komi and ko rule) for what the text does not say.
     fn parse_position(&self, text: &str) -> Result<Self, ParseError>;
 
+    /// For a game that ended in a draw (by a move limit, typically): how well `player` stood,
+    /// in [−1, 1]. Self-play may mix a fraction of it into drawn games' value targets so that a
+    /// net learns what leads towards a win before it has seen many wins; the rules and the
+    /// search never use it. Default: 0 (a draw is a draw).
+    fn draw_tiebreak(&self, _player: Player) -> f32 {
+        0.0
+    }
+
     /// A human-readable board, for the terminal faces.
     fn render(&self) -> String {
         self.to_text()

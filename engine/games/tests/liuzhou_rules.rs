@@ -418,3 +418,10 @@ proptest! {
         });
     }
 }
+
+#[test]
+fn draw_tiebreak_is_the_stone_balance() {
+    let s = pos("WW4/6/6/6/BB4/BBBB2 w move 0 90 0");
+    assert_eq!(s.draw_tiebreak(Player::First), 4.0 / 18.0);
+    assert_eq!(s.draw_tiebreak(Player::Second), -4.0 / 18.0);
+}

@@ -51,6 +51,9 @@ pub struct SelfplayConfig {
     pub positions_per_shard: usize,
     /// Tree size limit per game, in nodes.
     pub max_nodes: usize,
+    /// Weight of the game's draw tie-break (Liuzhou: the stone balance) in the value target of
+    /// drawn games; 0 keeps draws at 0. Search still scores finished games exactly.
+    pub draw_tiebreak_weight: f32,
 }
 
 impl Default for SelfplayConfig {
@@ -71,6 +74,7 @@ impl Default for SelfplayConfig {
             resign_min_moves: 40,
             positions_per_shard: 2048,
             max_nodes: 1 << 17,
+            draw_tiebreak_weight: 0.0,
         }
     }
 }
@@ -101,6 +105,10 @@ impl SelfplayConfig {
                 "positions_per_shard must be at least 1",
             ),
             (self.max_nodes >= 1024, "max_nodes must be at least 1024"),
+            (
+                (0.0..=1.0).contains(&self.draw_tiebreak_weight),
+                "draw_tiebreak_weight must lie in [0, 1]",
+            ),
         ];
         match checks.iter().find(|(ok, _)| !ok) {
             Some((_, msg)) => Err(msg.to_string()),
@@ -298,7 +306,13 @@ pub fn run<G: Game>(
                 None => i += 1,
                 Some(outcome) => {
                     let slot = slots.swap_remove(i);
-                    finish_game(slot, outcome, &mut summary, &mut buffer);
+                    finish_game(
+                        slot,
+                        outcome,
+                        config.draw_tiebreak_weight,
+                        &mut summary,
+                        &mut buffer,
+                    );
                     buffer_games += 1;
                     if buffer.len() >= config.positions_per_shard {
                         flush(start, sink, &mut buffer, &mut buffer_games, &mut summary)?;
@@ -390,6 +404,7 @@ fn make_move<G: Game>(
 fn finish_game<G: Game>(
     slot: Slot<G>,
     outcome: Outcome,
+    tiebreak_weight: f32,
     summary: &mut Summary,
     buffer: &mut Vec<Sample>,
 ) {
@@ -406,10 +421,15 @@ fn finish_game<G: Game>(
         }
     }
     summary.samples += slot.samples.len() as u64;
+    let last = slot.search.state();
+    let value = |mover: Player| match outcome {
+        Outcome::Draw => (tiebreak_weight * last.draw_tiebreak(mover)).clamp(-1.0, 1.0),
+        _ => outcome.value_for(mover),
+    };
     buffer.extend(slot.samples.into_iter().map(|p| Sample {
         planes: p.planes,
         policy: p.policy,
-        value: outcome.value_for(p.mover),
+        value: value(p.mover),
     }));
 }
 

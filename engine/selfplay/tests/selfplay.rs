@@ -113,3 +113,51 @@ fn bad_config_is_refused() {
     .unwrap_err();
     assert!(err.to_string().contains("full_fraction"), "{err}");
 }
+
+#[test]
+fn drawn_games_can_be_valued_by_the_tiebreak() {
+    let dir = tmpdir("tiebreak");
+    let evaluator = FakeEvaluator::new(16).seeded(5);
+    let sink = ShardSink {
+        dir: &dir,
+        tag: "t",
+        model: "fake",
+        config: "",
+    };
+    let config = SelfplayConfig {
+        draw_tiebreak_weight: 0.5,
+        ..small_config()
+    };
+    let summary = run(
+        &Liuzhou::default(),
+        &evaluator,
+        &config,
+        6,
+        &sink,
+        9,
+        |_| {},
+    )
+    .unwrap();
+    assert!(
+        summary.results[2] > 0,
+        "some game must be drawn: {:?}",
+        summary.results
+    );
+    let mut fractional = 0;
+    for path in &summary.shards {
+        for s in Shard::read(path).unwrap().samples {
+            assert!((-1.0..=1.0).contains(&s.value));
+            if s.value.abs() < 1.0 {
+                // A drawn game's target: half the stone balance, a multiple of 1/36.
+                assert!(s.value.abs() <= 0.5 + 1e-6);
+                assert!(
+                    ((s.value * 36.0).round() - s.value * 36.0).abs() < 1e-3,
+                    "{}",
+                    s.value
+                );
+                fractional += usize::from(s.value != 0.0);
+            }
+        }
+    }
+    assert!(fractional > 0, "no drawn game ended with a stone balance");
+}

@@ -616,6 +616,13 @@ impl Game for Liuzhou {
     fn render(&self) -> String {
         text::render(self)
     }
+
+    /// The stone balance: captures are what wins, so more stones is the better draw.
+    fn draw_tiebreak(&self, player: Player) -> f32 {
+        let mine = self.stone_count(player) as f32;
+        let theirs = self.stone_count(player.opponent()) as f32;
+        (mine - theirs) / STONES_PER_PLAYER as f32
+    }
 }
 
 fn push_points(out: &mut Vec<Action>, mut points: u64, base: u8) {
