@@ -9,16 +9,15 @@ pub mod state;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{bail, Context};
-use games::{Agent, Game, RandomAgent};
+use games::{Agent, Game};
 use indicatif::{ProgressBar, ProgressStyle};
-use search::{Limit, MctsAgent, MctsAgentConfig, RolloutEvaluator, RunOptions, SearchConfig};
 use serde::{Deserialize, Serialize};
 use state::{model_files, IterationRecord, TrainState};
 
+use crate::agents::{self, AgentSpec};
 use crate::models;
 
 /// The `train` section of a game's config.
@@ -177,32 +176,41 @@ pub fn run<G: Game>(start: &G, train: &TrainConfig, setup: &Setup<'_>) -> anyhow
                 .status_ok("trainer-bridge fit")?;
         }
 
-        // 3. Gate: the candidate against the best.
-        let net = |onnx: &Path,
-                   visits: u64,
-                   temperature: f32,
-                   seed: u64|
-         -> anyhow::Result<MctsAgent<G>> {
-            let evaluator =
-                models::evaluator(start, &onnx.to_string_lossy(), setup.doc, setup.config_path)?;
-            Ok(net_agent(onnx, evaluator, visits, temperature, seed))
+        // 3. Gate: the candidate against the best. Agents are built from the same specs
+        //    `engine match` takes, so the loop's figures can be reproduced with it.
+        let agent = |spec: String, seed: u64| -> anyhow::Result<Box<dyn Agent<G>>> {
+            let load_net = |model: &Path| {
+                models::evaluator(
+                    start,
+                    &model.to_string_lossy(),
+                    setup.doc,
+                    setup.config_path,
+                )
+            };
+            let no_game_agents = |kind: &str| -> anyhow::Result<Box<dyn Agent<G>>> {
+                anyhow::bail!("the training loop has no agent {kind:?}")
+            };
+            let parsed = AgentSpec::parse(&spec)?;
+            agents::build(&parsed, &spec, seed, &load_net, &no_game_agents)
         };
-        let mut cand = net(
-            &cand_onnx,
-            train.gate_visits,
-            train.gate_temperature,
+        let net_spec = |onnx: &Path, visits: u64, temperature: f32| {
+            format!(
+                "net:model={},visits={visits},temp={temperature}",
+                onnx.display()
+            )
+        };
+        let mut cand = agent(
+            net_spec(&cand_onnx, train.gate_visits, train.gate_temperature),
             train.seed + 11,
         )?;
-        let mut best = net(
-            &best_onnx,
-            train.gate_visits,
-            train.gate_temperature,
+        let mut best = agent(
+            net_spec(&best_onnx, train.gate_visits, train.gate_temperature),
             train.seed + 12,
         )?;
         let gate = play(
             start,
-            &mut cand,
-            &mut best,
+            &mut *cand,
+            &mut *best,
             train.gate_games,
             &format!("iteration {i}: gate"),
         )?;
@@ -224,14 +232,26 @@ pub fn run<G: Game>(start: &G, train: &TrainConfig, setup: &Setup<'_>) -> anyhow
         // 4. The best model against fixed opponents.
         let (_, best_onnx) = model_files(&models_dir, state.best);
         let (vs_random, vs_mcts) = if train.eval_games > 0 {
-            let mut me = net(&best_onnx, train.eval_visits, 0.0, train.seed + 13)?;
-            let mut random = RandomAgent::new(train.seed + 14);
-            let r = play(start, &mut me, &mut random, train.eval_games, "  vs random")?;
-            let mut mcts = rollout_agent::<G>(train.eval_mcts_playouts, train.seed + 15);
+            let mut me = agent(
+                net_spec(&best_onnx, train.eval_visits, 0.0),
+                train.seed + 13,
+            )?;
+            let mut random = agent("random".into(), train.seed + 14)?;
+            let r = play(
+                start,
+                &mut *me,
+                &mut *random,
+                train.eval_games,
+                "  vs random",
+            )?;
+            let mut mcts = agent(
+                format!("mcts:visits={}", train.eval_mcts_playouts),
+                train.seed + 15,
+            )?;
             let m = play(
                 start,
-                &mut me,
-                &mut mcts,
+                &mut *me,
+                &mut *mcts,
                 train.eval_games,
                 "  vs pure MCTS",
             )?;
@@ -278,45 +298,6 @@ pub fn run<G: Game>(start: &G, train: &TrainConfig, setup: &Setup<'_>) -> anyhow
         run_dir.join("report.svg").display()
     );
     Ok(())
-}
-
-/// An MCTS agent on a network, as the loop uses it for gating and evaluation.
-pub fn net_agent<G: Game>(
-    model: &Path,
-    evaluator: Arc<dyn infer::Evaluator<G>>,
-    visits: u64,
-    temperature: f32,
-    seed: u64,
-) -> MctsAgent<G> {
-    let leaves = evaluator.batch_size().clamp(1, 8);
-    MctsAgent::new(
-        MctsAgentConfig {
-            name: model
-                .file_stem()
-                .map_or("net".into(), |s| s.to_string_lossy().into_owned()),
-            search: SearchConfig::default(),
-            limit: Limit::visits(visits),
-            run: RunOptions::single(leaves),
-            temperature,
-            seed,
-        },
-        evaluator,
-    )
-}
-
-/// Pure MCTS with random playouts: the network-free yardstick.
-pub fn rollout_agent<G: Game>(playouts: u64, seed: u64) -> MctsAgent<G> {
-    MctsAgent::new(
-        MctsAgentConfig {
-            name: format!("mcts{playouts}"),
-            search: SearchConfig::default(),
-            limit: Limit::visits(playouts),
-            run: RunOptions::single(1),
-            temperature: 0.0,
-            seed,
-        },
-        Arc::new(RolloutEvaluator::<G>::new(seed)),
-    )
 }
 
 /// `a`'s score against `b` over `games` games with colours alternating.
