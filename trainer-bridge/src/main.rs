@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use candle_core::Device;
 use clap::{Args, Parser, Subcommand};
+use trainer_bridge::fit::with_ext;
 use trainer_bridge::{export_onnx, ModelMeta, Net, NetConfig};
 
 #[derive(Parser)]
@@ -185,11 +186,4 @@ fn next_name(model: &Path) -> anyhow::Result<String> {
         )
     })?;
     Ok(format!("{:04}", n + 1))
-}
-
-fn with_ext(stem: &Path, ext: &str) -> PathBuf {
-    let mut s = stem.as_os_str().to_owned();
-    s.push(".");
-    s.push(ext);
-    PathBuf::from(s)
 }
