@@ -10,10 +10,11 @@
 //! Values are kept from the point of view of the player who took the action into the node
 //! (`mover`), never by flipping per ply: a Liuzhou turn spans several actions.
 
-use std::alloc::{alloc_zeroed, Layout};
+use std::alloc::{alloc_zeroed, dealloc, Layout};
 use std::cell::UnsafeCell;
 use std::mem::MaybeUninit;
 use std::ops::Range;
+use std::ptr::NonNull;
 use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, Release};
 use std::sync::atomic::{AtomicI64, AtomicU16, AtomicU32, AtomicU64, AtomicU8, AtomicUsize};
 
@@ -139,7 +140,7 @@ pub struct Cursor {
 
 /// The arena. `Tree` is `Sync`: all mutation through `&Tree` follows the rules on [`Node`].
 pub struct Tree<A> {
-    nodes: Box<[Node<A>]>,
+    nodes: Arena<A>,
     /// Arena slots handed out so far (in chunks to threads). Only grows (`fetch_add`); it may
     /// pass the capacity when allocations fail, and failed allocations are abandoned. On a
     /// cache line of its own: the fields beside it are read on every descent.
@@ -162,7 +163,7 @@ impl<A: Copy> Tree<A> {
     /// space, not memory, until nodes are used.
     pub fn new(capacity: usize, root_mover: Player) -> Self {
         let capacity = capacity.clamp(1, u32::MAX as usize);
-        let nodes = zeroed_nodes::<A>(capacity);
+        let nodes = Arena::zeroed(capacity);
         nodes[0].mover.store(root_mover.index() as u8, Relaxed);
         Tree {
             nodes,
@@ -428,7 +429,7 @@ impl<A: Copy> Tree<A> {
     /// (zeroing the used nodes is much cheaper than faulting in fresh pages).
     pub fn clear(&mut self, root_mover: Player) {
         let used = self.len();
-        // SAFETY: `used` ≤ capacity; all-zero is a valid `Node` (see `zeroed_nodes`), and
+        // SAFETY: `used` ≤ capacity; all-zero is a valid `Node` (see `Arena`), and
         // `&mut self` means no other thread can see the nodes.
         unsafe { std::ptr::write_bytes(self.nodes.as_mut_ptr(), 0, used) };
         self.nodes[0].mover.store(root_mover.index() as u8, Relaxed);
@@ -501,19 +502,65 @@ pub(crate) fn terminal_outcome(s: u8) -> Option<Outcome> {
     }
 }
 
-/// A boxed slice of `n` all-zero nodes. All-zero is a valid `Node` (atomics at 0, status NEW,
-/// the action uninitialised), and zeroed allocations are mapped lazily by the OS.
-fn zeroed_nodes<A>(n: usize) -> Box<[Node<A>]> {
-    let layout = Layout::array::<Node<A>>(n).expect("arena size overflows");
-    // SAFETY: the layout has non-zero size (n ≥ 1, Node is not zero-sized); the memory is
-    // zeroed, which is a valid bit pattern for every field of Node; the Box takes ownership
-    // with the same layout it will free with.
-    unsafe {
-        let ptr = alloc_zeroed(layout) as *mut Node<A>;
-        if ptr.is_null() {
+/// `n` all-zero nodes on the heap. All-zero is a valid `Node` (atomics at 0, status NEW, the
+/// action uninitialised).
+///
+/// Not a `Box<[Node]>`: for an alignment above 16, Rust's system allocator zeroes with a
+/// `memset`, which faults in every page of the arena at once (128 MiB for the default 2^22
+/// nodes). Asked for 16-byte alignment, it calls `calloc`, whose large blocks come straight from
+/// `mmap` and are mapped lazily; the 32-byte alignment is then made by hand.
+struct Arena<A> {
+    nodes: NonNull<Node<A>>,
+    len: usize,
+    block: NonNull<u8>,
+    layout: Layout,
+}
+
+impl<A> Arena<A> {
+    fn zeroed(n: usize) -> Self {
+        let align = std::mem::align_of::<Node<A>>();
+        let bytes = std::mem::size_of::<Node<A>>()
+            .checked_mul(n)
+            .and_then(|b| b.checked_add(align))
+            .expect("arena size overflows");
+        let layout = Layout::from_size_align(bytes, 16).expect("arena size overflows");
+        // SAFETY: the layout has non-zero size.
+        let block = unsafe { alloc_zeroed(layout) };
+        let Some(block) = NonNull::new(block) else {
             std::alloc::handle_alloc_error(layout);
+        };
+        let offset = block.as_ptr().align_offset(align);
+        debug_assert!(offset < align);
+        // SAFETY: `offset < align`, so the `n` nodes after it lie inside the block.
+        let nodes = unsafe { block.as_ptr().add(offset) }.cast::<Node<A>>();
+        Arena {
+            nodes: NonNull::new(nodes).expect("inside a non-null block"),
+            len: n,
+            block,
+            layout,
         }
-        Box::from_raw(std::ptr::slice_from_raw_parts_mut(ptr, n))
+    }
+}
+
+impl<A> std::ops::Deref for Arena<A> {
+    type Target = [Node<A>];
+    fn deref(&self) -> &[Node<A>] {
+        // SAFETY: `len` aligned, zero-initialised (so valid) nodes owned by `self`.
+        unsafe { std::slice::from_raw_parts(self.nodes.as_ptr(), self.len) }
+    }
+}
+
+impl<A> std::ops::DerefMut for Arena<A> {
+    fn deref_mut(&mut self) -> &mut [Node<A>] {
+        // SAFETY: as for `deref`, and `&mut self` makes the borrow unique.
+        unsafe { std::slice::from_raw_parts_mut(self.nodes.as_ptr(), self.len) }
+    }
+}
+
+impl<A> Drop for Arena<A> {
+    fn drop(&mut self) {
+        // SAFETY: the block was allocated with this layout; `Node` needs no drop.
+        unsafe { dealloc(self.block.as_ptr(), self.layout) }
     }
 }
 
