@@ -1,12 +1,11 @@
 //! The search section of `engine bench` for Liuzhou, runnable on its own:
-//! `cargo run --release -p search --example search_bench [seconds] [all|overhead|games|independent|batch|MODEL.onnx] [threads]`.
+//! `cargo run --release -p search --example search_bench [seconds] [all|overhead|games|batch|MODEL.onnx] [threads]`.
 //!
 //! `batch` stands a fake network with a fixed cost per batch in for the real one; a path to an
 //! ONNX model measures that model with ONNX Runtime (batch 64, `threads` intra-op threads, 2 by
-//! default); `independent` is a reference for the machine itself (each thread in a tree of its
-//! own).
+//! default).
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use games::liuzhou::Liuzhou;
 use infer::fake::FakeEvaluator;
@@ -19,7 +18,6 @@ fn main() {
         .unwrap_or(3.0);
     let duration = Duration::from_secs_f64(secs);
     let part = std::env::args().nth(2).unwrap_or_else(|| "all".into());
-    let positions = search::bench::positions(&Liuzhou::default(), 32, 1);
     if part == "all" || part == "overhead" {
         let figures =
             search::bench::search_figures(&Liuzhou::default(), duration, None).expect("search");
@@ -37,9 +35,6 @@ fn main() {
             "{}",
             search::bench::search_figures(&go, duration, None).expect("search")
         );
-    }
-    if part == "all" || part == "independent" {
-        independent(&positions, duration);
     }
     if part.ends_with(".onnx") {
         let opts = infer::onnx::OrtOptions {
@@ -81,33 +76,4 @@ fn main() {
             println!("{line}");
         }
     }
-}
-
-/// The machine's own scaling, for reference: each thread searches a tree of its own, so
-/// nothing is shared but the memory system.
-fn independent(positions: &[Liuzhou], duration: Duration) {
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let cpu = search::bench::process_cpu_time();
-    let start = Instant::now();
-    let playouts: u64 = std::thread::scope(|s| {
-        let hs: Vec<_> = (0..threads)
-            .map(|_| {
-                s.spawn(|| {
-                    search::bench::overhead(positions, 1, 20_000, duration)
-                        .expect("search")
-                        .playouts
-                })
-            })
-            .collect();
-        hs.into_iter().map(|h| h.join().expect("thread")).sum()
-    });
-    let wall = start.elapsed().as_secs_f64();
-    let cpu = search::bench::process_cpu_time()
-        .zip(cpu)
-        .map_or(f64::NAN, |(b, a)| (b - a).as_secs_f64());
-    println!(
-        "reference: {threads} threads in separate trees {:.0} playouts/s, {:.0} per CPU second",
-        playouts as f64 / wall,
-        playouts as f64 / cpu
-    );
 }

@@ -2,6 +2,8 @@
 //! list of positions and returns figures; the caller prints them with the command that
 //! reproduces them.
 
+use std::sync::atomic::AtomicU64;
+use std::sync::atomic::Ordering::{Acquire, Release};
 use std::time::{Duration, Instant};
 
 use games::Game;
@@ -158,6 +160,79 @@ pub fn overhead<G: Game>(
     searches(positions, &fake, &config, visits, 1, options, duration)
 }
 
+/// The machine's own scaling, the reference for [`overhead`] on `threads` threads: each thread
+/// searches a tree of its own (as self-play's games could), so they share nothing but the
+/// memory system. Playouts are summed; the elapsed time is the longest thread's.
+pub fn own_trees<G: Game>(
+    positions: &[G],
+    threads: usize,
+    visits: u64,
+    duration: Duration,
+) -> Result<SearchBench, SearchError> {
+    let cpu_start = process_cpu_time();
+    let runs: Vec<Result<SearchBench, SearchError>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads)
+            .map(|_| s.spawn(|| overhead(positions, 1, visits, duration)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("bench thread panicked"))
+            .collect()
+    });
+    let mut total = SearchBench {
+        threads,
+        playouts: 0,
+        collisions: 0,
+        elapsed: Duration::ZERO,
+        cpu: None,
+        batches: BatchReport::default(),
+    };
+    for r in runs {
+        let r = r?;
+        total.playouts += r.playouts;
+        total.collisions += r.collisions;
+        total.elapsed = total.elapsed.max(r.elapsed);
+        total.batches.merge(&r.batches);
+    }
+    total.cpu = cpu_start.and_then(|c0| Some(process_cpu_time()? - c0));
+    Ok(total)
+}
+
+/// How long one cache line takes to go from one thread to another and back, averaged over
+/// `rounds` round trips: what every statistic shared by two search threads pays when both
+/// write it. On a virtual machine it changes as the host moves the virtual CPUs (here: about
+/// 55 ns with both on one die, about 340 ns across dies), and the one-tree figure with it.
+pub fn round_trip(rounds: u64) -> Duration {
+    let flag = crate::tree::CacheLine(AtomicU64::new(0));
+    // Waits for `flag` to reach `value`, yielding now and then in case the two threads share
+    // one CPU.
+    let wait = |value: u64| {
+        let mut spins = 0u32;
+        while flag.load(Acquire) != value {
+            spins += 1;
+            if spins % 1024 == 0 {
+                std::thread::yield_now();
+            } else {
+                std::hint::spin_loop();
+            }
+        }
+    };
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            for i in 0..rounds {
+                wait(2 * i + 1);
+                flag.store(2 * i + 2, Release);
+            }
+        });
+        let start = Instant::now();
+        for i in 0..rounds {
+            flag.store(2 * i + 1, Release);
+            wait(2 * i + 2);
+        }
+        start.elapsed() / rounds.max(1) as u32
+    })
+}
+
 /// The evaluator alone: states per second in full batches of its batch size, over `positions`.
 pub fn bare_evaluator<G: Game>(
     positions: &[G],
@@ -209,8 +284,12 @@ pub struct SearchFigures {
     pub positions: usize,
     /// Fake evaluator, one thread.
     pub one_thread: SearchBench,
-    /// Fake evaluator, every available thread (None on a one-core machine).
+    /// Fake evaluator, every available thread in one tree (None on a one-core machine).
     pub all_threads: Option<SearchBench>,
+    /// The same threads each in a tree of its own: what the machine allows (see [`own_trees`]).
+    pub own_trees: Option<SearchBench>,
+    /// A cache line's round trip between two threads (see [`round_trip`]), taken just before.
+    pub round_trip: Option<Duration>,
     /// Real evaluator: bare figures, then inside the search at the same batch size.
     pub evaluator: Option<(String, BatchReport, SearchBench)>,
 }
@@ -225,10 +304,14 @@ pub fn search_figures<G: Game>(
     let positions = positions(start, 32, 1);
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let one_thread = overhead(&positions, 1, 20_000, budget)?;
-    let all_threads = if threads > 1 {
-        Some(overhead(&positions, threads, 20_000, budget)?)
+    let (round_trip, all_threads, own_trees) = if threads > 1 {
+        (
+            Some(round_trip(100_000)),
+            Some(overhead(&positions, threads, 20_000, budget)?),
+            Some(own_trees(&positions, threads, 20_000, budget)?),
+        )
     } else {
-        None
+        (None, None, None)
     };
     let evaluator = match evaluator {
         Some(e) => Some((
@@ -243,6 +326,8 @@ pub fn search_figures<G: Game>(
         positions: positions.len(),
         one_thread,
         all_threads,
+        own_trees,
+        round_trip,
         evaluator,
     })
 }
@@ -265,7 +350,7 @@ impl std::fmt::Display for SearchFigures {
             one,
             per_cpu(&self.one_thread)
         )?;
-        if let Some(all) = &self.all_threads {
+        if let (Some(all), Some(own)) = (&self.all_threads, &self.own_trees) {
             writeln!(
                 f,
                 "fake evaluator, {} threads     {:>10.0} playouts/s ({:.2}x one thread{}, {:.3} collisions/playout)",
@@ -274,6 +359,21 @@ impl std::fmt::Display for SearchFigures {
                 all.playouts_per_second() / one,
                 per_cpu(all),
                 all.collisions as f64 / all.playouts.max(1) as f64
+            )?;
+            writeln!(
+                f,
+                "  reference: {} own trees     {:>10.0} playouts/s ({:.2}x one thread: the machine's ceiling; one tree reaches {:.0} % of it)",
+                own.threads,
+                own.playouts_per_second(),
+                own.playouts_per_second() / one,
+                100.0 * all.playouts_per_second() / own.playouts_per_second()
+            )?;
+        }
+        if let Some(rt) = self.round_trip {
+            writeln!(
+                f,
+                "  cache line round trip between two threads: {} ns (what each shared statistic costs)",
+                rt.as_nanos()
             )?;
         }
         if let Some((name, bare, inside)) = &self.evaluator {
