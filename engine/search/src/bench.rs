@@ -210,7 +210,7 @@ pub fn round_trip(rounds: u64) -> Duration {
         let mut spins = 0u32;
         while flag.load(Acquire) != value {
             spins += 1;
-            if spins % 1024 == 0 {
+            if spins.is_multiple_of(1024) {
                 std::thread::yield_now();
             } else {
                 std::hint::spin_loop();
