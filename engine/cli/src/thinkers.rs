@@ -57,51 +57,31 @@ pub trait Thinker<G: Game>: Send {
     fn observe(&mut self, before: &G, action: G::Action) -> Result<(), AgentError>;
 }
 
-/// Any [`Agent`] as a [`Thinker`] that reports nothing but its choice.
+/// Any [`Agent`] as a [`Thinker`] that reports nothing but its choice: the random agent, or a
+/// game's own agent (Xiangqi's alpha-beta, …) under a label that gives its strength.
 pub struct Plain<A> {
     agent: A,
+    /// The name for records; the agent's own name when `None`.
+    label: Option<String>,
+}
+
+impl<A> Plain<A> {
+    pub fn new(agent: A) -> Self {
+        Plain { agent, label: None }
+    }
+
+    /// Names the agent `label` in records.
+    pub fn labelled(agent: A, label: String) -> Self {
+        Plain {
+            agent,
+            label: Some(label),
+        }
+    }
 }
 
 impl<G: Game, A: Agent<G>> Thinker<G> for Plain<A> {
     fn name(&self) -> String {
-        self.agent.name()
-    }
-
-    fn new_game(&mut self, start: &G) -> Result<(), AgentError> {
-        self.agent.new_game(start)
-    }
-
-    fn think(&mut self, state: &G) -> Result<Thought<G::Action>, AgentError> {
-        let action = self.agent.select_action(state)?;
-        Ok(Thought {
-            action,
-            visits: None,
-            value: None,
-            pv: vec![action],
-        })
-    }
-
-    fn observe(&mut self, before: &G, action: G::Action) -> Result<(), AgentError> {
-        self.agent.observe(before, action)
-    }
-}
-
-/// A game's own agent (Xiangqi's alpha-beta, …) as a [`Thinker`] that reports its choice only.
-pub struct Native<G: Game> {
-    agent: Box<dyn Agent<G>>,
-    label: String,
-}
-
-impl<G: Game> Native<G> {
-    /// `label` names the agent with its strength in records.
-    pub fn new(agent: Box<dyn Agent<G>>, label: String) -> Self {
-        Native { agent, label }
-    }
-}
-
-impl<G: Game> Thinker<G> for Native<G> {
-    fn name(&self) -> String {
-        self.label.clone()
+        self.label.clone().unwrap_or_else(|| self.agent.name())
     }
 
     fn new_game(&mut self, start: &G) -> Result<(), AgentError> {
@@ -291,12 +271,10 @@ impl AgentSpec {
                 Some(e) => Ok(Box::new(Mcts::network(e.clone(), self.visits, self.seed))),
                 None => Err(AgentSpecError::NoModel { game: G::NAME }),
             },
-            "random" => Ok(Box::new(Plain {
-                agent: RandomAgent::new(self.seed),
-            })),
+            "random" => Ok(Box::new(Plain::new(RandomAgent::new(self.seed)))),
             // Thinks until the test opens the gate: proves the server answers meanwhile.
             #[cfg(test)]
-            "gate" => Ok(Box::new(Plain { agent: tests::Gate })),
+            "gate" => Ok(Box::new(Plain::new(tests::Gate))),
             other => Err(AgentSpecError::Unknown {
                 name: other.to_string(),
                 known: AGENT_NAMES.join(", "),

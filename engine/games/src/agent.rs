@@ -44,6 +44,30 @@ pub trait Agent<G: Game>: Send {
     }
 }
 
+/// A boxed agent is an agent (so that factories returning `Box<dyn Agent<G>>` plug in wherever
+/// an agent is wanted).
+impl<G: Game> Agent<G> for Box<dyn Agent<G>> {
+    fn name(&self) -> String {
+        (**self).name()
+    }
+
+    fn select_action(&mut self, state: &G) -> Result<G::Action, AgentError> {
+        (**self).select_action(state)
+    }
+
+    fn new_game(&mut self, start: &G) -> Result<(), AgentError> {
+        (**self).new_game(start)
+    }
+
+    fn observe(&mut self, before: &G, action: G::Action) -> Result<(), AgentError> {
+        (**self).observe(before, action)
+    }
+
+    fn summary(&self) -> Option<String> {
+        (**self).summary()
+    }
+}
+
 /// Plays uniformly at random among the legal actions.
 pub struct RandomAgent {
     rng: SmallRng,

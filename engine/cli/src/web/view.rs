@@ -7,7 +7,7 @@ use games::{Agent, AgentError, Game, Outcome, Player};
 use infer::Evaluator;
 use serde::Serialize;
 
-use crate::thinkers::{available_agents, AgentSpec, AgentSpecError, Native, Thinker};
+use crate::thinkers::{available_agents, AgentSpec, AgentSpecError, Plain, Thinker};
 
 use crate::session::{result_tag, Match, MatchError, Played};
 
@@ -77,7 +77,7 @@ pub fn build_thinker<G: WebGame>(
             }
         })?;
         let label = format!("{} (strength {})", spec.name, spec.visits);
-        return Ok(Box::new(Native::new(agent, label)));
+        return Ok(Box::new(Plain::labelled(agent, label)));
     }
     spec.build(net)
 }
