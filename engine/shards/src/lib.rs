@@ -35,6 +35,7 @@ mod augment;
 
 use std::collections::HashMap;
 use std::fs;
+use std::io::Read;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -87,6 +88,84 @@ pub struct ShardMeta {
 impl ShardMeta {
     pub fn input_len(&self) -> usize {
         self.planes * self.height * self.width
+    }
+
+    /// Reads only the header of the shard at `path`: what it says about itself, and how many
+    /// positions it holds. Cheap (the samples are not read), and checks no more than the
+    /// header: [`Shard::read`] validates the rest.
+    pub fn read(path: &Path) -> Result<(ShardMeta, usize), ShardError> {
+        let io = |source| ShardError::Io {
+            path: path.into(),
+            source,
+        };
+        let corrupt = |reason: String| ShardError::Corrupt {
+            path: path.into(),
+            reason,
+        };
+        let mut file = fs::File::open(path).map_err(io)?;
+        let file_len = file.metadata().map_err(io)?.len();
+        if file_len < 8 {
+            return Err(corrupt(format!("{file_len} bytes: shorter than a header")));
+        }
+        let mut len = [0u8; 8];
+        file.read_exact(&mut len).map_err(io)?;
+        let len = u64::from_le_bytes(len);
+        if len > file_len - 8 {
+            return Err(corrupt(format!(
+                "the header claims {len} bytes; the file has {file_len}"
+            )));
+        }
+        let mut header = vec![0u8; len as usize];
+        file.read_exact(&mut header).map_err(io)?;
+        let header: safetensors::tensor::Metadata =
+            serde_json::from_slice(&header).map_err(|e| corrupt(e.to_string()))?;
+        ShardMeta::from_info(&header.metadata().clone().unwrap_or_default(), path)
+    }
+
+    /// The metadata map of a shard's header as a `ShardMeta`, with the number of positions.
+    fn from_info(
+        info: &std::collections::HashMap<String, String>,
+        path: &Path,
+    ) -> Result<(ShardMeta, usize), ShardError> {
+        let foreign = |reason: String| ShardError::Foreign {
+            path: path.into(),
+            reason,
+        };
+        let get = |k: &str| {
+            info.get(k)
+                .cloned()
+                .ok_or_else(|| foreign(format!("no `{k}` metadata")))
+        };
+        if get("format")? != FORMAT {
+            return Err(foreign(format!(
+                "format is {:?}, not {FORMAT}",
+                info["format"]
+            )));
+        }
+        let version = get("version")?;
+        if version != VERSION.to_string() {
+            return Err(foreign(format!(
+                "version {version}; this build reads version {VERSION}"
+            )));
+        }
+        let num = |k: &str| -> Result<usize, ShardError> {
+            get(k)?.parse().map_err(|_| ShardError::Invalid {
+                path: path.into(),
+                reason: format!("metadata `{k}` is not a number"),
+            })
+        };
+        let meta = ShardMeta {
+            game: get("game")?,
+            planes: num("planes")?,
+            height: num("height")?,
+            width: num("width")?,
+            policy_size: num("policy_size")?,
+            model: get("model")?,
+            config: get("config")?,
+            created_unix: num("created_unix")? as u64,
+            games: num("games")?,
+        };
+        Ok((meta, num("positions")?))
     }
 }
 
@@ -244,10 +323,6 @@ impl Shard {
             path: path.into(),
             reason,
         };
-        let foreign = |reason: String| ShardError::Foreign {
-            path: path.into(),
-            reason,
-        };
         let invalid = |reason: String| ShardError::Invalid {
             path: path.into(),
             reason,
@@ -255,40 +330,7 @@ impl Shard {
         let (_, header) = SafeTensors::read_metadata(bytes).map_err(|e| corrupt(e.to_string()))?;
         let st = SafeTensors::deserialize(bytes).map_err(|e| corrupt(e.to_string()))?;
         let info = header.metadata().clone().unwrap_or_default();
-        let get = |k: &str| {
-            info.get(k)
-                .cloned()
-                .ok_or_else(|| foreign(format!("no `{k}` metadata")))
-        };
-        if get("format")? != FORMAT {
-            return Err(foreign(format!(
-                "format is {:?}, not {FORMAT}",
-                info["format"]
-            )));
-        }
-        let version = get("version")?;
-        if version != VERSION.to_string() {
-            return Err(foreign(format!(
-                "version {version}; this build reads version {VERSION}"
-            )));
-        }
-        let num = |k: &str| -> Result<usize, ShardError> {
-            get(k)?
-                .parse()
-                .map_err(|_| invalid(format!("metadata `{k}` is not a number")))
-        };
-        let meta = ShardMeta {
-            game: get("game")?,
-            planes: num("planes")?,
-            height: num("height")?,
-            width: num("width")?,
-            policy_size: num("policy_size")?,
-            model: get("model")?,
-            config: get("config")?,
-            created_unix: num("created_unix")? as u64,
-            games: num("games")?,
-        };
-        let n = num("positions")?;
+        let (meta, n) = ShardMeta::from_info(&info, path)?;
         let tensor = |name: &str, dtype: Dtype, shape: &[usize]| -> Result<&[u8], ShardError> {
             let t = st
                 .tensor(name)

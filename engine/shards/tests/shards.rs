@@ -78,6 +78,8 @@ fn round_trip() {
     assert_eq!(back.meta, shard.meta);
     assert_eq!(back.samples, shard.samples);
     assert_eq!(back.symmetries, shard.symmetries);
+    // The header alone tells the same.
+    assert_eq!(ShardMeta::read(&path).unwrap(), (shard.meta.clone(), 300));
     // No temporary file is left behind.
     assert_eq!(fs::read_dir(&dir).unwrap().count(), 1);
 }
@@ -123,6 +125,28 @@ fn broken_and_foreign_files_are_typed_errors() {
 
     let missing = dir.join("missing.safetensors");
     assert!(matches!(Shard::read(&missing), Err(ShardError::Io { .. })));
+
+    // Reading the header alone: the truncated shard's header is whole, the rest are errors.
+    assert_eq!(ShardMeta::read(&truncated).unwrap().0, shard.meta);
+    for (path, corrupt) in [(&garbage, true), (&empty, true), (&other, false)] {
+        match ShardMeta::read(path) {
+            Err(ShardError::Corrupt { .. }) if corrupt => {}
+            Err(ShardError::Foreign { .. }) if !corrupt => {}
+            r => panic!("{}: {r:?}", path.display()),
+        }
+    }
+    let mut huge = 1u64.to_le_bytes().to_vec();
+    huge[7] = 0xff;
+    let claims_too_much = dir.join("claims.safetensors");
+    fs::write(&claims_too_much, &huge).unwrap();
+    assert!(matches!(
+        ShardMeta::read(&claims_too_much),
+        Err(ShardError::Corrupt { .. })
+    ));
+    assert!(matches!(
+        ShardMeta::read(&missing),
+        Err(ShardError::Io { .. })
+    ));
 
     // Errors name the file.
     let msg = Shard::read(&truncated).unwrap_err().to_string();

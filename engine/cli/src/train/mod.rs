@@ -333,8 +333,8 @@ fn games_in_shards(dir: &Path, tag: &str) -> anyhow::Result<usize> {
         let path = entry?.path();
         let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
         if name.contains(&needle) && name.ends_with(shards::EXTENSION) && !name.starts_with('.') {
-            match shards::Shard::read(&path) {
-                Ok(s) => games += s.meta.games,
+            match shards::ShardMeta::read(&path) {
+                Ok((meta, _)) => games += meta.games,
                 Err(e) => tracing::warn!("ignoring {e}"),
             }
         }
