@@ -71,6 +71,18 @@ pub fn process_cpu_time() -> Option<Duration> {
 }
 
 impl SearchBench {
+    /// Nothing measured yet, on `threads` threads.
+    fn empty(threads: usize) -> Self {
+        SearchBench {
+            threads,
+            playouts: 0,
+            collisions: 0,
+            elapsed: Duration::ZERO,
+            cpu: None,
+            batches: BatchReport::default(),
+        }
+    }
+
     /// Playouts per second of process CPU time, if known.
     pub fn playouts_per_cpu_second(&self) -> Option<f64> {
         self.cpu
@@ -101,14 +113,7 @@ pub fn searches<G: Game>(
 ) -> Result<SearchBench, SearchError> {
     let start = Instant::now();
     let cpu_start = process_cpu_time();
-    let mut total = SearchBench {
-        threads: options.threads,
-        playouts: 0,
-        collisions: 0,
-        elapsed: Duration::ZERO,
-        cpu: None,
-        batches: BatchReport::default(),
-    };
+    let mut total = SearchBench::empty(options.threads);
     let mut searched = 0;
     let mut i = 0;
     // One search reset for each position: the arena's memory is reused, as in a game.
@@ -179,14 +184,7 @@ pub fn own_trees<G: Game>(
             .map(|h| h.join().expect("bench thread panicked"))
             .collect()
     });
-    let mut total = SearchBench {
-        threads,
-        playouts: 0,
-        collisions: 0,
-        elapsed: Duration::ZERO,
-        cpu: None,
-        batches: BatchReport::default(),
-    };
+    let mut total = SearchBench::empty(threads);
     for r in runs {
         let r = r?;
         total.playouts += r.playouts;

@@ -119,12 +119,12 @@ impl ShardMeta {
         file.read_exact(&mut header).map_err(io)?;
         let header: safetensors::tensor::Metadata =
             serde_json::from_slice(&header).map_err(|e| corrupt(e.to_string()))?;
-        ShardMeta::from_info(&header.metadata().clone().unwrap_or_default(), path)
+        ShardMeta::from_info(header.metadata().as_ref(), path)
     }
 
     /// The metadata map of a shard's header as a `ShardMeta`, with the number of positions.
     fn from_info(
-        info: &std::collections::HashMap<String, String>,
+        info: Option<&HashMap<String, String>>,
         path: &Path,
     ) -> Result<(ShardMeta, usize), ShardError> {
         let foreign = |reason: String| ShardError::Foreign {
@@ -132,15 +132,13 @@ impl ShardMeta {
             reason,
         };
         let get = |k: &str| {
-            info.get(k)
+            info.and_then(|m| m.get(k))
                 .cloned()
                 .ok_or_else(|| foreign(format!("no `{k}` metadata")))
         };
-        if get("format")? != FORMAT {
-            return Err(foreign(format!(
-                "format is {:?}, not {FORMAT}",
-                info["format"]
-            )));
+        let format = get("format")?;
+        if format != FORMAT {
+            return Err(foreign(format!("format is {format:?}, not {FORMAT}")));
         }
         let version = get("version")?;
         if version != VERSION.to_string() {
@@ -329,8 +327,7 @@ impl Shard {
         };
         let (_, header) = SafeTensors::read_metadata(bytes).map_err(|e| corrupt(e.to_string()))?;
         let st = SafeTensors::deserialize(bytes).map_err(|e| corrupt(e.to_string()))?;
-        let info = header.metadata().clone().unwrap_or_default();
-        let (meta, n) = ShardMeta::from_info(&info, path)?;
+        let (meta, n) = ShardMeta::from_info(header.metadata().as_ref(), path)?;
         let tensor = |name: &str, dtype: Dtype, shape: &[usize]| -> Result<&[u8], ShardError> {
             let t = st
                 .tensor(name)
