@@ -124,26 +124,13 @@ pub struct FitReport {
 
 /// The newest shards of `dir` (any game, checked to agree) up to `window` samples, newest first.
 fn window(dir: &Path, window: usize) -> anyhow::Result<Vec<Shard>> {
-    let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map_err(|e| anyhow::anyhow!("{}: {e}", dir.display()))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| {
-            p.extension().and_then(|e| e.to_str()) == Some(shards::EXTENSION)
-                && !p
-                    .file_name()
-                    .and_then(|n| n.to_str())
-                    .unwrap_or(".")
-                    .starts_with('.')
-        })
-        .collect();
-    paths.sort();
     let mut out: Vec<Shard> = Vec::new();
     let mut total = 0;
-    for path in paths.iter().rev() {
+    for path in shards::newest_first(dir)? {
         if total >= window {
             break;
         }
-        match Shard::read(path) {
+        match Shard::read(&path) {
             Ok(s) => {
                 if let Some(first) = out.first() {
                     if (

@@ -474,10 +474,9 @@ pub fn symmetry_maps<G: games::Game>(state: &G) -> Vec<(games::Symmetry, Vec<u16
         .collect()
 }
 
-/// Finished shards in `dir` for `game`, newest first (by name: writers name shards so that
-/// names sort by time), at most `limit`. Shards that cannot be read or belong to another game
-/// are reported with `tracing::warn!` and skipped.
-pub fn read_newest(dir: &Path, game: &str, limit: usize) -> Result<Vec<Shard>, ShardError> {
+/// The paths of the finished shards in `dir`, newest first (by name: writers name shards so
+/// that names sort by time). Temporary files of unfinished writes and hidden files are left out.
+pub fn newest_first(dir: &Path) -> Result<Vec<PathBuf>, ShardError> {
     let io = |source| ShardError::Io {
         path: dir.into(),
         source,
@@ -485,12 +484,25 @@ pub fn read_newest(dir: &Path, game: &str, limit: usize) -> Result<Vec<Shard>, S
     let mut paths: Vec<PathBuf> = fs::read_dir(dir)
         .map_err(io)?
         .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().and_then(|e| e.to_str()) == Some(EXTENSION))
+        .filter(|p| {
+            p.extension().and_then(|e| e.to_str()) == Some(EXTENSION)
+                && !p
+                    .file_name()
+                    .and_then(|n| n.to_str())
+                    .is_none_or(|n| n.starts_with('.'))
+        })
         .collect();
     paths.sort();
     paths.reverse();
+    Ok(paths)
+}
+
+/// Finished shards in `dir` for `game`, newest first (see [`newest_first`]), at most `limit`.
+/// Shards that cannot be read or belong to another game are reported with `tracing::warn!` and
+/// skipped.
+pub fn read_newest(dir: &Path, game: &str, limit: usize) -> Result<Vec<Shard>, ShardError> {
     let mut out = Vec::new();
-    for path in paths {
+    for path in newest_first(dir)? {
         if out.len() >= limit {
             break;
         }

@@ -9,7 +9,10 @@ use games::{Game, Symmetry};
 use rand::rngs::SmallRng;
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
-use shards::{read_newest, symmetry_maps, transform_sample, Sample, Shard, ShardError, ShardMeta};
+use shards::{
+    newest_first, read_newest, symmetry_maps, transform_sample, Sample, Shard, ShardError,
+    ShardMeta,
+};
 
 fn tmpdir(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("shards-test-{name}-{}", std::process::id()));
@@ -171,6 +174,23 @@ fn read_newest_skips_bad_and_foreign_shards() {
     assert_eq!(got.len(), 2);
     let all = read_newest(&dir, "liuzhou", 100).unwrap();
     assert_eq!(all.len(), 3);
+
+    // The listing both readers (this one and trainer-bridge's window) start from.
+    fs::write(dir.join(".hidden.safetensors"), b"not a shard").unwrap();
+    fs::write(dir.join("notes.txt"), b"not a shard").unwrap();
+    let names: Vec<String> = newest_first(&dir)
+        .unwrap()
+        .iter()
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(
+        names,
+        ["000005", "000004", "000003", "000002", "000001"].map(|n| format!("{n}.safetensors"))
+    );
+    assert!(matches!(
+        newest_first(&dir.join("missing")),
+        Err(ShardError::Io { .. })
+    ));
 }
 
 #[test]
