@@ -32,8 +32,8 @@ pub struct MctsSpec {
     pub time: Option<f64>,
     /// Search threads in the tree (`threads=N`).
     pub threads: usize,
-    /// Leaves per evaluator call (`batch=N`); `net` only: at most, and by default, the
-    /// evaluator's batch size.
+    /// Leaves per evaluator call (`batch=N`); `net` only: at most the evaluator's batch size;
+    /// by default [`default_leaves`].
     pub batch: Option<usize>,
     /// Move choice (`temp=T`): 0 plays the most visited action.
     pub temperature: f32,
@@ -239,7 +239,7 @@ pub fn build<G: Game>(
             let evaluator = load_net(model)?;
             let batch = m
                 .batch
-                .unwrap_or(usize::MAX)
+                .unwrap_or_else(|| default_leaves(m.visits, evaluator.batch_size()))
                 .min(evaluator.batch_size())
                 .max(1);
             let search = SearchConfig {
@@ -260,6 +260,24 @@ pub fn build<G: Game>(
     })
 }
 
+/// Leaves a `net` agent gathers per evaluator call when its spec gives no `batch`: about one
+/// twelfth of the visits, at most `evaluator_batch`; a whole batch when only time limits it.
+///
+/// A whole batch costs the evaluator no more than a part of one, but each leaf in it was
+/// chosen without the values of the others (virtual loss stands in for them), and with few
+/// visits per move that blindness costs strength: the shipped Liuzhou model at 200 visits
+/// scored 0.765 against pure MCTS with 800 playouts gathering 64 leaves per call, and 0.988
+/// gathering 16 (README).
+pub fn default_leaves(visits: Option<u64>, evaluator_batch: usize) -> usize {
+    let most = evaluator_batch.max(1);
+    match visits {
+        Some(v) => usize::try_from(v.div_ceil(12))
+            .unwrap_or(most)
+            .clamp(1, most),
+        None => most,
+    }
+}
+
 fn mcts_config(name: &str, m: &MctsSpec, search: SearchConfig, run: RunOptions) -> MctsAgentConfig {
     MctsAgentConfig {
         name: name.to_string(),
@@ -277,6 +295,18 @@ fn mcts_config(name: &str, m: &MctsSpec, search: SearchConfig, run: RunOptions) 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn net_agents_gather_fewer_leaves_with_fewer_visits() {
+        assert_eq!(default_leaves(Some(200), 64), 17);
+        assert_eq!(default_leaves(Some(800), 64), 64);
+        assert_eq!(default_leaves(Some(5000), 64), 64);
+        assert_eq!(default_leaves(Some(1), 64), 1);
+        assert_eq!(default_leaves(Some(64), 8), 6);
+        // Time alone: the whole batch, as fast as the evaluator goes.
+        assert_eq!(default_leaves(None, 64), 64);
+        assert_eq!(default_leaves(Some(100), 0), 1);
+    }
 
     #[test]
     fn reads_every_kind() {

@@ -34,7 +34,8 @@ pub struct Args {
     /// from its side. Agent specs: `random[:seed=N]`;
     /// `mcts[:visits=N,time=S,threads=N,temp=T,cpuct=C,seed=N]` (random playouts, no network;
     /// 800 visits by default); `net:model=PATH|uniform[,visits=N,time=S,threads=N,batch=N,
-    /// temp=T,cpuct=C,seed=N]` (with a network; 200 visits by default); and a game's own kinds
+    /// temp=T,cpuct=C,seed=N]` (with a network; 200 visits by default; `batch` leaves per
+    /// network call, by default about visits/12, at most the model's batch); and a game's own kinds
     /// (Xiangqi: `alphabeta:…`, `fairy-stockfish:…`, `uci:cmd=…`).
     #[arg(long)]
     black: AgentSpec,

@@ -93,6 +93,9 @@ pub fn run<G: Game>(start: &G, train: &TrainConfig, setup: &Setup<'_>) -> anyhow
         .map_err(anyhow::Error::msg)
         .context("config section `selfplay`")?;
     let config_text = serde_yaml::to_string(setup.doc)?;
+    let inference: infer::onnx::OrtOptions =
+        crate::config::section(setup.doc, "inference", setup.config_path)?;
+    let gate_batch = inference.batch_size.max(1);
 
     let mut state = TrainState::load(run_dir)?;
     let clock = Instant::now();
@@ -199,14 +202,17 @@ pub fn run<G: Game>(start: &G, train: &TrainConfig, setup: &Setup<'_>) -> anyhow
                 onnx.display()
             )
         };
-        let mut cand = agent(
-            net_spec(&cand_onnx, train.gate_visits, train.gate_temperature),
-            train.seed + 11,
-        )?;
-        let mut best = agent(
-            net_spec(&best_onnx, train.gate_visits, train.gate_temperature),
-            train.seed + 12,
-        )?;
+        // The gate gathers whole evaluator batches: it only compares two models under the same
+        // search, and a few leaves per call would make it several times slower.
+        let gate_spec = |onnx: &Path| {
+            format!(
+                "{},batch={}",
+                net_spec(onnx, train.gate_visits, train.gate_temperature),
+                gate_batch
+            )
+        };
+        let mut cand = agent(gate_spec(&cand_onnx), train.seed + 11)?;
+        let mut best = agent(gate_spec(&best_onnx), train.seed + 12)?;
         let gate = play(
             start,
             &mut *cand,
