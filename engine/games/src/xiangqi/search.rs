@@ -496,16 +496,7 @@ impl AlphaBeta {
         let mut best_move = Move(0);
         let n = list.len();
         for k in 0..n {
-            // Selection sort: the first moves usually cut, so sorting all is wasted.
-            let mut bi = k;
-            for j in k + 1..n {
-                if scores[j] > scores[bi] {
-                    bi = j;
-                }
-            }
-            list.as_mut_slice().swap(k, bi);
-            scores.swap(k, bi);
-            let m = list.as_slice()[k];
+            let m = pick_next(&mut list, &mut scores[..n], k);
             let capture = pos.is_capture(m);
 
             let undo = pos.make(m);
@@ -636,15 +627,7 @@ impl AlphaBeta {
         }
         let n = list.len();
         for k in 0..n {
-            let mut bi = k;
-            for j in k + 1..n {
-                if scores[j] > scores[bi] {
-                    bi = j;
-                }
-            }
-            list.as_mut_slice().swap(k, bi);
-            scores.swap(k, bi);
-            let m = list.as_slice()[k];
+            let m = pick_next(&mut list, &mut scores[..n], k);
             let undo = pos.make(m);
             let gives_check = pos.in_check(pos.side());
             self.path.push(PathEntry {
@@ -732,6 +715,20 @@ impl Agent<Xiangqi> for AlphaBetaAgent {
         self.searcher.clear();
         Ok(())
     }
+}
+
+/// Moves the best-scored of the moves from `k` on to place `k` and returns it: one step of a
+/// selection sort, since the first moves usually cut and sorting them all would be wasted.
+fn pick_next(list: &mut MoveList, scores: &mut [i32], k: usize) -> Move {
+    let mut best = k;
+    for j in k + 1..scores.len() {
+        if scores[j] > scores[best] {
+            best = j;
+        }
+    }
+    list.as_mut_slice().swap(k, best);
+    scores.swap(k, best);
+    list.as_slice()[k]
 }
 
 #[cfg(test)]
