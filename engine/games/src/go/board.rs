@@ -463,39 +463,11 @@ impl Board {
 
     /// Area score (stones plus empty regions bordered by one colour only): `(black, white)`.
     pub fn area(&self) -> (u32, u32) {
-        let mut black = self.count[0];
-        let mut white = self.count[1];
-        let mut seen = vec![false; self.cells.len()];
-        let mut stack = Vec::new();
-        for p in self.points() {
-            if self.cells[p].color != EMPTY || seen[p] {
-                continue;
-            }
-            let mut region = 0;
-            let mut touches = 0u8;
-            seen[p] = true;
-            stack.push(p);
-            while let Some(s) = stack.pop() {
-                region += 1;
-                for q in self.neighbours(s) {
-                    match self.cells[q].color {
-                        EMPTY if !seen[q] => {
-                            seen[q] = true;
-                            stack.push(q);
-                        }
-                        BLACK => touches |= 1,
-                        WHITE => touches |= 2,
-                        _ => {}
-                    }
-                }
-            }
-            match touches {
-                1 => black += region,
-                2 => white += region,
-                _ => {}
-            }
-        }
-        (black, white)
+        self.ownership().iter().fold((0, 0), |(b, w), &o| match o {
+            1 => (b + 1, w),
+            -1 => (b, w + 1),
+            _ => (b, w),
+        })
     }
 
     /// Whether `p` is an empty point whose every neighbour is `color` or the edge, and that
