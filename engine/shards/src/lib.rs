@@ -23,10 +23,14 @@
 //! | `planes` | F32 | N × planes × height × width | network input, mover's point of view |
 //! | `policy_offsets` | U32 | N + 1 | sample i's policy entries are `offsets[i]..offsets[i+1]` |
 //! | `policy_index` | U16 | M | policy index of an entry (sparse: only visited actions) |
-//! | `policy_prob` | F32 | M | its share of the root visits (each sample's sum is 1) |
+//! | `policy_prob` | F32 | M | its share of the root visits, in [0, 1] (each sample's sum is 1) |
 //! | `value` | F32 | N | the game's result from the mover's point of view (−1, 0, 1) |
-//! | `symmetry_bits` | U8 | S | the board symmetries valid for training ([`games::Symmetry`]) |
+//! | `symmetry_bits` | U8 | S ≥ 1 | the board symmetries valid for training ([`games::Symmetry`]), the identity first |
 //! | `symmetry_policy` | U16 | S × policy_size | where each symmetry sends each policy index ([`NO_INDEX`] if nowhere) |
+//!
+//! `planes`, `height`, `width` and `policy_size` are at least 1, and `policy_size` is at most
+//! [`NO_INDEX`]. Writers and readers both check every number above (finite planes, indices in
+//! range, ...): a shard that breaks one is refused with the tensor and element at fault.
 //!
 //! Shards are written to a temporary name and renamed, so a reader never sees half a shard;
 //! readers ignore anything not ending in `.safetensors`.
@@ -152,12 +156,24 @@ impl ShardMeta {
                 reason: format!("metadata `{k}` is not a number"),
             })
         };
+        // Sizes of zero would make empty networks; a policy index of NO_INDEX could not be told
+        // from "maps nowhere" in `symmetry_policy`.
+        let dim = |k: &str, max: usize| -> Result<usize, ShardError> {
+            let v = num(k)?;
+            if !(1..=max).contains(&v) {
+                return Err(ShardError::Invalid {
+                    path: path.into(),
+                    reason: format!("metadata `{k}` is {v}, outside 1..={max}"),
+                });
+            }
+            Ok(v)
+        };
         let meta = ShardMeta {
             game: get("game")?,
-            planes: num("planes")?,
-            height: num("height")?,
-            width: num("width")?,
-            policy_size: num("policy_size")?,
+            planes: dim("planes", usize::MAX)?,
+            height: dim("height", usize::MAX)?,
+            width: dim("width", usize::MAX)?,
+            policy_size: dim("policy_size", NO_INDEX as usize)?,
             model: get("model")?,
             config: get("config")?,
             created_unix: num("created_unix")? as u64,
@@ -229,11 +245,6 @@ impl Shard {
                     m.input_len()
                 )));
             }
-            if let Some((j, _)) = s.policy.iter().find(|(j, _)| *j as usize >= m.policy_size) {
-                return Err(ShardError::BadSamples(format!(
-                    "sample {i}: policy index {j} out of range"
-                )));
-            }
             planes.extend_from_slice(&s.planes);
             index.extend(s.policy.iter().map(|&(j, _)| j));
             prob.extend(s.policy.iter().map(|&(_, p)| p));
@@ -251,6 +262,17 @@ impl Shard {
             }
             sym_policy.extend_from_slice(map);
         }
+        Columns {
+            planes: &planes,
+            offsets: &offsets,
+            index: &index,
+            prob: &prob,
+            value: &value,
+            sym_bits: &sym_bits,
+            sym_policy: &sym_policy,
+        }
+        .check(m)
+        .map_err(ShardError::BadSamples)?;
         let (planes, offsets, index_b, prob, value, sym_policy) = (
             bytes_of(&planes),
             bytes_of(&offsets),
@@ -357,22 +379,16 @@ impl Shard {
             &[sym_bits.len(), meta.policy_size],
         )?);
 
-        if offsets[0] != 0
-            || offsets[n] as usize != index.len()
-            || offsets.windows(2).any(|w| w[0] > w[1])
-        {
-            return Err(invalid(
-                "policy_offsets are not a partition of the policy entries".into(),
-            ));
-        }
-        if index.iter().any(|&j| j as usize >= meta.policy_size) {
-            return Err(invalid("a policy index is out of range".into()));
-        }
-        if !value.iter().all(|v| (-1.0..=1.0).contains(v)) || !prob.iter().all(|p| p.is_finite()) {
-            return Err(invalid(
-                "values must lie in [-1, 1] and probabilities be finite".into(),
-            ));
-        }
+        let columns = Columns {
+            planes: &planes,
+            offsets: &offsets,
+            index: &index,
+            prob: &prob,
+            value: &value,
+            sym_bits: &sym_bits,
+            sym_policy: &sym_policy,
+        };
+        columns.check(&meta).map_err(invalid)?;
         let input = meta.input_len();
         let samples = (0..n)
             .map(|i| {
@@ -390,21 +406,111 @@ impl Shard {
             .collect();
         let symmetries = sym_bits
             .iter()
-            .enumerate()
-            .map(|(k, &bits)| {
-                let sym = games::Symmetry::from_bits(bits)
-                    .ok_or_else(|| invalid(format!("symmetry bits {bits}")))?;
-                Ok((
-                    sym,
-                    sym_policy[k * meta.policy_size..(k + 1) * meta.policy_size].to_vec(),
-                ))
+            .zip(sym_policy.chunks_exact(meta.policy_size))
+            .map(|(&bits, map)| {
+                let sym = games::Symmetry::from_bits(bits).expect("checked by Columns::check");
+                (sym, map.to_vec())
             })
-            .collect::<Result<_, ShardError>>()?;
+            .collect();
         Ok(Shard {
             meta,
             samples,
             symmetries,
         })
+    }
+}
+
+/// A shard's tensors as flat columns, as written and as read.
+struct Columns<'a> {
+    planes: &'a [f32],
+    offsets: &'a [u32],
+    index: &'a [u16],
+    prob: &'a [f32],
+    value: &'a [f32],
+    sym_bits: &'a [u8],
+    sym_policy: &'a [u16],
+}
+
+impl Columns<'_> {
+    /// Checks the numbers (the lengths agree with `meta` already): the one place that decides
+    /// what a shard may hold, so that writer and reader refuse the same shards. A trainer fed
+    /// a NaN or a negative probability would train a broken model without noticing; an index
+    /// out of range would panic. The reason names the tensor and the element.
+    fn check(&self, meta: &ShardMeta) -> Result<(), String> {
+        let n = self.value.len();
+        let (entries, policy_size) = (self.index.len(), meta.policy_size);
+        if self.offsets[0] != 0
+            || self.offsets[n] as usize != entries
+            || self.offsets.windows(2).any(|w| w[0] > w[1])
+        {
+            return Err(format!(
+                "tensor `policy_offsets` is not a partition of the {entries} policy entries \
+                 (it must start at 0, never decrease and end at {entries})"
+            ));
+        }
+        // The sample an element of `policy_index` / `policy_prob` belongs to.
+        let sample_of = |i: usize| self.offsets.partition_point(|&o| o as usize <= i) - 1;
+        let input = meta.input_len();
+        if let Some(i) = self.planes.iter().position(|x| !x.is_finite()) {
+            return Err(format!(
+                "tensor `planes`: element {i} (sample {}) is {}, not a finite number",
+                i / input,
+                self.planes[i]
+            ));
+        }
+        if let Some(i) = self.value.iter().position(|v| !(-1.0..=1.0).contains(v)) {
+            return Err(format!(
+                "tensor `value`: element {i} is {}, outside [-1, 1]",
+                self.value[i]
+            ));
+        }
+        if let Some(i) = self.index.iter().position(|&j| j as usize >= policy_size) {
+            return Err(format!(
+                "tensor `policy_index`: element {i} (sample {}) is {}, outside 0..{policy_size}",
+                sample_of(i),
+                self.index[i]
+            ));
+        }
+        if let Some(i) = self.prob.iter().position(|p| !(0.0..=1.0).contains(p)) {
+            return Err(format!(
+                "tensor `policy_prob`: element {i} (sample {}) is {}, outside [0, 1]",
+                sample_of(i),
+                self.prob[i]
+            ));
+        }
+        // Training without augmentation takes the first symmetry as the identity.
+        if self.sym_bits.first() != Some(&games::Symmetry::IDENTITY.bits()) {
+            return Err(format!(
+                "tensor `symmetry_bits` is {:?}: it must list the identity (0) first",
+                self.sym_bits
+            ));
+        }
+        for (k, &bits) in self.sym_bits.iter().enumerate() {
+            match games::Symmetry::from_bits(bits) {
+                None => return Err(format!("tensor `symmetry_bits`: element {k} is {bits}, not a symmetry")),
+                // Transposing a non-square board would send cells off it.
+                Some(sym) if sym.transposes() && meta.height != meta.width => {
+                    return Err(format!(
+                        "tensor `symmetry_bits`: element {k} ({bits}) transposes, but the board is {}×{}",
+                        meta.height, meta.width
+                    ))
+                }
+                Some(_) => {}
+            }
+        }
+        if let Some(i) = self
+            .sym_policy
+            .iter()
+            .position(|&j| j != NO_INDEX && j as usize >= policy_size)
+        {
+            return Err(format!(
+                "tensor `symmetry_policy`: element [{}, {}] is {}, neither in 0..{policy_size} nor {NO_INDEX} (no action)",
+                i / policy_size,
+                i % policy_size,
+                self.sym_policy[i]
+            ));
+        }
+        Ok(())
     }
 }
 

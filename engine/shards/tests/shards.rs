@@ -193,6 +193,126 @@ fn read_newest_skips_bad_and_foreign_shards() {
     ));
 }
 
+/// The shard at `path` with tensor `name`'s bytes changed by `edit` (bypassing the writer's
+/// checks, as a damaged or hand-made file would).
+fn rewrite_tensor(path: &std::path::Path, name: &str, edit: impl FnOnce(&mut Vec<u8>)) {
+    let bytes = fs::read(path).unwrap();
+    let (_, header) = safetensors::SafeTensors::read_metadata(&bytes).unwrap();
+    let st = safetensors::SafeTensors::deserialize(&bytes).unwrap();
+    let mut owned: Vec<(String, safetensors::Dtype, Vec<usize>, Vec<u8>)> = st
+        .tensors()
+        .into_iter()
+        .map(|(n, t)| (n, t.dtype(), t.shape().to_vec(), t.data().to_vec()))
+        .collect();
+    edit(&mut owned.iter_mut().find(|t| t.0 == name).unwrap().3);
+    let views: Vec<(String, safetensors::tensor::TensorView)> = owned
+        .iter()
+        .map(|(n, d, s, b)| {
+            let v = safetensors::tensor::TensorView::new(*d, s.clone(), b).unwrap();
+            (n.clone(), v)
+        })
+        .collect();
+    let out = safetensors::serialize(views, header.metadata().clone()).unwrap();
+    fs::write(path, out).unwrap();
+}
+
+type Edit<'a> = Box<dyn Fn(&mut Vec<u8>) + 'a>;
+
+fn set_f32(b: &mut [u8], i: usize, v: f32) {
+    b[4 * i..4 * i + 4].copy_from_slice(&v.to_le_bytes());
+}
+
+fn set_u16(b: &mut [u8], i: usize, v: u16) {
+    b[2 * i..2 * i + 2].copy_from_slice(&v.to_le_bytes());
+}
+
+/// Numbers a trainer cannot use (NaN input, negative probabilities, indices off the policy)
+/// are refused with the tensor and element named.
+#[test]
+fn refuses_unusable_numbers_naming_tensor_and_element() {
+    let dir = tmpdir("numbers");
+    let (shard, _) = liuzhou_shard(10, 6);
+    let good = dir.join("good.safetensors");
+    shard.write(&good).unwrap();
+    let policy_size = shard.meta.policy_size;
+    // (tensor, case name, the damage, what the error must say)
+    let cases: [(&str, &str, Edit, &str); 6] = [
+        (
+            "planes",
+            "planes_nan",
+            Box::new(|b| set_f32(b, 2, f32::NAN)),
+            "element 2 (sample 0) is NaN",
+        ),
+        (
+            "planes",
+            "planes_inf",
+            Box::new(|b| set_f32(b, shard.meta.input_len() + 1, f32::INFINITY)),
+            "(sample 1) is inf",
+        ),
+        (
+            "policy_prob",
+            "prob_neg",
+            Box::new(|b| set_f32(b, 0, -5.0)),
+            "element 0 (sample 0) is -5",
+        ),
+        (
+            "symmetry_policy",
+            "sym_oob",
+            Box::new(|b| set_u16(b, policy_size + 5, 5000)),
+            "element [1, 5] is 5000",
+        ),
+        (
+            "symmetry_bits",
+            "sym_bits",
+            Box::new(|b| b[0] = 9),
+            "identity (0) first",
+        ),
+        (
+            "value",
+            "value_nan",
+            Box::new(|b| set_f32(b, 3, f32::NAN)),
+            "element 3 is NaN",
+        ),
+    ];
+    for (tensor, name, edit, expect) in cases {
+        let path = dir.join(format!("{name}.safetensors"));
+        fs::copy(&good, &path).unwrap();
+        rewrite_tensor(&path, tensor, edit);
+        match Shard::read(&path) {
+            Err(e @ ShardError::Invalid { .. }) => {
+                let msg = e.to_string();
+                assert!(msg.contains(name), "{msg}");
+                assert!(msg.contains(&format!("tensor `{tensor}`")), "{msg}");
+                assert!(msg.contains(expect), "{name}: {msg}");
+            }
+            other => panic!("{name}: expected Invalid, got {:?}", other.err()),
+        }
+    }
+    // read_newest skips them with a warning and keeps the good shard.
+    let got = read_newest(&dir, "liuzhou", 100).unwrap();
+    assert_eq!(got.len(), 1);
+
+    // The writer refuses the same numbers, and writes nothing.
+    let out = tmpdir("numbers-out");
+    let mut nan = shard.clone();
+    nan.samples[1].planes[0] = f32::NAN;
+    let mut neg = shard.clone();
+    neg.samples[0].policy[0].1 = -0.5;
+    let mut sym = shard.clone();
+    sym.symmetries[2].1[7] = policy_size as u16;
+    for (bad, expect) in [
+        (nan, "tensor `planes`: element"),
+        (neg, "tensor `policy_prob`: element 0"),
+        (sym, "tensor `symmetry_policy`: element [2, 7]"),
+    ] {
+        match bad.write(&out.join("x.safetensors")) {
+            Err(e @ ShardError::BadSamples(_)) => assert!(e.to_string().contains(expect), "{e}"),
+            other => panic!("expected BadSamples, got {other:?}"),
+        }
+    }
+    assert_eq!(fs::read_dir(&out).unwrap().count(), 0, "nothing written");
+}
+
 #[test]
 fn refuses_inconsistent_samples() {
     let (mut shard, _) = liuzhou_shard(5, 4);
