@@ -8,11 +8,13 @@ use games::Game;
 pub mod bench;
 pub mod onnx;
 pub mod runtime;
+pub mod setting;
 
 pub use onnx::{
     ModelError, ModelInfo, OrtEvaluator, OrtModel, OrtOptions, Provider, ProviderReport,
 };
 pub use runtime::RuntimeError;
+pub use setting::InvalidSetting;
 
 /// Why a batch could not be evaluated.
 #[derive(Debug, thiserror::Error)]

@@ -104,6 +104,35 @@ impl Default for OrtOptions {
     }
 }
 
+/// Most intra-op threads accepted: more is a typo, and ONNX Runtime would try to start them.
+pub const MAX_INTRA_THREADS: usize = 1024;
+
+impl OrtOptions {
+    /// Range checks, so that a bad `inference` section fails when the config is read, before
+    /// any model is loaded or any game is played.
+    pub fn validate(&self) -> Result<(), crate::InvalidSetting> {
+        use crate::InvalidSetting as I;
+        I::check(
+            (1..=MAX_BATCH).contains(&self.batch_size),
+            "batch_size",
+            self.batch_size,
+            format_args!("1 to {MAX_BATCH}"),
+        )?;
+        I::check(
+            self.intra_threads <= MAX_INTRA_THREADS,
+            "intra_threads",
+            self.intra_threads,
+            format_args!("0 (one per core) to {MAX_INTRA_THREADS}"),
+        )?;
+        I::check(
+            self.device_id >= 0,
+            "device_id",
+            self.device_id,
+            "0 or more",
+        )
+    }
+}
+
 /// What the model says about itself (its ONNX metadata).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ModelInfo {

@@ -2,6 +2,8 @@
 
 use std::time::Duration;
 
+use infer::InvalidSetting;
+
 /// How the search selects, explores and stores. `Default` is for match play; self-play turns on
 /// root noise with [`SearchConfig::with_noise`].
 #[derive(Clone, Debug, PartialEq)]
@@ -46,6 +48,39 @@ impl SearchConfig {
         self.dirichlet_alpha = alpha;
         self.dirichlet_epsilon = epsilon;
         self
+    }
+
+    /// Range checks for settings read from a config (keys named as in the `selfplay` section).
+    /// The search trusts its config: a NaN or infinite constant would silently poison every
+    /// PUCT score, so it is refused here.
+    pub fn validate(&self) -> Result<(), InvalidSetting> {
+        let c = self.c_puct;
+        InvalidSetting::check(c.is_finite() && c > 0.0, "c_puct", c, "a finite number > 0")?;
+        let f = self.fpu_reduction;
+        InvalidSetting::check(f.is_finite(), "fpu_reduction", f, "a finite number")?;
+        let v = self.virtual_loss;
+        InvalidSetting::check(
+            v.is_finite() && v >= 0.0,
+            "virtual_loss",
+            v,
+            "a finite number ≥ 0",
+        )?;
+        let a = self.dirichlet_alpha;
+        InvalidSetting::check(
+            a.is_finite() && a > 0.0,
+            "dirichlet_alpha",
+            a,
+            "a finite number > 0",
+        )?;
+        let e = self.dirichlet_epsilon;
+        InvalidSetting::check((0.0..=1.0).contains(&e), "dirichlet_epsilon", e, "0 to 1")?;
+        // The tree indexes nodes with u32.
+        InvalidSetting::check(
+            (1..=u32::MAX as usize).contains(&self.max_nodes),
+            "max_nodes",
+            self.max_nodes,
+            format_args!("1 to {}", u32::MAX),
+        )
     }
 }
 
@@ -110,5 +145,35 @@ impl RunOptions {
             batch_wait: Duration::from_micros(500),
             whole_batches: false,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_is_valid_and_bad_constants_name_their_key() {
+        assert_eq!(SearchConfig::default().validate(), Ok(()));
+        let bad = |c: SearchConfig| c.validate().unwrap_err();
+        let d = SearchConfig::default;
+        let e = bad(SearchConfig {
+            c_puct: f32::INFINITY,
+            ..d()
+        });
+        assert_eq!((e.key, e.value.as_str()), ("c_puct", "inf"));
+        assert_eq!(
+            e.to_string(),
+            "`c_puct` is inf; allowed: a finite number > 0"
+        );
+        assert_eq!(bad(d().with_noise(0.0, 0.25)).key, "dirichlet_alpha");
+        assert_eq!(bad(d().with_noise(0.3, 2.0)).key, "dirichlet_epsilon");
+        assert_eq!(bad(d().with_noise(0.3, f32::NAN)).key, "dirichlet_epsilon");
+        let e = bad(SearchConfig {
+            max_nodes: 0,
+            ..d()
+        });
+        assert_eq!(e.key, "max_nodes");
+        assert!(e.allowed.contains("4294967295"), "{e}");
     }
 }

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use games::{Game, Outcome, Player};
-use infer::Evaluator;
+use infer::{Evaluator, InvalidSetting};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use search::{BatchReport, BatchStats, LeafBatch, Search, SearchConfig};
@@ -80,40 +80,86 @@ impl Default for SelfplayConfig {
 }
 
 impl SelfplayConfig {
-    pub fn validate(&self) -> Result<(), String> {
-        let checks = [
-            (
-                self.parallel_games >= 1,
-                "parallel_games must be at least 1",
-            ),
-            (self.full_visits >= 1, "full_visits must be at least 1"),
-            (self.cheap_visits >= 1, "cheap_visits must be at least 1"),
-            (
-                (0.0..=1.0).contains(&self.full_fraction),
-                "full_fraction must lie in [0, 1]",
-            ),
-            (
-                (0.0..=1.0).contains(&self.resign_playout_fraction),
-                "resign_playout_fraction must lie in [0, 1]",
-            ),
-            (
-                self.temperature >= 0.0 && self.final_temperature >= 0.0,
-                "temperatures must be ≥ 0",
-            ),
-            (
-                self.positions_per_shard >= 1,
-                "positions_per_shard must be at least 1",
-            ),
-            (self.max_nodes >= 1024, "max_nodes must be at least 1024"),
-            (
-                (0.0..=1.0).contains(&self.draw_tiebreak_weight),
-                "draw_tiebreak_weight must lie in [0, 1]",
-            ),
-        ];
-        match checks.iter().find(|(ok, _)| !ok) {
-            Some((_, msg)) => Err(msg.to_string()),
-            None => Ok(()),
+    /// Range checks, run when the config is read and again by [`run`]. The first key out of
+    /// range is reported with its value and what is allowed.
+    pub fn validate(&self) -> Result<(), InvalidSetting> {
+        use InvalidSetting as I;
+        let at_least_one = "1 or more";
+        let fraction = "0 to 1";
+        I::check(
+            self.parallel_games >= 1,
+            "parallel_games",
+            self.parallel_games,
+            at_least_one,
+        )?;
+        I::check(
+            self.full_visits >= 1,
+            "full_visits",
+            self.full_visits,
+            at_least_one,
+        )?;
+        I::check(
+            self.cheap_visits >= 1,
+            "cheap_visits",
+            self.cheap_visits,
+            at_least_one,
+        )?;
+        I::check(
+            (0.0..=1.0).contains(&self.full_fraction),
+            "full_fraction",
+            self.full_fraction,
+            fraction,
+        )?;
+        for (key, t) in [
+            ("temperature", self.temperature),
+            ("final_temperature", self.final_temperature),
+        ] {
+            I::check(t.is_finite() && t >= 0.0, key, t, "a finite number ≥ 0")?;
         }
+        // Root values lie in [-1, 1]: a threshold of 1 or more resigns every game.
+        I::check(
+            (-1.0..1.0).contains(&self.resign_threshold),
+            "resign_threshold",
+            self.resign_threshold,
+            "-1 (never resign) up to but not including 1",
+        )?;
+        I::check(
+            (0.0..=1.0).contains(&self.resign_playout_fraction),
+            "resign_playout_fraction",
+            self.resign_playout_fraction,
+            fraction,
+        )?;
+        I::check(
+            self.positions_per_shard >= 1,
+            "positions_per_shard",
+            self.positions_per_shard,
+            at_least_one,
+        )?;
+        I::check(
+            self.max_nodes >= 1024,
+            "max_nodes",
+            self.max_nodes,
+            format_args!("1024 to {}", u32::MAX),
+        )?;
+        I::check(
+            (0.0..=1.0).contains(&self.draw_tiebreak_weight),
+            "draw_tiebreak_weight",
+            self.draw_tiebreak_weight,
+            fraction,
+        )?;
+        // c_puct, the Dirichlet noise and the upper bound of max_nodes.
+        self.search_config().validate()
+    }
+
+    /// The search settings of every game's tree.
+    pub fn search_config(&self) -> SearchConfig {
+        SearchConfig {
+            c_puct: self.c_puct,
+            max_nodes: self.max_nodes,
+            reuse_tree: true,
+            ..SearchConfig::default()
+        }
+        .with_noise(self.dirichlet_alpha, self.dirichlet_epsilon)
     }
 }
 
@@ -121,7 +167,7 @@ impl SelfplayConfig {
 #[derive(Debug, thiserror::Error)]
 pub enum SelfplayError {
     #[error("invalid self-play config: {0}")]
-    Config(String),
+    Config(InvalidSetting),
     #[error(transparent)]
     Eval(#[from] infer::EvalError),
     #[error(transparent)]
@@ -227,13 +273,7 @@ pub fn run<G: Game>(
     config.validate().map_err(SelfplayError::Config)?;
     let began = Instant::now();
     let mut rng = SmallRng::seed_from_u64(seed);
-    let search_config = SearchConfig {
-        c_puct: config.c_puct,
-        max_nodes: config.max_nodes,
-        reuse_tree: true,
-        ..SearchConfig::default()
-    }
-    .with_noise(config.dirichlet_alpha, config.dirichlet_epsilon);
+    let search_config = config.search_config();
     let batch_size = evaluator.batch_size().max(1);
     let stats = BatchStats::default();
     let mut summary = Summary::default();

@@ -115,6 +115,95 @@ fn bad_config_is_refused() {
 }
 
 #[test]
+fn every_out_of_range_setting_names_its_key() {
+    let d = small_config;
+    let cases = [
+        (
+            SelfplayConfig {
+                c_puct: f32::INFINITY,
+                ..d()
+            },
+            "c_puct",
+        ),
+        (
+            SelfplayConfig {
+                c_puct: -3.0,
+                ..d()
+            },
+            "c_puct",
+        ),
+        (
+            SelfplayConfig {
+                dirichlet_alpha: 0.0,
+                ..d()
+            },
+            "dirichlet_alpha",
+        ),
+        (
+            SelfplayConfig {
+                dirichlet_alpha: -1.0,
+                ..d()
+            },
+            "dirichlet_alpha",
+        ),
+        (
+            SelfplayConfig {
+                dirichlet_epsilon: 2.0,
+                ..d()
+            },
+            "dirichlet_epsilon",
+        ),
+        (
+            SelfplayConfig {
+                resign_threshold: 5.0,
+                ..d()
+            },
+            "resign_threshold",
+        ),
+        (
+            SelfplayConfig {
+                resign_threshold: f32::NAN,
+                ..d()
+            },
+            "resign_threshold",
+        ),
+        (
+            SelfplayConfig {
+                temperature: f32::INFINITY,
+                ..d()
+            },
+            "temperature",
+        ),
+        (
+            SelfplayConfig {
+                final_temperature: -1.0,
+                ..d()
+            },
+            "final_temperature",
+        ),
+        (
+            SelfplayConfig {
+                max_nodes: usize::MAX,
+                ..d()
+            },
+            "max_nodes",
+        ),
+    ];
+    for (config, key) in cases {
+        let e = config.validate().unwrap_err();
+        assert_eq!(e.key, key, "{e}");
+        assert!(e.to_string().contains("allowed:"), "{e}");
+    }
+    assert_eq!(d().validate(), Ok(()));
+    // -1 never resigns and is the lowest accepted value.
+    let never = SelfplayConfig {
+        resign_threshold: -1.0,
+        ..d()
+    };
+    assert_eq!(never.validate(), Ok(()));
+}
+
+#[test]
 fn drawn_games_can_be_valued_by_the_tiebreak() {
     let dir = tmpdir("tiebreak");
     let evaluator = FakeEvaluator::new(16).seeded(5);
