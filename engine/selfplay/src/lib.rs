@@ -168,6 +168,8 @@ impl SelfplayConfig {
 pub enum SelfplayError {
     #[error("invalid self-play config: {0}")]
     Config(InvalidSetting),
+    #[error("shard directory {path}: {reason}")]
+    OutDir { path: PathBuf, reason: String },
     #[error(transparent)]
     Eval(#[from] infer::EvalError),
     #[error(transparent)]
@@ -239,6 +241,29 @@ pub struct ShardSink<'a> {
     pub config: &'a str,
 }
 
+impl ShardSink<'_> {
+    /// Creates the directory if missing and proves that a file can be written in it, so that
+    /// a bad directory fails before any game is played rather than at the first shard.
+    pub fn prepare(&self) -> Result<(), SelfplayError> {
+        let fail = |reason: String| SelfplayError::OutDir {
+            path: self.dir.to_owned(),
+            reason,
+        };
+        if self.dir.exists() && !self.dir.is_dir() {
+            return Err(fail("exists and is not a directory".into()));
+        }
+        std::fs::create_dir_all(self.dir).map_err(|e| fail(format!("cannot create it: {e}")))?;
+        // A dot-name ending in `.tmp`, like the shard writer's own temporary files: readers
+        // skip it should a kill leave it behind.
+        let probe = self
+            .dir
+            .join(format!(".write-probe.{}.tmp", std::process::id()));
+        std::fs::write(&probe, b"").map_err(|e| fail(format!("cannot write a file in it: {e}")))?;
+        let _ = std::fs::remove_file(&probe);
+        Ok(())
+    }
+}
+
 /// A position waiting for its game's result.
 struct Pending {
     planes: Vec<f32>,
@@ -271,6 +296,7 @@ pub fn run<G: Game>(
     mut on_game: impl FnMut(&Summary),
 ) -> Result<Summary, SelfplayError> {
     config.validate().map_err(SelfplayError::Config)?;
+    sink.prepare()?;
     let began = Instant::now();
     let mut rng = SmallRng::seed_from_u64(seed);
     let search_config = config.search_config();

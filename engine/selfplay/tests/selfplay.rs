@@ -204,6 +204,36 @@ fn every_out_of_range_setting_names_its_key() {
 }
 
 #[test]
+fn an_unusable_shard_directory_fails_before_any_game() {
+    let dir = tmpdir("outfile");
+    let file = dir.join("f.txt");
+    std::fs::write(&file, "x").unwrap();
+    let sink = ShardSink {
+        dir: &file,
+        tag: "t",
+        model: "fake",
+        config: "",
+    };
+    let mut games = 0;
+    let err = run(
+        &Liuzhou::default(),
+        &FakeEvaluator::new(8),
+        &small_config(),
+        2,
+        &sink,
+        1,
+        |_| games += 1,
+    )
+    .unwrap_err();
+    assert_eq!(games, 0);
+    let msg = err.to_string();
+    assert!(
+        msg.contains("f.txt") && msg.contains("not a directory"),
+        "{msg}"
+    );
+}
+
+#[test]
 fn drawn_games_can_be_valued_by_the_tiebreak() {
     let dir = tmpdir("tiebreak");
     let evaluator = FakeEvaluator::new(16).seeded(5);
