@@ -20,7 +20,7 @@ use std::time::Duration;
 use clap::Args as ClapArgs;
 use games::xiangqi::fen::{format_move_with_base, parse_move_with_base};
 use games::xiangqi::search::{SearchInfo, SearchResult};
-use games::xiangqi::{AlphaBeta, SearchLimits, Xiangqi, START_FEN};
+use games::xiangqi::{AlphaBeta, SearchLimits, Xiangqi, MAX_HASH_MB, START_FEN};
 use games::Game;
 
 #[derive(ClapArgs)]
@@ -28,9 +28,9 @@ pub struct Args {
     /// Game to play (only xiangqi speaks UCI here).
     #[arg(long, default_value = "xiangqi")]
     game: String,
-    /// Transposition table size in MiB (the `Hash` option's start value).
-    #[arg(long, default_value_t = 64)]
-    hash: usize,
+    /// Transposition table size in MiB, 1 to 4096 (the `Hash` option's start value).
+    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u64).range(1..=MAX_HASH_MB as u64))]
+    hash: u64,
 }
 
 /// A malformed or impossible UCI command: which command and why.
@@ -236,10 +236,12 @@ impl UciSearcher for AlphaBetaSearcher {
     }
 }
 
-/// Builds the searcher an `Agent` option names.
+/// Builds the searcher an `Agent` option names, with a `hash_mb` MiB table.
 fn make_searcher(agent: &str, hash_mb: usize) -> Result<Box<dyn UciSearcher>, UciError> {
     match agent {
-        "alphabeta" => Ok(Box::new(AlphaBetaSearcher(AlphaBeta::new(hash_mb)))),
+        "alphabeta" => AlphaBeta::try_new(hash_mb)
+            .map(|ab| Box::new(AlphaBetaSearcher(ab)) as Box<dyn UciSearcher>)
+            .map_err(|e| err("setoption", format!("Hash {hash_mb}: {e}"))),
         "mcts" => Err(err(
             "setoption",
             "Agent mcts is not available in this build yet (alphabeta is)",
@@ -271,17 +273,19 @@ pub struct Session {
 }
 
 impl Session {
-    pub fn new(out: Box<dyn Write + Send>, hash_mb: usize) -> Session {
-        Session {
+    /// A session writing to `out`, searching with alpha-beta and a `hash_mb` MiB table; an
+    /// error when that table cannot be had.
+    pub fn new(out: Box<dyn Write + Send>, hash_mb: usize) -> Result<Session, UciError> {
+        Ok(Session {
             out: Arc::new(Mutex::new(out)),
             game: Xiangqi::start(),
-            searcher: Some(make_searcher("alphabeta", hash_mb).expect("alphabeta exists")),
+            searcher: Some(make_searcher("alphabeta", hash_mb)?),
             search: None,
             stop: Arc::new(AtomicBool::new(false)),
             agent: "alphabeta".into(),
             hash_mb,
             rank_base: 0,
-        }
+        })
     }
 
     /// Reads commands until `quit` or the end of input.
@@ -330,7 +334,7 @@ impl Session {
                 say(
                     &self.out,
                     &format!(
-                        "option name Hash type spin default {} min 1 max 65536",
+                        "option name Hash type spin default {} min 1 max {MAX_HASH_MB}",
                         self.hash_mb
                     ),
                 );
@@ -400,10 +404,20 @@ impl Session {
                 let mb: usize = value
                     .parse()
                     .ok()
-                    .filter(|&v| (1..=65536).contains(&v))
-                    .ok_or_else(|| err("setoption", format!("Hash '{value}' is not 1..65536")))?;
+                    .filter(|&v| (1..=MAX_HASH_MB).contains(&v))
+                    .ok_or_else(|| {
+                        err(
+                            "setoption",
+                            format!("Hash '{value}' is not 1..{MAX_HASH_MB}"),
+                        )
+                    })?;
+                // Built before the old one goes, so a size that cannot be had changes nothing.
+                let searcher = make_searcher(&self.agent, mb).map_err(|e| UciError {
+                    reason: format!("{}; the table stays {} MiB", e.reason, self.hash_mb),
+                    ..e
+                })?;
+                self.searcher = Some(searcher);
                 self.hash_mb = mb;
-                self.searcher = Some(make_searcher(&self.agent, mb)?);
             }
             "uci_variant" => {
                 if value != "xiangqi" {
@@ -478,7 +492,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if args.game != "xiangqi" {
         anyhow::bail!("uci: only xiangqi speaks UCI, not '{}'", args.game);
     }
-    let mut session = Session::new(Box::new(std::io::stdout()), args.hash.max(1));
+    // The range is checked by clap: this converts, it cannot clamp.
+    let hash = usize::try_from(args.hash).unwrap_or(MAX_HASH_MB);
+    let mut session = Session::new(Box::new(std::io::stdout()), hash)
+        .map_err(|e| anyhow::anyhow!("uci: --hash {}: {}", args.hash, e.reason))?;
     session.run(std::io::stdin().lock())
 }
 

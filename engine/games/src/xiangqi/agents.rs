@@ -2,7 +2,8 @@
 //! line. A spec is `KIND[:KEY=VALUE[,KEY=VALUE…]]`:
 //!
 //! - `random[:seed=N]`
-//! - `alphabeta[:depth=N][,movetime=MS][,nodes=N][,hash=MiB]` (default: movetime=1000)
+//! - `alphabeta[:depth=N][,movetime=MS][,nodes=N][,hash=MiB]` (default: movetime=1000; hash
+//!   16, at most 4096)
 //! - `fairy-stockfish[:movetime=MS][,path=PATH]` (default: 100 ms, the Debian binary)
 //! - `uci:cmd=COMMAND LINE[,go=GO LINE][,rankbase=0|1]`: any UCI Xiangqi engine; `go` defaults
 //!   to `go movetime 1000`, `rankbase` to 0 (ICCS ranks)
@@ -59,14 +60,16 @@ pub fn agent_from_spec(spec: &str) -> Result<Box<dyn Agent<Xiangqi>>, AgentError
                     "depth" => limits.depth = Some(number(k, v)?.min(100) as u32),
                     "movetime" => limits.movetime = Some(Duration::from_millis(number(k, v)?)),
                     "nodes" => limits.nodes = Some(number(k, v)?),
-                    "hash" => hash = number(k, v)?.clamp(1, 65536) as usize,
+                    "hash" => hash = usize::try_from(number(k, v)?).unwrap_or(usize::MAX),
                     _ => return unknown(k),
                 }
             }
             if limits == SearchLimits::default() {
                 limits.movetime = Some(Duration::from_secs(1));
             }
-            Ok(Box::new(AlphaBetaAgent::new(limits, hash)))
+            let agent =
+                AlphaBetaAgent::try_new(limits, hash).map_err(|e| bad(spec, e.to_string()))?;
+            Ok(Box::new(agent))
         }
         "fairy-stockfish" => {
             let mut movetime = 100;
@@ -142,6 +145,8 @@ mod tests {
             ("random:seed", "KEY=VALUE"),
             ("random:seed=x", "not a number"),
             ("alphabeta:width=3", "unknown parameter"),
+            ("alphabeta:hash=65536", "outside 1..=4096"),
+            ("alphabeta:hash=0", "outside 1..=4096"),
             ("uci", "needs cmd"),
             ("uci:cmd=x,rankbase=2", "rankbase"),
             ("uci:cmd=/nonexistent/engine", "cannot start"),

@@ -36,7 +36,7 @@ pub use agents::agent_from_spec;
 pub use board::{MoveList, Position};
 pub use fen::START_FEN;
 pub use perft::{bench_xiangqi, perft, perft_divide, BenchReport};
-pub use search::{AlphaBeta, AlphaBetaAgent, SearchLimits};
+pub use search::{AlphaBeta, AlphaBetaAgent, HashError, SearchLimits, MAX_HASH_MB};
 pub use uci_agent::{UciEngineAgent, UciEngineConfig};
 
 use crate::{Game, Outcome, ParseError, Player, Symmetry, TensorShape};

@@ -22,6 +22,19 @@ pub const RULE_WIN: i32 = 25_000;
 const INF: i32 = 32_000;
 const MAX_PLY: usize = 128;
 
+/// The largest transposition table offered, in MiB: more than any game here fills, and few
+/// machines spare more.
+pub const MAX_HASH_MB: usize = 4096;
+
+/// Why a transposition table of the asked size cannot be had.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum HashError {
+    #[error("hash size {0} MiB is outside 1..={MAX_HASH_MB}")]
+    Range(usize),
+    #[error("cannot allocate a {0} MiB transposition table")]
+    Alloc(usize),
+}
+
 /// When to stop searching. Any limit that is set stops the search; none set means depth 64.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct SearchLimits {
@@ -200,14 +213,41 @@ pub struct AlphaBeta {
     stop: Arc<AtomicBool>,
 }
 
+/// A transposition table of about `bytes` (at least 1024 entries), or `None` when the memory
+/// cannot be had: the allocation is fallible so a protocol can refuse a size and go on.
+fn alloc_table(bytes: usize) -> Option<Vec<TtEntry>> {
+    let entries = (bytes / std::mem::size_of::<TtEntry>()).max(1024);
+    // The largest power of two that fits, so a key masks to a slot.
+    let entries = 1usize << (usize::BITS - 1 - entries.leading_zeros());
+    let mut tt = Vec::new();
+    tt.try_reserve_exact(entries).ok()?;
+    tt.resize(entries, TtEntry::default());
+    Some(tt)
+}
+
 impl AlphaBeta {
-    /// A searcher with a transposition table of about `hash_mb` MiB.
+    /// A searcher with a transposition table of about `hash_mb` MiB, clamped to
+    /// 1..=[`MAX_HASH_MB`]. Aborts, as any `Vec` does, if even that cannot be allocated; faces
+    /// that take a size from a user call [`AlphaBeta::try_new`].
     pub fn new(hash_mb: usize) -> AlphaBeta {
-        let entries = (hash_mb.clamp(1, 1 << 16) << 20) / std::mem::size_of::<TtEntry>();
-        // The largest power of two that fits, so a key masks to a slot.
-        let entries = 1usize << (usize::BITS - 1 - entries.leading_zeros());
+        let mb = hash_mb.clamp(1, MAX_HASH_MB);
+        let tt = alloc_table(mb << 20)
+            .unwrap_or_else(|| std::alloc::handle_alloc_error(table_layout(mb)));
+        AlphaBeta::with_table(tt)
+    }
+
+    /// A searcher with a `hash_mb` MiB table, or why there cannot be one.
+    pub fn try_new(hash_mb: usize) -> Result<AlphaBeta, HashError> {
+        if !(1..=MAX_HASH_MB).contains(&hash_mb) {
+            return Err(HashError::Range(hash_mb));
+        }
+        let tt = alloc_table(hash_mb << 20).ok_or(HashError::Alloc(hash_mb))?;
+        Ok(AlphaBeta::with_table(tt))
+    }
+
+    fn with_table(tt: Vec<TtEntry>) -> AlphaBeta {
         AlphaBeta {
-            tt: vec![TtEntry::default(); entries.max(1024)],
+            tt,
             killers: [[Move(0); 2]; MAX_PLY],
             history: vec![0; 8100],
             path: Vec::with_capacity(256),
@@ -676,6 +716,12 @@ fn from_tt(score: i32, ply: usize) -> i32 {
     }
 }
 
+/// The memory layout `handle_alloc_error` reports for a table of `mb` MiB.
+fn table_layout(mb: usize) -> std::alloc::Layout {
+    std::alloc::Layout::array::<TtEntry>((mb << 20) / std::mem::size_of::<TtEntry>())
+        .unwrap_or_else(|_| std::alloc::Layout::new::<TtEntry>())
+}
+
 /// The alpha-beta searcher as an [`Agent`]: searches each move within fixed limits.
 pub struct AlphaBetaAgent {
     searcher: AlphaBeta,
@@ -683,12 +729,21 @@ pub struct AlphaBetaAgent {
 }
 
 impl AlphaBetaAgent {
-    /// An agent searching every move within `limits`, with a `hash_mb` MiB table.
+    /// An agent searching every move within `limits`, with a `hash_mb` MiB table (clamped as
+    /// [`AlphaBeta::new`] does).
     pub fn new(limits: SearchLimits, hash_mb: usize) -> Self {
         AlphaBetaAgent {
             searcher: AlphaBeta::new(hash_mb),
             limits,
         }
+    }
+
+    /// As [`AlphaBetaAgent::new`], refusing a size out of range or not to be had.
+    pub fn try_new(limits: SearchLimits, hash_mb: usize) -> Result<Self, HashError> {
+        Ok(AlphaBetaAgent {
+            searcher: AlphaBeta::try_new(hash_mb)?,
+            limits,
+        })
     }
 }
 
@@ -735,6 +790,19 @@ fn pick_next(list: &mut MoveList, scores: &mut [i32], k: usize) -> Move {
 mod tests {
     use super::*;
     use crate::Game;
+
+    #[test]
+    fn a_table_too_large_is_an_error_not_an_abort() {
+        assert!(alloc_table(usize::MAX).is_none());
+        assert!(alloc_table(isize::MAX as usize).is_none());
+        assert_eq!(AlphaBeta::try_new(0).err(), Some(HashError::Range(0)));
+        assert_eq!(
+            AlphaBeta::try_new(MAX_HASH_MB + 1).err(),
+            Some(HashError::Range(MAX_HASH_MB + 1))
+        );
+        let tt = AlphaBeta::try_new(1).unwrap().tt;
+        assert!(tt.len().is_power_of_two() && tt.len() * std::mem::size_of::<TtEntry>() <= 1 << 20);
+    }
 
     fn best(fen: &str, limits: SearchLimits) -> (String, SearchResult) {
         let g = Xiangqi::from_fen(fen).unwrap();
