@@ -1,29 +1,163 @@
 //! Reads the YAML configs in `configs/`. Each tool reads only the sections it owns, so one file
-//! per game serves the engine and trainer-bridge alike; unknown keys inside a section are errors.
+//! per game serves the engine and trainer-bridge alike. A file must be a mapping of known
+//! sections; unknown sections and unknown keys inside a section are errors, and so are values
+//! out of range. Every error names the file, the section and the key.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use anyhow::Context;
+use infer::{InvalidSetting, OrtOptions};
+use selfplay::SelfplayConfig;
 use serde::de::DeserializeOwned;
 
-/// The YAML document at `path`.
-pub fn load(path: &Path) -> anyhow::Result<serde_yaml::Value> {
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("reading config {}", path.display()))?;
-    serde_yaml::from_str(&text).with_context(|| format!("parsing config {}", path.display()))
+/// Every top-level section any tool reads. One list for all files: a section's owner may be
+/// trainer-bridge (`network`, `fit`) or `engine serve` (`serve`, `games`, `models`), and a
+/// misspelt section would otherwise silently leave its owner with defaults.
+pub const SECTIONS: [&str; 10] = [
+    "game",
+    "gtp",
+    "inference",
+    "selfplay",
+    "network",
+    "fit",
+    "train",
+    "serve",
+    "games",
+    "models",
+];
+
+/// Why a config file cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("config {path}: cannot read it: {error}")]
+    Read {
+        path: PathBuf,
+        error: std::io::Error,
+    },
+    #[error("config {path}: not valid YAML: {error}")]
+    Parse {
+        path: PathBuf,
+        error: serde_yaml::Error,
+    },
+    #[error("config {path}: {found}; a config is a mapping of sections such as `selfplay:`")]
+    NotMapping { path: PathBuf, found: &'static str },
+    #[error("config {path}: unknown section `{key}` (known: {})", SECTIONS.join(", "))]
+    UnknownSection { path: PathBuf, key: String },
+    #[error("config {path}: section `{section}`: {error}")]
+    Section {
+        path: PathBuf,
+        section: &'static str,
+        error: serde_yaml::Error,
+    },
+    #[error("config {path}: section `{section}`: {error}")]
+    Invalid {
+        path: PathBuf,
+        section: &'static str,
+        error: InvalidSetting,
+    },
+    #[error("config {path}: section `{section}`: {reason}")]
+    Other {
+        path: PathBuf,
+        section: &'static str,
+        reason: String,
+    },
 }
 
-/// Section `name` of `doc`, or its default when the file has no such section.
+/// The YAML document at `path`: a mapping whose keys are all in [`SECTIONS`].
+pub fn load(path: &Path) -> Result<serde_yaml::Value, ConfigError> {
+    let text = std::fs::read_to_string(path).map_err(|error| ConfigError::Read {
+        path: path.to_owned(),
+        error,
+    })?;
+    parse(&text, path)
+}
+
+/// [`load`] for text already read.
+pub fn parse(text: &str, path: &Path) -> Result<serde_yaml::Value, ConfigError> {
+    let doc: serde_yaml::Value =
+        serde_yaml::from_str(text).map_err(|error| ConfigError::Parse {
+            path: path.to_owned(),
+            error,
+        })?;
+    let not_mapping = |found| ConfigError::NotMapping {
+        path: path.to_owned(),
+        found,
+    };
+    use serde_yaml::Value;
+    let map = match &doc {
+        Value::Mapping(m) => m,
+        // An empty file (or one of comments only) is a mistake, not "all defaults".
+        Value::Null => return Err(not_mapping("the file is empty")),
+        Value::Sequence(_) => return Err(not_mapping("the document is a list")),
+        Value::Tagged(_) => return Err(not_mapping("the document is a tagged value")),
+        Value::Bool(_) | Value::Number(_) | Value::String(_) => {
+            return Err(not_mapping("the document is a single value"))
+        }
+    };
+    for key in map.keys() {
+        let known = key.as_str().is_some_and(|k| SECTIONS.contains(&k));
+        if !known {
+            let key = match key.as_str() {
+                Some(k) => k.to_owned(),
+                None => serde_yaml::to_string(key)
+                    .unwrap_or_default()
+                    .trim()
+                    .to_owned(),
+            };
+            return Err(ConfigError::UnknownSection {
+                path: path.to_owned(),
+                key,
+            });
+        }
+    }
+    Ok(doc)
+}
+
+/// Section `name` of `doc`, or its default when the file has no such section (or leaves it
+/// empty).
 pub fn section<T: DeserializeOwned + Default>(
     doc: &serde_yaml::Value,
-    name: &str,
+    name: &'static str,
     path: &Path,
-) -> anyhow::Result<T> {
+) -> Result<T, ConfigError> {
     match doc.get(name) {
         None | Some(serde_yaml::Value::Null) => Ok(T::default()),
-        Some(v) => serde_yaml::from_value(v.clone())
-            .with_context(|| format!("config {}: section `{name}`", path.display())),
+        Some(v) => serde_yaml::from_value(v.clone()).map_err(|error| ConfigError::Section {
+            path: path.to_owned(),
+            section: name,
+            error,
+        }),
     }
+}
+
+/// [`section`], then `validate`'s range checks.
+pub fn checked<T: DeserializeOwned + Default>(
+    doc: &serde_yaml::Value,
+    name: &'static str,
+    path: &Path,
+    validate: impl FnOnce(&T) -> Result<(), InvalidSetting>,
+) -> Result<T, ConfigError> {
+    let value: T = section(doc, name, path)?;
+    validate(&value).map_err(|error| invalid(path, name, error))?;
+    Ok(value)
+}
+
+/// The error for `error` in section `section` of the file at `path`.
+pub fn invalid(path: &Path, section: &'static str, error: InvalidSetting) -> ConfigError {
+    ConfigError::Invalid {
+        path: path.to_owned(),
+        section,
+        error,
+    }
+}
+
+/// The `selfplay` section, range-checked.
+pub fn selfplay(doc: &serde_yaml::Value, path: &Path) -> Result<SelfplayConfig, ConfigError> {
+    checked(doc, "selfplay", path, SelfplayConfig::validate)
+}
+
+/// The `inference` section, range-checked.
+pub fn inference(doc: &serde_yaml::Value, path: &Path) -> Result<OrtOptions, ConfigError> {
+    checked(doc, "inference", path, OrtOptions::validate)
 }
 
 /// The Liuzhou start position under the config's `game` section.
@@ -32,16 +166,114 @@ pub fn liuzhou_start(
     path: &Path,
 ) -> anyhow::Result<games::liuzhou::Liuzhou> {
     let rules: games::liuzhou::Rules = section(doc, "game", path)?;
-    rules
-        .validate()
-        .map_err(anyhow::Error::msg)
-        .with_context(|| format!("config {}: section `game`", path.display()))?;
+    rules.validate().map_err(|reason| ConfigError::Other {
+        path: path.to_owned(),
+        section: "game",
+        reason,
+    })?;
     Ok(games::liuzhou::Liuzhou::new(rules))
 }
 
 /// The Go start position (empty board) under the config's `game` section.
 pub fn go_start(doc: &serde_yaml::Value, path: &Path) -> anyhow::Result<games::go::GoState> {
     let rules: games::go::GoRules = section(doc, "game", path)?;
-    games::go::GoState::new(rules)
-        .with_context(|| format!("config {}: section `game`", path.display()))
+    games::go::GoState::new(rules).map_err(|e| {
+        ConfigError::Other {
+            path: path.to_owned(),
+            section: "game",
+            reason: e.to_string(),
+        }
+        .into()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse_err(text: &str) -> String {
+        parse(text, Path::new("x.yaml")).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn every_shipped_config_loads_and_its_sections_read() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../configs");
+        let mut seen = 0;
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().and_then(|e| e.to_str()) != Some("yaml") {
+                continue;
+            }
+            let doc = load(&path).unwrap_or_else(|e| panic!("{e}"));
+            selfplay(&doc, &path).unwrap_or_else(|e| panic!("{e}"));
+            inference(&doc, &path).unwrap_or_else(|e| panic!("{e}"));
+            seen += 1;
+        }
+        assert!(seen >= 4, "{seen} configs in {}", dir.display());
+    }
+
+    #[test]
+    fn a_file_that_is_not_a_mapping_of_known_sections_is_refused() {
+        for (text, needle) in [
+            ("", "x.yaml: the file is empty"),
+            ("# only a comment\n", "the file is empty"),
+            ("hello\n", "the document is a single value"),
+            ("- 1\n- 2\n", "the document is a list"),
+            (
+                "selfpaly:\n  full_visits: 8\n",
+                "x.yaml: unknown section `selfpaly` (known: game, gtp,",
+            ),
+            ("selfplay: ~\nxx:\n", "unknown section `xx`"),
+            ("1: 2\n", "unknown section `1`"),
+        ] {
+            let e = parse_err(text);
+            assert!(e.contains(needle), "{text:?}: {e}");
+        }
+        assert!(parse("selfplay: ~\ngame: {}\n", Path::new("x")).is_ok());
+    }
+
+    #[test]
+    fn out_of_range_values_name_file_section_key_and_range() {
+        let cases = [
+            (
+                "selfplay: {c_puct: .inf}",
+                "section `selfplay`: `c_puct` is inf",
+            ),
+            (
+                "selfplay: {c_puct: -3}",
+                "`c_puct` is -3; allowed: a finite",
+            ),
+            ("selfplay: {dirichlet_alpha: 0}", "`dirichlet_alpha` is 0"),
+            ("selfplay: {dirichlet_alpha: -1}", "`dirichlet_alpha` is -1"),
+            (
+                "selfplay: {dirichlet_epsilon: 2}",
+                "`dirichlet_epsilon` is 2; allowed: 0 to 1",
+            ),
+            ("selfplay: {resign_threshold: 5}", "`resign_threshold` is 5"),
+            (
+                "selfplay: {draw_tiebreak_weight: .nan}",
+                "`draw_tiebreak_weight` is NaN",
+            ),
+            (
+                "inference: {batch_size: 0}",
+                "section `inference`: `batch_size` is 0; allowed: 1 to 65536",
+            ),
+            (
+                "inference: {intra_threads: 99999999999}",
+                "`intra_threads` is 99999999999",
+            ),
+            ("inference: {device_id: -1}", "`device_id` is -1"),
+        ];
+        for (text, needle) in cases {
+            let path = Path::new("cfg/x.yaml");
+            let doc = parse(text, path).unwrap();
+            let e = selfplay(&doc, path)
+                .map(|_| ())
+                .and_then(|_| inference(&doc, path).map(|_| ()))
+                .unwrap_err()
+                .to_string();
+            assert!(e.starts_with("config cfg/x.yaml: section `"), "{e}");
+            assert!(e.contains(needle), "{text}: {e}");
+        }
+    }
 }

@@ -31,7 +31,7 @@ pub fn evaluator_with<G: Game>(
     config_path: &Path,
     provider: Option<Provider>,
 ) -> anyhow::Result<Arc<dyn Evaluator<G>>> {
-    let mut opts: OrtOptions = config::section(doc, "inference", config_path)?;
+    let mut opts: OrtOptions = config::inference(doc, config_path)?;
     if let Some(p) = provider {
         opts.provider = p;
     }

@@ -45,10 +45,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         .clone()
         .unwrap_or_else(|| args.game.default_config());
     let doc = config::load(&config_path)?;
-    let sp: SelfplayConfig = config::section(&doc, "selfplay", &config_path)?;
-    sp.validate()
-        .map_err(anyhow::Error::msg)
-        .context("config section `selfplay`")?;
+    let sp: SelfplayConfig = config::selfplay(&doc, &config_path)?;
+    config::inference(&doc, &config_path)?;
     let config_text = serde_yaml::to_string(&doc).unwrap_or_default();
     match args.game {
         GameKind::Liuzhou => {
@@ -74,6 +72,14 @@ fn play<G: Game>(
     config_path: &std::path::Path,
     config_text: &str,
 ) -> anyhow::Result<()> {
+    let sink = ShardSink {
+        dir: &args.out,
+        tag: "selfplay",
+        model: &args.model,
+        config: config_text,
+    };
+    // A bad --out fails here, not after a shard's worth of games.
+    sink.prepare().context("--out")?;
     let evaluator = models::evaluator_with(start, &args.model, doc, config_path, args.provider)?;
     tracing::info!("self-play with {}", evaluator.describe());
     let bar = ProgressBar::new(args.games as u64).with_style(
@@ -82,12 +88,6 @@ fn play<G: Game>(
         )
         .expect("valid template"),
     );
-    let sink = ShardSink {
-        dir: &args.out,
-        tag: "selfplay",
-        model: &args.model,
-        config: config_text,
-    };
     let summary = selfplay::run(
         start,
         evaluator.as_ref(),
