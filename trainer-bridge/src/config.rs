@@ -6,20 +6,25 @@ use serde::{Deserialize, Serialize};
 
 /// The shape of the residual tower and its two heads. Read from the `network:` key of
 /// `configs/<game>.yaml`; stored as JSON in every ONNX model's metadata (key `network`).
+///
+/// Each size has a range ([`NetConfig::RANGES`]): well beyond what this loop trains, but small
+/// enough that a typo such as `blocks: 100000` is refused at once instead of allocating for
+/// hours.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct NetConfig {
-    /// Residual blocks after the stem.
+    /// Residual blocks after the stem, 0..=64. 0 is a working network: the stem feeds the
+    /// heads directly.
     pub blocks: usize,
-    /// Channels of the stem and of every residual block.
+    /// Channels of the stem and of every residual block, 1..=512.
     pub channels: usize,
-    /// Channels of the policy head's 1×1 convolution.
+    /// Channels of the policy head's 1×1 convolution, 1..=64.
     #[serde(default = "default_policy_channels")]
     pub policy_channels: usize,
-    /// Channels of the value head's 1×1 convolution.
+    /// Channels of the value head's 1×1 convolution, 1..=64.
     #[serde(default = "default_value_channels")]
     pub value_channels: usize,
-    /// Width of the value head's hidden fully connected layer.
+    /// Width of the value head's hidden fully connected layer, 1..=1024.
     #[serde(default = "default_value_hidden")]
     pub value_hidden: usize,
 }
@@ -87,16 +92,32 @@ impl NetConfig {
         Ok(cfg)
     }
 
-    /// Every size must be at least 1 (blocks may be 0: a stem and heads only).
+    /// The allowed range of each key (see the fields).
+    pub const RANGES: [(&'static str, usize, usize); 5] = [
+        ("blocks", 0, 64),
+        ("channels", 1, 512),
+        ("policy_channels", 1, 64),
+        ("value_channels", 1, 64),
+        ("value_hidden", 1, 1024),
+    ];
+
+    /// Every size must lie in its range ([`NetConfig::RANGES`]); the reason names the key.
     pub fn validate(&self) -> Result<(), String> {
-        for (key, v) in [
-            ("channels", self.channels),
-            ("policy_channels", self.policy_channels),
-            ("value_channels", self.value_channels),
-            ("value_hidden", self.value_hidden),
-        ] {
-            if v == 0 {
-                return Err(format!("{key} must be at least 1"));
+        let values = [
+            self.blocks,
+            self.channels,
+            self.policy_channels,
+            self.value_channels,
+            self.value_hidden,
+        ];
+        for ((key, lo, hi), v) in Self::RANGES.into_iter().zip(values) {
+            if !(lo..=hi).contains(&v) {
+                let note = if key == "blocks" {
+                    " (0: the stem feeds the heads directly)"
+                } else {
+                    ""
+                };
+                return Err(format!("`{key}` is {v}, outside {lo}..={hi}{note}"));
             }
         }
         Ok(())
@@ -128,6 +149,38 @@ mod tests {
         assert!(e.contains("network"), "{e}");
         let e = NetConfig::from_yaml_str("network:\n  blocks: 3\n  channels: 0\n").unwrap_err();
         assert!(e.contains("channels"), "{e}");
+    }
+
+    #[test]
+    fn sizes_out_of_range_name_the_key_and_the_range() {
+        for (text, expect) in [
+            (
+                "blocks: 100000\n  channels: 8",
+                "network: `blocks` is 100000, outside 0..=64",
+            ),
+            (
+                "blocks: 1\n  channels: 0",
+                "network: `channels` is 0, outside 1..=512",
+            ),
+            (
+                "blocks: 1\n  channels: 513",
+                "network: `channels` is 513, outside 1..=512",
+            ),
+            (
+                "blocks: 1\n  channels: 8\n  value_hidden: 5000",
+                "`value_hidden` is 5000",
+            ),
+            (
+                "blocks: 1\n  channels: 8\n  policy_channels: 0",
+                "`policy_channels` is 0",
+            ),
+        ] {
+            let e = NetConfig::from_yaml_str(&format!("network:\n  {text}\n")).unwrap_err();
+            assert!(e.contains(expect), "{text}: {e}");
+        }
+        // The bounds themselves are allowed; blocks: 0 is a network of stem and heads.
+        let cfg = NetConfig::from_yaml_str("network:\n  blocks: 0\n  channels: 512\n").unwrap();
+        assert_eq!((cfg.blocks, cfg.channels), (0, 512));
     }
 
     #[test]
