@@ -54,10 +54,11 @@ impl Default for NetConfig {
 /// Why a config's `network:` section could not be read.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
-    #[error("{path}: cannot read: {source}")]
+    // The io error is shown, not chained as a `source`: chains would print it twice.
+    #[error("{path}: cannot read: {error}")]
     Read {
         path: PathBuf,
-        source: std::io::Error,
+        error: std::io::Error,
     },
     #[error("{path}: {reason}")]
     Invalid { path: PathBuf, reason: String },
@@ -72,9 +73,9 @@ struct ConfigFile {
 impl NetConfig {
     /// Reads the `network:` section of a YAML config file.
     pub fn from_yaml_file(path: &Path) -> Result<NetConfig, ConfigError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+        let text = std::fs::read_to_string(path).map_err(|error| ConfigError::Read {
             path: path.to_owned(),
-            source,
+            error,
         })?;
         Self::from_yaml_str(&text).map_err(|reason| ConfigError::Invalid {
             path: path.to_owned(),

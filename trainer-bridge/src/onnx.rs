@@ -48,10 +48,11 @@ pub struct ModelMeta {
 pub enum OnnxError {
     #[error("variable {name}: {reason}")]
     Variable { name: String, reason: String },
-    #[error("{path}: {source}")]
+    // The io error is shown, not chained as a `source`: chains would print it twice.
+    #[error("{path}: cannot write: {error}")]
     Write {
         path: PathBuf,
-        source: std::io::Error,
+        error: std::io::Error,
     },
     #[error("network config: {0}")]
     Config(String),
@@ -63,9 +64,9 @@ pub enum OnnxError {
 pub fn export_onnx(varmap: &VarMap, meta: &ModelMeta, path: &Path) -> Result<(), OnnxError> {
     let bytes = model_bytes(varmap, meta)?;
     let tmp = tmp_path(path);
-    let write = |source| OnnxError::Write {
+    let write = |error| OnnxError::Write {
         path: path.to_owned(),
-        source,
+        error,
     };
     std::fs::write(&tmp, &bytes).map_err(write)?;
     std::fs::rename(&tmp, path).map_err(write)

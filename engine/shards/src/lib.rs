@@ -59,10 +59,11 @@ pub const EXTENSION: &str = "safetensors";
 /// Why a shard could not be written or read.
 #[derive(Debug, thiserror::Error)]
 pub enum ShardError {
-    #[error("{path}: {source}")]
+    // The io error is shown, not chained as a `source`: chains would print it twice.
+    #[error("{path}: {error}")]
     Io {
         path: PathBuf,
-        source: std::io::Error,
+        error: std::io::Error,
     },
     #[error("{path}: not a readable safetensors file: {reason}")]
     Corrupt { path: PathBuf, reason: String },
@@ -98,9 +99,9 @@ impl ShardMeta {
     /// positions it holds. Cheap (the samples are not read), and checks no more than the
     /// header: [`Shard::read`] validates the rest.
     pub fn read(path: &Path) -> Result<(ShardMeta, usize), ShardError> {
-        let io = |source| ShardError::Io {
+        let io = |error| ShardError::Io {
             path: path.into(),
-            source,
+            error,
         };
         let corrupt = |reason: String| ShardError::Corrupt {
             path: path.into(),
@@ -330,9 +331,9 @@ impl Shard {
 
     /// Reads and validates the shard at `path`.
     pub fn read(path: &Path) -> Result<Shard, ShardError> {
-        let bytes = fs::read(path).map_err(|source| ShardError::Io {
+        let bytes = fs::read(path).map_err(|error| ShardError::Io {
             path: path.into(),
-            source,
+            error,
         })?;
         Shard::from_bytes(&bytes, path)
     }
@@ -539,9 +540,9 @@ fn u16s(b: &[u8]) -> Vec<u16> {
 /// Writes `bytes` to `path` so that `path` either does not exist or holds all of them: a
 /// temporary file in the same directory, flushed to disk, then renamed over `path`.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), ShardError> {
-    let io = |source| ShardError::Io {
+    let io = |error| ShardError::Io {
         path: path.into(),
-        source,
+        error,
     };
     let dir = path
         .parent()
@@ -583,9 +584,9 @@ pub fn symmetry_maps<G: games::Game>(state: &G) -> Vec<(games::Symmetry, Vec<u16
 /// The paths of the finished shards in `dir`, newest first (by name: writers name shards so
 /// that names sort by time). Temporary files of unfinished writes and hidden files are left out.
 pub fn newest_first(dir: &Path) -> Result<Vec<PathBuf>, ShardError> {
-    let io = |source| ShardError::Io {
+    let io = |error| ShardError::Io {
         path: dir.into(),
-        source,
+        error,
     };
     let mut paths: Vec<PathBuf> = fs::read_dir(dir)
         .map_err(io)?
