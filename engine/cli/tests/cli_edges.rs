@@ -67,3 +67,21 @@ fn uci_hash_beyond_the_offered_range_is_refused_and_the_session_goes_on() {
         assert!(r.out.is_empty(), "{}", r.out);
     }
 }
+
+#[test]
+fn bench_seconds_must_be_finite_and_at_most_a_day() {
+    for (value, why) in [
+        ("1e20", "outside (0, 86400]"),
+        ("inf", "not a finite number"),
+        ("0", "outside (0, 86400]"),
+    ] {
+        let r = run(&["bench", "--section", "rules", "--seconds", value], b"");
+        assert_eq!(r.code, Some(2), "{value}: {}", r.err);
+        assert!(
+            r.err.contains("--seconds") && r.err.contains(why),
+            "{}",
+            r.err
+        );
+        assert!(!r.err.contains("panicked"), "{}", r.err);
+    }
+}

@@ -12,9 +12,9 @@ use games::Game;
 /// Measure rules, search and inference speed on fixed position sets.
 #[derive(ClapArgs)]
 pub struct Args {
-    /// Seconds to spend on each timed figure.
-    #[arg(long, default_value_t = 1.0)]
-    seconds: f64,
+    /// Seconds to spend on each timed figure (more than 0, at most a day).
+    #[arg(long, default_value = "1", value_parser = parse_seconds)]
+    seconds: Duration,
     /// Which sections to run (repeat the flag for several); all by default.
     #[arg(long, value_enum)]
     section: Vec<Section>,
@@ -33,13 +33,26 @@ enum Section {
     Inference,
 }
 
+/// A `--seconds` value: a finite number of seconds above 0 and at most a day (a longer figure
+/// is a typo, and `Duration` cannot hold some finite values at all).
+fn parse_seconds(text: &str) -> Result<Duration, String> {
+    const MAX: f64 = 86_400.0;
+    let secs: f64 = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("{text:?} is not a number of seconds"))?;
+    if !secs.is_finite() {
+        return Err(format!("{text:?} is not a finite number of seconds"));
+    }
+    if secs <= 0.0 || secs > MAX {
+        return Err(format!("{text} s is outside (0, {MAX}] seconds"));
+    }
+    Duration::try_from_secs_f64(secs).map_err(|e| format!("{text} s: {e}"))
+}
+
 pub fn run(args: Args) -> anyhow::Result<()> {
-    anyhow::ensure!(
-        args.seconds > 0.0 && args.seconds.is_finite(),
-        "--seconds must be positive"
-    );
     anyhow::ensure!(args.threads >= 1, "--threads must be at least 1");
-    let budget = Duration::from_secs_f64(args.seconds);
+    let budget = args.seconds;
     let on = |s: Section| args.section.is_empty() || args.section.contains(&s);
     if on(Section::Rules) {
         rules_liuzhou(budget);
@@ -237,5 +250,28 @@ fn rules_liuzhou(budget: Duration) {
     println!(
         "perft (start d5 + positions d4): {nodes} leaves, {:.1} M leaves/s",
         nps / 1e6
-    );
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seconds_must_be_a_finite_positive_span_of_at_most_a_day() {
+        assert_eq!(parse_seconds("0.25"), Ok(Duration::from_millis(250)));
+        assert_eq!(parse_seconds("86400"), Ok(Duration::from_secs(86_400)));
+        for (text, why) in [
+            ("1e20", "outside (0, 86400]"),
+            ("86401", "outside (0, 86400]"),
+            ("0", "outside (0, 86400]"),
+            ("-1", "outside (0, 86400]"),
+            ("inf", "not a finite number"),
+            ("NaN", "not a finite number"),
+            ("soon", "not a number"),
+        ] {
+            let e = parse_seconds(text).expect_err(text);
+            assert!(e.contains(why), "{text}: {e}");
+        }
+    }
 }
