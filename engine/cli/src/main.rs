@@ -1,5 +1,9 @@
 //! `engine`: one subcommand per file under `cmd/`.
 
+// First, so its macros (`outln!`, `out!`) are seen by the modules below.
+#[macro_use]
+mod out;
+
 mod agents;
 mod cmd;
 mod config;
@@ -22,6 +26,8 @@ fn main() -> ExitCode {
         .init();
     match cmd::Cli::parse().run() {
         Ok(()) => ExitCode::SUCCESS,
+        // The reader of our output has gone (`| head`): it wanted no more, so no error either.
+        Err(e) if out::is_closed(&e) => ExitCode::SUCCESS,
         Err(e) => {
             // The whole chain of causes on one line; no backtrace: these are user errors.
             eprintln!("error: {e:#}");

@@ -1,7 +1,7 @@
 //! The binary at its edges: input that is out of range or not text, output to a reader that has
 //! gone. Each case names the message and the exit code a user or a GUI sees.
 
-use std::io::Write;
+use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Command, Stdio};
 
 const ENGINE: &str = env!("CARGO_BIN_EXE_engine");
@@ -69,6 +69,23 @@ fn uci_hash_beyond_the_offered_range_is_refused_and_the_session_goes_on() {
 }
 
 #[test]
+fn play_reports_a_line_that_is_not_utf8_and_reads_on() {
+    let r = run(
+        &[
+            "play", "--game", "liuzhou", "--human", "black", "--agent", "random",
+        ],
+        b"\xff\nquit\n",
+    );
+    assert_eq!(r.code, Some(0), "{}", r.err);
+    assert!(
+        r.out.contains("input line 1 is not UTF-8: ignored"),
+        "{}",
+        r.out
+    );
+    assert!(r.out.contains("stopped; record so far:"), "{}", r.out);
+}
+
+#[test]
 fn bench_seconds_must_be_finite_and_at_most_a_day() {
     for (value, why) in [
         ("1e20", "outside (0, 86400]"),
@@ -84,4 +101,76 @@ fn bench_seconds_must_be_finite_and_at_most_a_day() {
         );
         assert!(!r.err.contains("panicked"), "{}", r.err);
     }
+}
+
+/// Starts `engine ARGS`, reads `lines` lines of its output and closes the pipe: the command
+/// must end quietly (exit 0, no panic, no error) rather than die writing the rest.
+fn close_early(args: &[&str], input: &[u8], lines: usize) {
+    let mut child = Command::new(ENGINE)
+        .args(args)
+        .current_dir(ROOT)
+        .env("RUST_LOG", "warn")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let _ = stdin.write_all(input);
+    drop(stdin);
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    for _ in 0..lines {
+        let mut line = String::new();
+        stdout.read_line(&mut line).unwrap();
+    }
+    drop(stdout);
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(0), "{args:?}: {err}");
+    assert!(
+        !err.contains("panicked") && !err.contains("error"),
+        "{args:?}: {err}"
+    );
+}
+
+#[test]
+fn a_closed_stdout_ends_commands_quietly() {
+    // Each goes on writing (or computing, then writing) after the first line is read.
+    close_early(
+        &[
+            "match", "--game", "liuzhou", "--games", "400", "--black", "random", "--white",
+            "random",
+        ],
+        b"",
+        1,
+    );
+    close_early(
+        &[
+            "play", "--game", "liuzhou", "--agent", "random", "--human", "none",
+        ],
+        b"",
+        1,
+    );
+    close_early(
+        &["perft", "--game", "liuzhou", "--depth", "4", "--divide"],
+        b"",
+        0,
+    );
+    close_early(
+        &["perft", "--game", "xiangqi", "--depth", "4", "--divide"],
+        b"",
+        0,
+    );
+    close_early(
+        &["bench", "--section", "rules", "--seconds", "0.05"],
+        b"",
+        1,
+    );
+    close_early(&["gtp"], "list_commands\n".repeat(2000).as_bytes(), 1);
 }

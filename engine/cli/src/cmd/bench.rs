@@ -55,9 +55,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let budget = args.seconds;
     let on = |s: Section| args.section.is_empty() || args.section.contains(&s);
     if on(Section::Rules) {
-        rules_liuzhou(budget);
-        rules_xiangqi(args.fairy_stockfish);
-        rules_go(budget);
+        rules_liuzhou(budget)?;
+        rules_xiangqi(args.fairy_stockfish)?;
+        rules_go(budget)?;
     }
     let models = if on(Section::Search) || on(Section::Inference) {
         Some(default_models()?)
@@ -88,37 +88,38 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             &models.path("liuzhou"),
             budget,
             args.threads,
-        );
+        )?;
         inference(
             &games::xiangqi::Xiangqi::default(),
             &models.path("xiangqi"),
             budget,
             args.threads,
-        );
+        )?;
         let go = games::go::GoState::new(games::go::GoRules::default())?;
-        inference(&go, &models.path("go"), budget, args.threads);
+        inference(&go, &models.path("go"), budget, args.threads)?;
     }
     Ok(())
 }
 
 /// Xiangqi perft on fixed positions (one thread), optionally beside Fairy-Stockfish.
-fn rules_xiangqi(with_fsf: bool) {
-    println!("== rules: xiangqi perft (fixed positions, one thread) ==");
+fn rules_xiangqi(with_fsf: bool) -> anyhow::Result<()> {
+    outln!("== rules: xiangqi perft (fixed positions, one thread) ==")?;
     let ours = games::xiangqi::bench_xiangqi(1);
-    println!("{ours}");
+    outln!("{ours}")?;
     if !with_fsf {
-        return;
+        return Ok(());
     }
     match games::xiangqi::oracle::find_fairy_stockfish() {
         Some(path) => match games::xiangqi::oracle::bench_fairy_stockfish(&path, 1) {
             Ok(theirs) => {
-                println!("fairy-stockfish `go perft` on the same positions:\n{theirs}");
-                println!("ratio (wall): {:.2}x", ours.rate() / theirs.rate());
+                outln!("fairy-stockfish `go perft` on the same positions:\n{theirs}")?;
+                outln!("ratio (wall): {:.2}x", ours.rate() / theirs.rate())?;
             }
-            Err(e) => println!("fairy-stockfish failed: {e}"),
+            Err(e) => outln!("fairy-stockfish failed: {e}")?,
         },
-        None => println!("fairy-stockfish not found (apt-get install fairy-stockfish)"),
+        None => outln!("fairy-stockfish not found (apt-get install fairy-stockfish)")?,
     }
+    Ok(())
 }
 
 /// The default network of each game, freshly initialised by `trainer-bridge init` from
@@ -151,10 +152,10 @@ fn default_models() -> anyhow::Result<DefaultModels> {
             .stdout(std::process::Stdio::null())
             .status();
         if !matches!(status, Ok(s) if s.success()) {
-            println!(
+            outln!(
                 "(could not initialise the {game} network with {}: skipped)",
                 trainer.display()
-            );
+            )?;
         }
     }
     Ok(DefaultModels { dir })
@@ -183,37 +184,41 @@ fn search_section<G: Game>(
         budget,
         net.as_ref().map(|e| e as &dyn infer::Evaluator<G>),
     )?;
-    print!("{figures}");
+    out!("{figures}")?;
     Ok(())
 }
 
 /// Evaluator throughput at each batch size beside a bare ONNX Runtime session on the same model.
-fn inference<G: Game>(start: &G, model: &Path, budget: Duration, threads: usize) {
+fn inference<G: Game>(
+    start: &G,
+    model: &Path,
+    budget: Duration,
+    threads: usize,
+) -> anyhow::Result<()> {
     if !model.is_file() {
-        println!("== inference: {} == skipped: no model", G::NAME);
-        return;
+        return outln!("== inference: {} == skipped: no model", G::NAME);
     }
     let opts = infer::bench::BenchOptions {
         min_time: budget,
         intra_threads: threads,
         ..Default::default()
     };
-    println!(
+    outln!(
         "== inference: {} (default net of configs/{}.yaml, {threads} intra-op thread(s), CPU) ==",
         G::NAME,
         G::NAME
-    );
+    )?;
     match infer::bench::run(model, start, &opts) {
-        Ok(rows) => print!("{}", infer::bench::format_rows(&rows)),
-        Err(e) => println!("error: {e}"),
+        Ok(rows) => out!("{}", infer::bench::format_rows(&rows)),
+        Err(e) => outln!("error: {e}"),
     }
 }
 
 /// Go: random playouts (legality checks on random points, then the move) on 9×9 and 19×19,
 /// repeated for at least `budget` each; the move count is a behaviour signature per seed.
-fn rules_go(budget: Duration) {
+fn rules_go(budget: Duration) -> anyhow::Result<()> {
     use games::go::playout::play_throughput;
-    println!("== rules: go (random playouts, default rules, seed 1) ==");
+    outln!("== rules: go (random playouts, default rules, seed 1) ==")?;
     for size in [9, 19] {
         let first = play_throughput(size, 1, 1);
         let games = ((budget.as_secs_f64() / first.elapsed.as_secs_f64().max(1e-9)) as usize)
@@ -222,32 +227,33 @@ fn rules_go(budget: Duration) {
         let cpu = f
             .cpu_ns_per_move()
             .map_or(String::new(), |ns| format!(", {ns:.1} ns/move on CPU"));
-        println!(
+        outln!(
             "{size:>2}x{size:<2} play + legality       {:8.1} ns/move ({} moves in {} games{cpu})",
             f.ns_per_move(),
             f.moves,
             f.games
-        );
+        )?;
     }
+    Ok(())
 }
 
-fn rules_liuzhou(budget: Duration) {
+fn rules_liuzhou(budget: Duration) -> anyhow::Result<()> {
     let positions = liuzhou::bench_positions();
     let f = rules_figures(&positions, budget);
-    println!(
+    outln!(
         "== rules: liuzhou ({} fixed positions, all phases) ==",
         f.positions
-    );
-    println!("legal-action generation   {:8.1} ns/call", f.legal_ns);
-    println!("apply (clone + play)      {:8.1} ns/action", f.apply_ns);
-    println!(
+    )?;
+    outln!("legal-action generation   {:8.1} ns/call", f.legal_ns)?;
+    outln!("apply (clone + play)      {:8.1} ns/action", f.apply_ns)?;
+    outln!(
         "legal + apply             {:8.1} ns",
         f.legal_ns + f.apply_ns
-    );
+    )?;
     let mut cases = vec![(Liuzhou::default(), 5)];
     cases.extend(positions.into_iter().map(|s| (s, 4)));
     let (nodes, nps) = perft_figures(&cases);
-    println!(
+    outln!(
         "perft (start d5 + positions d4): {nodes} leaves, {:.1} M leaves/s",
         nps / 1e6
     )

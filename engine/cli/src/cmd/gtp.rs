@@ -105,8 +105,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         // Bytes that are not UTF-8 cannot form a known command; they must not end the session.
         let line = String::from_utf8_lossy(&raw);
         if let Some(reply) = session.handle(&line) {
-            out.write_all(reply.as_bytes())?;
-            out.flush()?;
+            out.write_all(reply.as_bytes())
+                .and_then(|()| out.flush())
+                .map_err(crate::out::stdout_error)?;
         }
         if session.quit {
             break;

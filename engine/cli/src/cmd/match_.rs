@@ -128,11 +128,11 @@ fn run_match<G: Game>(
         game_agents,
     )
     .with_context(|| format!("--white {name_b}"))?;
-    println!(
+    outln!(
         "{}: {name_a} vs {name_b}, {} games, colours alternate ({name_a} is Black in odd-numbered games)",
         G::NAME,
         args.games
-    );
+    )?;
     let bar = ProgressBar::new(u64::from(args.games));
     bar.set_style(
         ProgressStyle::with_template("{bar:30} {pos}/{len} games  {msg}  [{elapsed} < {eta}]")
@@ -156,9 +156,9 @@ fn run_match<G: Game>(
         },
     )?;
     bar.finish_and_clear();
-    print_result(&name_a, &name_b, &result);
+    print_result(&name_a, &name_b, &result)?;
     for summary in [a.summary(), b.summary()].into_iter().flatten() {
-        println!("{summary}");
+        outln!("{summary}")?;
     }
     Ok(())
 }
@@ -187,24 +187,25 @@ fn spec_text(spec: &AgentSpec, side: &str) -> String {
     format!("{s}[{side}]")
 }
 
-fn print_result(a: &str, b: &str, r: &MatchResult) {
+fn print_result(a: &str, b: &str, r: &MatchResult) -> anyhow::Result<()> {
     let (lo, hi) = r.confidence95();
-    println!(
+    outln!(
         "{a} vs {b}: {} wins, {} draws, {} losses ({} games)",
         r.wins,
         r.draws,
         r.losses,
         r.games()
-    );
-    println!(
+    )?;
+    outln!(
         "score {:.3} (win 1, draw 1/2), 95% confidence interval [{lo:.3}, {hi:.3}], Elo difference {:+.0}",
         r.score(),
         r.elo()
-    );
+    )?;
     if r.capped > 0 {
-        println!(
+        outln!(
             "warning: {} games hit --max-actions and were scored draws",
             r.capped
-        );
+        )?;
     }
 }
+    Ok(())

@@ -44,7 +44,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 Some(text) => Liuzhou::from_lfen(text, rules)?,
                 None => Liuzhou::new(rules),
             };
-            report(&state, args.depth, args.divide);
+            report(&state, args.depth, args.divide)?;
         }
         // Xiangqi has its own make/unmake perft, far faster than the generic clone-and-play.
         GameKind::Xiangqi => {
@@ -52,21 +52,21 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         }
         GameKind::Go => {
             let state = super::perft_go::start(&args.go, args.position.as_deref())?;
-            report(&state, args.depth, args.divide);
+            report(&state, args.depth, args.divide)?;
         }
     }
     Ok(())
 }
 
 /// Prints the divide lines (if asked) and the total alone on the last line.
-pub fn report<G: Game>(state: &G, depth: u32, divide: bool) {
+pub fn report<G: Game>(state: &G, depth: u32, divide: bool) -> anyhow::Result<()> {
     if divide && depth > 0 {
         let parts = perft_divide(state, depth);
         for (action, count) in &parts {
-            println!("{} {count}", state.format_action(*action));
+            outln!("{} {count}", state.format_action(*action))?;
         }
-        println!("{}", parts.iter().map(|(_, c)| c).sum::<u64>());
+        outln!("{}", parts.iter().map(|(_, c)| c).sum::<u64>())
     } else {
-        println!("{}", perft(state, depth));
+        outln!("{}", perft(state, depth))
     }
 }

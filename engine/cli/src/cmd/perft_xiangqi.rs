@@ -1,6 +1,5 @@
 //! Xiangqi's part of `engine perft`: the fast make/unmake perft of `games::xiangqi`.
 
-use std::io::Write;
 use std::time::Instant;
 
 use anyhow::Context;
@@ -12,17 +11,16 @@ pub fn run(fen_text: Option<&str>, depth: u32, divide: bool) -> anyhow::Result<(
     let text = fen_text.unwrap_or(START_FEN);
     let (mut pos, _, _) = fen::parse_fen(text).with_context(|| format!("perft: --fen '{text}'"))?;
     let start = Instant::now();
-    let mut out = std::io::stdout().lock();
     let total = if divide && depth >= 1 {
         let lines = perft_divide(&mut pos, depth);
         for (m, n) in &lines {
-            writeln!(out, "{m} {n}")?;
+            outln!("{m} {n}")?;
         }
         lines.iter().map(|&(_, n)| n).sum()
     } else {
         perft(&mut pos, depth)
     };
-    writeln!(out, "{total}")?;
+    outln!("{total}")?;
     let secs = start.elapsed().as_secs_f64();
     tracing::info!(
         "perft {depth}: {total} leaves in {secs:.3} s ({:.2} M leaves/s)",

@@ -1,6 +1,6 @@
 //! `engine play`: a game in the terminal, a person against an agent or two agents watched.
 
-use std::io::{self, BufRead, Write};
+use std::io::{self, BufRead};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -123,28 +123,29 @@ fn play_game<G: WebGame>(
     }
     let thinker = build_thinker::<G>(&spec, net).context("--agent")?;
     let mut game = Match::new(start, human, thinker, MAX_ACTIONS)?;
-    let stdin = io::stdin();
-    let mut lines = stdin.lock().lines();
-    println!(
+    let mut stdin = io::stdin().lock();
+    let mut raw = Vec::new();
+    let mut line_number = 0;
+    outln!(
         "{} — {} against {}",
         G::TITLE,
         side_text::<G>(human),
         game.engine_name()
-    );
+    )?;
     if human.is_some() {
-        println!("Type `help` for commands.");
+        outln!("Type `help` for commands.")?;
     }
     let mut show_board = true;
     while game.state().outcome().is_none() {
         let state = game.state();
         if show_board {
-            println!("\n{}", state.render());
+            outln!("\n{}", state.render())?;
         }
         show_board = true;
         let side = G::SIDES[state.to_act().index()];
         if game.engine_to_act() {
             let played = game.engine_move()?;
-            println!("{side} (engine) plays {}", played.text);
+            outln!("{side} (engine) plays {}", played.text)?;
             if let Some(e) = game.evaluation() {
                 let mut line = Vec::new();
                 if let Some(v) = e.visits {
@@ -157,57 +158,62 @@ fn play_game<G: WebGame>(
                     line.push(format!("pv {}", e.pv.join(" ")));
                 }
                 if !line.is_empty() {
-                    println!("  ({})", line.join(", "));
+                    outln!("  ({})", line.join(", "))?;
                 }
             }
             continue;
         }
-        print!("{side}> ");
-        io::stdout().flush()?;
-        let Some(line) = lines.next() else {
+        out!("{side}> ")?;
+        raw.clear();
+        if stdin.read_until(b'\n', &mut raw).context("reading stdin")? == 0 {
             bail!("input closed before the game ended")
+        }
+        line_number += 1;
+        // A line of stray bytes is a typing accident, not the end of the game.
+        let Ok(line) = std::str::from_utf8(&raw) else {
+            outln!("input line {line_number} is not UTF-8: ignored")?;
+            show_board = false;
+            continue;
         };
-        let line = line?;
         match line.trim() {
             "" => show_board = false,
             "help" | "?" => {
-                println!("{HELP}");
+                outln!("{HELP}")?;
                 show_board = false;
             }
             "quit" | "exit" => {
-                println!("stopped; record so far: {}", record_line(&game));
+                outln!("stopped; record so far: {}", record_line(&game))?;
                 return Ok(());
             }
             "legal" => {
-                println!("{}", legal_list(game.state()));
+                outln!("{}", legal_list(game.state()))?;
                 show_board = false;
             }
             "undo" => match game.undo() {
-                Ok(n) => println!("took back {n} action(s)"),
+                Ok(n) => outln!("took back {n} action(s)")?,
                 Err(e) => {
-                    println!("{e}");
+                    outln!("{e}")?;
                     show_board = false;
                 }
             },
             text => match game.play_text(text) {
                 Ok(()) => {}
                 Err(e @ (MatchError::Parse { .. } | MatchError::Illegal(_))) => {
-                    println!("{e}\nlegal: {}", legal_list(game.state()));
+                    outln!("{e}\nlegal: {}", legal_list(game.state()))?;
                     show_board = false;
                 }
                 Err(e) => return Err(e.into()),
             },
         }
     }
-    println!("\n{}", game.state().render());
+    outln!("\n{}", game.state().render())?;
     let outcome = game.state().outcome();
     let result = match outcome {
         Some(games::Outcome::Win(p)) => format!("{} wins", G::SIDES[p.index()]),
         _ => "draw".into(),
     };
-    println!("result: {result} ({})", result_tag(outcome));
-    println!("actions: {}", record_line(&game));
-    Ok(())
+    outln!("result: {result} ({})", result_tag(outcome))?;
+    outln!("actions: {}", record_line(&game))
 }
 
 fn side_text<G: WebGame>(human: Option<Player>) -> String {
