@@ -69,6 +69,17 @@ fn uci_hash_beyond_the_offered_range_is_refused_and_the_session_goes_on() {
 }
 
 #[test]
+fn uci_reports_a_line_that_is_not_utf8_and_reads_on() {
+    let r = run(&["uci"], b"isready\n\xff\xfe\nisready\ngo banana\n");
+    assert_eq!(r.code, Some(0), "{}", r.err);
+    assert_eq!(
+        r.out,
+        "readyok\ninfo string error: line 2 is not UTF-8: ignored\nreadyok\n\
+         info string error: go: unknown parameter 'banana'\n"
+    );
+}
+
+#[test]
 fn play_reports_a_line_that_is_not_utf8_and_reads_on() {
     let r = run(
         &[

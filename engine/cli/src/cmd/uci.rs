@@ -7,9 +7,9 @@
 //! Commands: `uci`, `isready`, `ucinewgame`, `position startpos|fen FEN [moves M…]`,
 //! `go [depth N] [movetime MS] [nodes N] [wtime MS btime MS winc MS binc MS movestogo N]
 //! [infinite]`, `stop`, `quit`, `setoption name N [value V]` with options `Agent` (alphabeta;
-//! the place where MCTS with a model will plug in), `Hash` (MiB), `UCI_Variant` (xiangqi),
-//! `UCI_RankBase` (0 or 1). A bad line is answered with `info string error: …` and ignored:
-//! a GUI session survives it.
+//! the place where MCTS with a model will plug in), `Hash` (MiB, 1 to 4096), `UCI_Variant`
+//! (xiangqi), `UCI_RankBase` (0 or 1). A bad line (a line that is not UTF-8 too) is answered
+//! with `info string error: …` and ignored: a GUI session survives it.
 
 use std::io::{BufRead, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -132,12 +132,16 @@ fn parse_go(rest: &[&str]) -> Result<GoParams, UciError> {
     let mut go = GoParams::default();
     let mut it = rest.iter();
     while let Some(&key) = it.next() {
-        if key == "infinite" {
-            go.infinite = true;
-            continue;
-        }
-        if key == "ponder" {
-            continue;
+        match key {
+            "infinite" => {
+                go.infinite = true;
+                continue;
+            }
+            "ponder" => continue,
+            "depth" | "movetime" | "nodes" | "wtime" | "btime" | "winc" | "binc" | "movestogo"
+            | "mate" => {}
+            // Before reading a value: an unknown word is not a parameter short of one.
+            _ => return Err(err("go", format!("unknown parameter '{key}'"))),
         }
         let value = it
             .next()
@@ -155,8 +159,8 @@ fn parse_go(rest: &[&str]) -> Result<GoParams, UciError> {
             "binc" => go.inc[1] = n,
             "movestogo" => go.movestogo = Some(n),
             // `mate N` is read as a depth bound of 2N plies.
-            "mate" => go.depth = Some((2 * n).min(u32::MAX as u64) as u32),
-            _ => return Err(err("go", format!("unknown parameter '{key}'"))),
+            "mate" => go.depth = Some(n.saturating_mul(2).min(u32::MAX as u64) as u32),
+            _ => unreachable!("checked above"),
         }
     }
     Ok(go)
@@ -289,10 +293,22 @@ impl Session {
     }
 
     /// Reads commands until `quit` or the end of input.
-    pub fn run(&mut self, input: impl BufRead) -> anyhow::Result<()> {
-        for line in input.lines() {
-            let line = line?;
-            match parse_command(&line) {
+    pub fn run(&mut self, mut input: impl BufRead) -> anyhow::Result<()> {
+        let mut raw = Vec::new();
+        for number in 1.. {
+            raw.clear();
+            if input.read_until(b'\n', &mut raw)? == 0 {
+                break;
+            }
+            // Stray bytes from a GUI must not end its session: say so and read on.
+            let Ok(line) = std::str::from_utf8(&raw) else {
+                say(
+                    &self.out,
+                    &format!("info string error: line {number} is not UTF-8: ignored"),
+                );
+                continue;
+            };
+            match parse_command(line) {
                 Ok(UciCommand::Quit) => break,
                 Ok(cmd) => {
                     if let Err(e) = self.handle(cmd) {
