@@ -33,7 +33,7 @@ board_size = 9
 komi = 7.5
 record_games = True
 players = {{
-    'engine': Player('{engine} gtp --config /nonexistent --agent playout'),
+    'engine': Player('{engine} gtp --config {config} --agent playout'),
     'gnugo': Player('{gnugo} --mode gtp --level 1 --chinese-rules --positional-superko'),
 }}
 matchups = [
@@ -42,6 +42,7 @@ matchups = [
 ]
 "#,
             engine = env!("CARGO_BIN_EXE_engine"),
+            config = concat!(env!("CARGO_MANIFEST_DIR"), "/../../configs/go.yaml"),
         ),
     )
     .unwrap();

@@ -187,3 +187,42 @@ fn a_bad_config_is_an_error_exit() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("board size 40"), "{err}");
 }
+
+/// `engine gtp --config PATH` with the lines of `input`: (exit code, stdout, stderr).
+fn gtp_with_config(path: &std::path::Path, input: &str) -> (Option<i32>, String, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_engine"))
+        .args(["gtp", "--config"])
+        .arg(path)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The engine may exit before reading: a failed write is its answer, not ours.
+    let _ = child.stdin.take().unwrap().write_all(input.as_bytes());
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn a_missing_config_or_another_game_s_config_is_an_error_exit() {
+    let configs = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../configs");
+    for (path, needle) in [
+        (
+            std::path::PathBuf::from("/nonexistent.yaml"),
+            "config /nonexistent.yaml",
+        ),
+        (configs.join("xiangqi.yaml"), "not a Go config"),
+        (configs.join("liuzhou.yaml"), "unknown field `lose_below`"),
+    ] {
+        let (code, _, err) = gtp_with_config(&path, "name\n");
+        assert_eq!(code, Some(2), "{}: {err}", path.display());
+        assert!(err.contains(needle), "{}: {err}", path.display());
+    }
+    let (code, out, err) = gtp_with_config(&configs.join("go.yaml"), "name\n");
+    assert_eq!((code, out.as_str()), (Some(0), "= engine\n\n"), "{err}");
+}

@@ -34,8 +34,9 @@ fn letter(who: Player) -> char {
 /// Plays one game, `engine` taking `engine_color`; returns the final state.
 fn play_game(gnugo: &str, engine_color: Player, seed: u64) -> GoState {
     let engine_cmd = format!(
-        "{} gtp --config /nonexistent --agent playout --seed {seed}",
-        env!("CARGO_BIN_EXE_engine")
+        "{} gtp --config {} --agent playout --seed {seed}",
+        env!("CARGO_BIN_EXE_engine"),
+        concat!(env!("CARGO_MANIFEST_DIR"), "/../../configs/go.yaml"),
     );
     let mut engine = GtpClient::spawn(&engine_cmd).expect("start engine gtp");
     let mut gg = GtpClient::spawn(&format!(

@@ -12,14 +12,16 @@ use games::go::{GoRules, GoState, Move, MoveCap, PlayoutAgent, Point, MAX_SIZE, 
 use games::{Agent, Game, Player, RandomAgent};
 use serde::Deserialize;
 
+use super::GameKind;
 use crate::config;
 
 /// Speak GTP version 2 on stdin/stdout (Go).
 #[derive(ClapArgs)]
 pub struct Args {
-    /// Go config file: its `game` section gives the rules, its `gtp` section the agent.
-    #[arg(long, default_value = "configs/go.yaml")]
-    config: PathBuf,
+    /// Go config file: its `game` section gives the rules, its `gtp` section the agent
+    /// [default: configs/go.yaml if it is there, else built-in defaults].
+    #[arg(long)]
+    config: Option<PathBuf>,
     /// Board size at start, overriding the config (GTP `boardsize` changes it later).
     #[arg(long)]
     size: Option<usize>,
@@ -69,16 +71,33 @@ pub fn make_agent(spec: &GtpConfig) -> Box<dyn Agent<GoState>> {
     }
 }
 
+/// The rules and the agent settings of the Go config at `path`.
+fn read_config(path: &Path) -> anyhow::Result<(GoRules, GtpConfig)> {
+    let doc = config::load(path)?;
+    // Other games' configs have no Go `game` section (Xiangqi's has none at all, Liuzhou's
+    // keys are refused below): without this check Xiangqi's would pass as default Go rules.
+    if !matches!(doc.get("game"), Some(serde_yaml::Value::Mapping(_))) {
+        anyhow::bail!(
+            "config {}: no `game` section with Go rules: not a Go config (see configs/go.yaml)",
+            path.display()
+        );
+    }
+    Ok((
+        config::section::<GoRules>(&doc, "game", path)?,
+        config::section::<GtpConfig>(&doc, "gtp", path)?,
+    ))
+}
+
 pub fn run(args: Args) -> anyhow::Result<()> {
-    let (mut rules, mut gtp) = if args.config.exists() {
-        let doc = config::load(&args.config)?;
-        (
-            config::section::<GoRules>(&doc, "game", &args.config)?,
-            config::section::<GtpConfig>(&doc, "gtp", &args.config)?,
-        )
-    } else {
-        tracing::info!("no config at {}: default Go rules", args.config.display());
-        (GoRules::default(), GtpConfig::default())
+    let default = GameKind::Go.default_config();
+    let (mut rules, mut gtp) = match &args.config {
+        Some(path) => read_config(path)?,
+        None if default.exists() => read_config(&default)?,
+        // GUIs start engines from directories of their own: the built-in rules then.
+        None => {
+            tracing::info!("no config at {}: default Go rules", default.display());
+            (GoRules::default(), GtpConfig::default())
+        }
     };
     if let Some(size) = args.size {
         rules.size = size;
