@@ -167,9 +167,14 @@ fn loadsgf_sets_up_the_recorded_position() {
     assert_eq!(e.ask(&format!("loadsgf {p} 2")), "= white");
     assert_eq!(e.ask("undo"), "=");
     assert_eq!(e.ask("undo"), "? cannot undo");
-    assert!(e
-        .ask(&format!("loadsgf {p} x"))
-        .starts_with("? syntax error"));
+    assert_eq!(
+        e.ask(&format!("loadsgf {p} x")),
+        "? syntax error: move number \"x\" is not a number"
+    );
+    assert_eq!(
+        e.ask(&format!("loadsgf {p} 0")),
+        "? syntax error: move number must be 1 or more"
+    );
 }
 
 #[test]

@@ -28,7 +28,7 @@ fn finished_games_round_trip() {
         let text = game_record(&s, "engine [a]", "gnu\\go", None);
         let game = SgfGame::parse(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
         assert_eq!(game.size, size);
-        assert_eq!(game.komi, 7.5);
+        assert_eq!(game.komi, Some(7.5));
         assert_eq!(game.black_name.as_deref(), Some("engine [a]"));
         assert_eq!(game.white_name.as_deref(), Some("gnu\\go"));
         assert_eq!(game.result.as_deref(), Some(s.score_text().as_str()));
@@ -95,6 +95,18 @@ fn errors_name_the_place() {
     let e = game.replay(&GoRules::default(), None).unwrap_err();
     assert!(e.reason.contains("move 2"), "{e}");
     assert!(e.reason.contains("occupied"), "{e}");
+    // One point set up twice in a node: SGF forbids it, and which colour wins would be a guess.
+    for text in [
+        "(;FF[4]GM[1]SZ[9]AB[ee]AW[ee])",
+        "(;FF[4]GM[1]SZ[9]AB[ee][ee])",
+        "(;FF[4]GM[1]SZ[9]AW[dd:ff]AE[ee])",
+    ] {
+        let e = SgfGame::parse(text).unwrap_err();
+        assert!(e.reason.contains("ee (E5)"), "{text}: {e}");
+    }
+    // Across nodes a later setup replaces an earlier one.
+    let game = SgfGame::parse("(;FF[4]GM[1]SZ[9]AB[ee];AW[ee])").unwrap();
+    assert_eq!(game.setup, vec![(Point::new(4, 4), Player::Second)]);
 }
 
 /// Every corpus file: `bad_*` must be refused (by the reader or on replay), the rest must

@@ -356,13 +356,37 @@ impl Session {
                     None => None,
                     Some(t) => match t.parse::<usize>() {
                         Ok(n) if n >= 1 => Some(n - 1),
-                        _ => return Err("syntax error: move number must be 1 or more".into()),
+                        Ok(_) => return Err("syntax error: move number must be 1 or more".into()),
+                        Err(_) => {
+                            return Err(format!("syntax error: move number {t:?} is not a number"))
+                        }
                     },
                 };
                 self.load_sgf(Path::new(args[0]), limit)
             }
-            "time_settings" => arity(3).map(|_| String::new()),
-            "time_left" => arity(3).map(|_| String::new()),
+            // Time is accepted and checked, not used: the agents think for a fixed effort.
+            "time_settings" => {
+                arity(3)?;
+                for (what, t) in ["main time", "byo-yomi time", "byo-yomi stones"]
+                    .into_iter()
+                    .zip(args)
+                {
+                    parse_count(what, t)?;
+                }
+                Ok(String::new())
+            }
+            "time_left" => {
+                arity(3)?;
+                parse_color(args[0]).map_err(|_| {
+                    format!(
+                        "syntax error: invalid color {:?} (b, w, black, white)",
+                        args[0]
+                    )
+                })?;
+                parse_count("time", args[1])?;
+                parse_count("stones", args[2])?;
+                Ok(String::new())
+            }
             _ => Err("unknown command".into()),
         }
     }
@@ -393,9 +417,11 @@ impl Session {
         let text = std::fs::read_to_string(path)
             .map_err(|e| format!("cannot load file: {}: {e}", path.display()))?;
         let game = SgfGame::parse(&text).map_err(|e| format!("cannot load file: {e}"))?;
+        // A record without KM keeps the session's komi, as other GTP engines do.
+        let komi = game.komi.unwrap_or(self.rules.komi);
         let rules = GoRules {
             size: game.size,
-            komi: game.komi,
+            komi,
             ..self.rules.clone()
         };
         let mut state = game
@@ -421,7 +447,7 @@ impl Session {
         };
         state.set_to_act(next);
         self.rules.size = game.size;
-        self.rules.komi = game.komi;
+        self.rules.komi = komi;
         self.state = state;
         self.undo = undo;
         self.resync_agent()?;
@@ -430,6 +456,12 @@ impl Session {
             Player::Second => "white".into(),
         })
     }
+}
+
+/// A whole number of seconds or stones, as GTP's time commands send them.
+fn parse_count(what: &str, text: &str) -> Result<u32, Failure> {
+    text.parse()
+        .map_err(|_| format!("syntax error: {what} {text:?} is not a whole number"))
 }
 
 fn parse_color(text: &str) -> Result<Player, Failure> {
@@ -517,6 +549,66 @@ mod tests {
         assert_eq!(s.handle("komi -0.5").as_deref(), Some("=\n\n"));
         assert_eq!(s.handle("final_score").as_deref(), Some("= B+0.5\n\n"));
         assert!(s.handle("komi lots").unwrap().starts_with("? syntax error"));
+    }
+
+    #[test]
+    fn time_commands_check_their_arguments() {
+        let mut s = session(5);
+        assert_eq!(s.handle("time_settings 300 30 5").as_deref(), Some("=\n\n"));
+        assert_eq!(s.handle("time_left w 120 0").as_deref(), Some("=\n\n"));
+        for (line, why) in [
+            (
+                "time_settings a b c",
+                "main time \"a\" is not a whole number",
+            ),
+            ("time_settings 300 -1 5", "byo-yomi time \"-1\""),
+            ("time_settings 300 30", "takes 3 argument(s)"),
+            ("time_left b x 1", "time \"x\" is not a whole number"),
+            ("time_left b 1 1.5", "stones \"1.5\""),
+            ("time_left red 1 1", "invalid color \"red\""),
+        ] {
+            let reply = s.handle(line).unwrap();
+            assert!(
+                reply.starts_with("? syntax error") && reply.contains(why),
+                "{line}: {reply:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn loadsgf_keeps_the_session_komi_unless_the_record_has_one() {
+        let dir = std::env::temp_dir().join(format!("gtp_komi_{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (bare, with_km) = (dir.join("bare.sgf"), dir.join("km.sgf"));
+        std::fs::write(&bare, "(;FF[4]GM[1]SZ[5];B[cc])").unwrap();
+        std::fs::write(&with_km, "(;FF[4]GM[1]SZ[5]KM[0.5];B[cc])").unwrap();
+        let mut s = session(9);
+        assert_eq!(s.handle("komi 6.5").as_deref(), Some("=\n\n"));
+        let load = |s: &mut Session, p: &Path| s.handle(&format!("loadsgf {}", p.display()));
+        assert_eq!(load(&mut s, &bare).as_deref(), Some("= white\n\n"));
+        assert_eq!(s.state.komi(), 6.5);
+        assert_eq!(load(&mut s, &with_km).as_deref(), Some("= white\n\n"));
+        assert_eq!(s.state.komi(), 0.5);
+        // The komi stays with the session, as if set by `komi`.
+        assert_eq!(s.handle("clear_board").as_deref(), Some("=\n\n"));
+        assert_eq!(s.state.komi(), 0.5);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn loadsgf_names_a_point_set_up_twice() {
+        let dir = std::env::temp_dir().join(format!("gtp_twice_{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("twice.sgf");
+        std::fs::write(&path, "(;FF[4]GM[1]SZ[9]AB[ee]AW[ee])").unwrap();
+        let reply = session(9)
+            .handle(&format!("loadsgf {}", path.display()))
+            .unwrap();
+        assert!(
+            reply.starts_with("? cannot load file") && reply.contains("ee (E5)"),
+            "{reply}"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

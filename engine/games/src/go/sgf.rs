@@ -30,7 +30,9 @@ fn err<T>(offset: usize, reason: impl Into<String>) -> Result<T, SgfError> {
 #[derive(Clone, Debug, PartialEq)]
 pub struct SgfGame {
     pub size: usize,
-    pub komi: f32,
+    /// `KM`; `None` when the record gives none (the spec sets no default: the reader's rules
+    /// decide).
+    pub komi: Option<f32>,
     /// `RU`, as written.
     pub ruleset: Option<String>,
     pub handicap: Option<u32>,
@@ -49,7 +51,7 @@ impl Default for SgfGame {
     fn default() -> Self {
         SgfGame {
             size: 19,
-            komi: 0.0,
+            komi: None,
             ruleset: None,
             handicap: None,
             black_name: None,
@@ -324,7 +326,7 @@ impl SgfGame {
                     }
                 }
                 "KM" => match v()?.parse::<f32>() {
-                    Ok(k) if k.is_finite() && k.abs() <= 1000.0 => game.komi = k,
+                    Ok(k) if k.is_finite() && k.abs() <= 1000.0 => game.komi = Some(k),
                     _ => return err(p.offset, format!("bad KM[{}]", v()?)),
                 },
                 "HA" => match v()?.parse::<u32>() {
@@ -340,6 +342,8 @@ impl SgfGame {
         }
         let size = game.size;
         for node in &nodes {
+            // SGF allows a point in at most one of AB, AW, AE of a node, once.
+            let mut set_here: Vec<Point> = Vec::new();
             for p in node {
                 match p.ident.as_str() {
                     "B" | "W" => {
@@ -362,6 +366,18 @@ impl SgfGame {
                         }
                         for v in &p.values {
                             for pt in parse_points(v.trim(), size, p.offset)? {
+                                if set_here.contains(&pt) {
+                                    return err(
+                                        p.offset,
+                                        format!(
+                                            "{} sets up point {} ({}) that this node already set",
+                                            p.ident,
+                                            point_text(pt, size),
+                                            pt.to_gtp()
+                                        ),
+                                    );
+                                }
+                                set_here.push(pt);
                                 game.setup.retain(|&(q, _)| q != pt);
                                 match p.ident.as_str() {
                                     "AB" => game.setup.push((pt, Player::First)),
@@ -390,11 +406,12 @@ impl SgfGame {
         Ok(game)
     }
 
-    /// The start position under `rules`, whose size and komi the record overrides.
+    /// The start position under `rules`, whose size and komi (when it has one) the record
+    /// overrides.
     pub fn start(&self, rules: &GoRules) -> Result<GoState, SgfError> {
         let rules = GoRules {
             size: self.size,
-            komi: self.komi,
+            komi: self.komi.unwrap_or(rules.komi),
             ..rules.clone()
         };
         let first = self
@@ -435,7 +452,7 @@ impl SgfGame {
         let start = state.start();
         SgfGame {
             size: state.size(),
-            komi: state.komi(),
+            komi: Some(state.komi()),
             ruleset: Some(ruleset_name(state.rules()).into()),
             handicap: None,
             black_name: None,
@@ -452,7 +469,10 @@ impl SgfGame {
         let n = self.size;
         let mut s = String::from("(;FF[4]GM[1]CA[UTF-8]AP[engine:");
         s.push_str(env!("CARGO_PKG_VERSION"));
-        write!(s, "]SZ[{n}]KM[{}]", self.komi).unwrap();
+        write!(s, "]SZ[{n}]").unwrap();
+        if let Some(k) = self.komi {
+            write!(s, "KM[{k}]").unwrap();
+        }
         if let Some(ru) = &self.ruleset {
             write!(s, "RU[{}]", escape(ru)).unwrap();
         }
