@@ -231,3 +231,38 @@ fn a_missing_config_or_another_game_s_config_is_an_error_exit() {
     let (code, out, err) = gtp_with_config(&configs.join("go.yaml"), "name\n");
     assert_eq!((code, out.as_str()), (Some(0), "= engine\n\n"), "{err}");
 }
+
+#[test]
+fn move_cap_reads_as_documented_and_refuses_zero() {
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    for (cap, ok) in [
+        ("{moves: 50}", true),
+        ("!moves 50", true),
+        ("unlimited", true),
+        ("{moves: 0}", false),
+        ("!moves 0", false),
+        ("{turns: 5}", false),
+        ("never", false),
+    ] {
+        let path = dir.join("gtp_pipe_cap.yaml");
+        std::fs::write(&path, format!("game:\n  size: 5\n  move_cap: {cap}\n")).unwrap();
+        let (code, out, err) = gtp_with_config(&path, "name\n");
+        if ok {
+            assert_eq!(
+                (code, out.as_str()),
+                (Some(0), "= engine\n\n"),
+                "{cap}: {err}"
+            );
+        } else {
+            assert_eq!(code, Some(2), "{cap}: {err}");
+            assert!(err.contains("move_cap"), "{cap}: {err}");
+        }
+    }
+    std::fs::write(
+        dir.join("gtp_pipe_cap.yaml"),
+        "game:\n  move_cap: !moves 0\n",
+    )
+    .unwrap();
+    let (_, _, err) = gtp_with_config(&dir.join("gtp_pipe_cap.yaml"), "");
+    assert!(err.contains("moves must be at least 1"), "{err}");
+}

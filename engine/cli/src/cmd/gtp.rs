@@ -612,6 +612,38 @@ mod tests {
     }
 
     #[test]
+    fn move_cap_reads_in_every_documented_form() {
+        let read = |text: &str| serde_yaml::from_str::<GoRules>(text).map(|r| r.move_cap);
+        assert_eq!(read("move_cap: auto").unwrap(), MoveCap::Auto);
+        assert_eq!(read("move_cap: unlimited").unwrap(), MoveCap::Unlimited);
+        assert_eq!(read("move_cap: {moves: 40}").unwrap(), MoveCap::Moves(40));
+        assert_eq!(read("move_cap: !moves 40").unwrap(), MoveCap::Moves(40));
+        let value: serde_yaml::Value = serde_yaml::from_str("move_cap: {moves: 40}").unwrap();
+        assert_eq!(
+            serde_yaml::from_value::<GoRules>(value).unwrap().move_cap,
+            MoveCap::Moves(40)
+        );
+        // What the engine writes reads back.
+        let rules = GoRules {
+            move_cap: MoveCap::Moves(7),
+            ..GoRules::default()
+        };
+        let text = serde_yaml::to_string(&rules).unwrap();
+        assert_eq!(serde_yaml::from_str::<GoRules>(&text).unwrap(), rules);
+        for bad in ["move_cap: {moves: 0}", "move_cap: !moves 0"] {
+            let e = read(bad).unwrap_err().to_string();
+            assert!(e.contains("moves must be at least 1"), "{bad}: {e}");
+        }
+        for bad in [
+            "move_cap: never",
+            "move_cap: {moves: 3, turns: 2}",
+            "move_cap: {turns: 2}",
+        ] {
+            assert!(read(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
     fn genmove_plays_for_either_colour() {
         let mut s = session(5);
         let reply = s.handle("genmove w").unwrap();

@@ -52,8 +52,9 @@ pub enum KoRule {
     Simple,
 }
 
-/// When a game that runs too long is stopped and scored as it stands.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+/// When a game that runs too long is stopped and scored as it stands. Configs write `auto`,
+/// `unlimited` or `{moves: N}` (YAML's tagged `!moves N` is read too); N is at least 1.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum MoveCap {
     /// After 2·N² moves (passes included): the self-play default.
@@ -67,6 +68,70 @@ pub enum MoveCap {
 
 /// The variant settings of a game of Go. Read from the `rules` section of a Go config.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+impl<'de> Deserialize<'de> for MoveCap {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::{self, EnumAccess, MapAccess, VariantAccess};
+
+        const EXPECTED: &str = "a move_cap of `auto`, `unlimited` or `{moves: N}` with N ≥ 1";
+
+        fn moves<E: de::Error>(n: u32) -> Result<MoveCap, E> {
+            if n == 0 {
+                return Err(E::custom(
+                    "move_cap: moves must be at least 1 (`unlimited` means no cap)",
+                ));
+            }
+            Ok(MoveCap::Moves(n))
+        }
+
+        struct Visitor;
+        impl<'de> de::Visitor<'de> for Visitor {
+            type Value = MoveCap;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str(EXPECTED)
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<MoveCap, E> {
+                match v {
+                    "auto" => Ok(MoveCap::Auto),
+                    "unlimited" => Ok(MoveCap::Unlimited),
+                    _ => Err(E::invalid_value(de::Unexpected::Str(v), &self)),
+                }
+            }
+            // `{moves: N}`: the form the configs document (and JSON writes).
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<MoveCap, A::Error> {
+                let key: String = map
+                    .next_key()?
+                    .ok_or_else(|| de::Error::invalid_length(0, &self))?;
+                if key != "moves" {
+                    return Err(de::Error::custom(format!(
+                        "move_cap: unknown key `{key}`: expected `{{moves: N}}`"
+                    )));
+                }
+                let n: u32 = map.next_value()?;
+                if let Some(extra) = map.next_key::<String>()? {
+                    return Err(de::Error::custom(format!(
+                        "move_cap: unexpected key `{extra}` after `moves`"
+                    )));
+                }
+                moves(n)
+            }
+            // `!moves N`: the tagged form serde_yaml writes for this enum.
+            fn visit_enum<A: EnumAccess<'de>>(self, data: A) -> Result<MoveCap, A::Error> {
+                let (tag, variant): (String, _) = data.variant()?;
+                match tag.as_str() {
+                    "moves" => moves(variant.newtype_variant::<u32>()?),
+                    "auto" => variant.unit_variant().map(|()| MoveCap::Auto),
+                    "unlimited" => variant.unit_variant().map(|()| MoveCap::Unlimited),
+                    other => Err(de::Error::unknown_variant(
+                        other,
+                        &["auto", "unlimited", "moves"],
+                    )),
+                }
+            }
+        }
+        d.deserialize_any(Visitor)
+    }
+}
+
 #[serde(default, deny_unknown_fields)]
 pub struct GoRules {
     /// Board side, 2 to 19.
