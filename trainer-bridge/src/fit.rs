@@ -17,9 +17,10 @@ use candle_nn::{AdamW, Optimizer, ParamsAdamW};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
-use shards::{transform_sample, Shard};
+use shards::{transform_sample, Shard, ShardMeta};
 
-use crate::{export_onnx, ModelMeta, Net, NetConfig};
+use crate::net::describe;
+use crate::{write_model, Checkpoint, ModelMeta, Net, NetConfig};
 
 /// The `fit` section of a game's config.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -94,8 +95,8 @@ impl FitConfig {
 /// What a `fit` call is asked to do.
 pub struct FitJob<'a> {
     pub shards_dir: &'a Path,
-    /// The checkpoint training starts from.
-    pub model: &'a Path,
+    /// The checkpoint training starts from; only shards of its game and shape are used.
+    pub checkpoint: &'a Checkpoint,
     pub network: &'a NetConfig,
     pub config: &'a FitConfig,
     /// Output stem: `<out>.safetensors` and `<out>.onnx` are written.
@@ -122,62 +123,109 @@ pub struct FitReport {
     pub onnx: PathBuf,
 }
 
-/// The newest shards of `dir` (any game, checked to agree) up to `window` samples, newest first.
-fn window(dir: &Path, window: usize) -> anyhow::Result<Vec<Shard>> {
+/// The newest shards of `dir` that `usable` accepts, up to `window` samples, newest first.
+/// Unreadable shards and those `usable` refuses are skipped with a warning; none left is an
+/// error.
+fn window(
+    dir: &Path,
+    window: usize,
+    mut usable: impl FnMut(&ShardMeta) -> Result<(), String>,
+) -> anyhow::Result<Vec<Shard>> {
     let mut out: Vec<Shard> = Vec::new();
-    let mut total = 0;
+    let (mut total, mut skipped) = (0, 0);
     for path in shards::newest_first(dir)? {
         if total >= window {
             break;
         }
-        match Shard::read(&path) {
+        match Shard::read(&path).map_err(|e| e.to_string()).and_then(|s| {
+            usable(&s.meta).map_err(|reason| format!("{}: {reason}", path.display()))?;
+            Ok(s)
+        }) {
             Ok(s) => {
-                if let Some(first) = out.first() {
-                    if (
-                        first.meta.game.as_str(),
-                        first.meta.input_len(),
-                        first.meta.policy_size,
-                    ) != (s.meta.game.as_str(), s.meta.input_len(), s.meta.policy_size)
-                    {
-                        tracing::warn!("skipping {}: a different game or shape", path.display());
-                        continue;
-                    }
-                }
                 total += s.samples.len();
                 out.push(s);
             }
-            Err(e) => tracing::warn!("skipping shard: {e}"),
+            Err(e) => {
+                skipped += 1;
+                tracing::warn!("skipping shard: {e}");
+            }
         }
     }
     anyhow::ensure!(
         total > 0,
-        "no readable shard with samples in {}",
-        dir.display()
+        "no readable shard with samples in {}{}",
+        dir.display(),
+        match skipped {
+            0 => String::new(),
+            n => format!(" ({n} skipped: see the warnings above)"),
+        }
     );
     Ok(out)
 }
 
-/// Trains from `job.model` on the shards and writes the result. See the module docs.
-pub fn fit(job: FitJob<'_>) -> anyhow::Result<FitReport> {
-    let cfg = job.config;
-    cfg.validate()
-        .map_err(|e| anyhow::anyhow!("fit config: {e}"))?;
-    let shards = window(job.shards_dir, cfg.window_samples)?;
-    let meta = shards[0].meta.clone();
+/// The shard's shape, checked against the game it names: a shard whose game this build does
+/// not know, or whose shape is not its game's, cannot be trained on.
+fn shard_shape(meta: &ShardMeta) -> Result<games::TensorShape, String> {
     let shape = games::TensorShape {
         planes: meta.planes,
         height: meta.height,
         width: meta.width,
         policy_size: meta.policy_size,
     };
-    let device = Device::Cpu;
-    let (varmap, net) = Net::load(job.model, job.network, shape, &device).map_err(|e| {
-        anyhow::anyhow!(
-            "{e} (does the checkpoint fit the shards' {} shape {:?}?)",
+    // Go's shape depends on the board size, which is the shard's height.
+    match games::shape_of(&meta.game, Some(meta.height)) {
+        None => Err(format!("unknown game {:?}", meta.game)),
+        Some(s) if s != shape => Err(format!(
+            "a {} shard of {}, but {} has {}",
             meta.game,
-            shape
-        )
+            describe(shape),
+            meta.game,
+            describe(s)
+        )),
+        Some(_) => Ok(shape),
+    }
+}
+
+/// Trains from `job.checkpoint` on the shards and writes the result. See the module docs.
+pub fn fit(job: FitJob<'_>) -> anyhow::Result<FitReport> {
+    let cfg = job.config;
+    cfg.validate()
+        .map_err(|e| anyhow::anyhow!("fit config: {e}"))?;
+    // Fail before training, not after: the output's directory must be one (or not exist yet).
+    if let Some(dir) = job.out.parent().filter(|d| !d.as_os_str().is_empty()) {
+        anyhow::ensure!(
+            !dir.exists() || dir.is_dir(),
+            "{}: not a directory (the new model is written into it)",
+            dir.display()
+        );
+    }
+    let ck = job.checkpoint;
+    // A checkpoint that records its game takes only that game's shards; an older one takes the
+    // newest shard's game, and shards of its input and policy sizes.
+    let mut game = ck.meta.as_ref().map(|m| (m.game.clone(), m.shape));
+    let shards = window(job.shards_dir, cfg.window_samples, |meta| {
+        let shape = shard_shape(meta)?;
+        match &game {
+            Some((g, s)) if (g, s) != (&meta.game, &shape) => Err(format!(
+                "a {} shard of {}; the checkpoint is for {g}, {}",
+                meta.game,
+                describe(shape),
+                describe(*s)
+            )),
+            Some(_) => Ok(()),
+            None => {
+                if let Some(reason) = ck.shape_mismatch(shape) {
+                    return Err(format!("a {} shard: {reason}", meta.game));
+                }
+                game = Some((meta.game.clone(), shape));
+                Ok(())
+            }
+        }
     })?;
+    let meta = shards[0].meta.clone();
+    let shape = shard_shape(&meta).expect("checked by window");
+    let device = Device::Cpu;
+    let (varmap, net) = Net::from_checkpoint(ck, job.network, shape, &device)?;
 
     // The window: (shard, sample) pairs, newest samples first, cut at window_samples.
     let index: Vec<(usize, usize)> = shards
@@ -269,13 +317,7 @@ pub fn fit(job: FitJob<'_>) -> anyhow::Result<FitReport> {
     }
     let samples_per_second = (cfg.steps * b) as f64 / started.elapsed().as_secs_f64();
 
-    let checkpoint = with_ext(job.out, "safetensors");
-    let onnx = with_ext(job.out, "onnx");
-    if let Some(dir) = job.out.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir)?;
-    }
-    Net::save(&varmap, &checkpoint)?;
-    export_onnx(
+    let (checkpoint, onnx) = write_model(
         &varmap,
         &ModelMeta {
             game: meta.game.clone(),
@@ -283,7 +325,7 @@ pub fn fit(job: FitJob<'_>) -> anyhow::Result<FitReport> {
             network: job.network.clone(),
             generation: job.generation,
         },
-        &onnx,
+        job.out,
     )?;
     Ok(FitReport {
         game: meta.game,

@@ -10,5 +10,35 @@ pub mod net;
 pub mod onnx;
 
 pub use config::{ConfigError, NetConfig};
-pub use net::{Net, NetError};
+pub use net::{Checkpoint, Net, NetError};
 pub use onnx::{export_onnx, ModelMeta, OnnxError};
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use candle_nn::VarMap;
+
+/// Writes a generation: `<stem>.safetensors` (the checkpoint) and `<stem>.onnx` (the model),
+/// creating the directory if needed. Both files or neither: everything that can fail
+/// (non-finite weights included) is checked before the first byte is written, and the
+/// checkpoint is removed again if the model cannot be written.
+pub fn write_model(
+    varmap: &VarMap,
+    meta: &ModelMeta,
+    stem: &Path,
+) -> anyhow::Result<(PathBuf, PathBuf)> {
+    let checkpoint = fit::with_ext(stem, "safetensors");
+    let onnx = fit::with_ext(stem, "onnx");
+    let checkpoint_bytes = Net::checkpoint_bytes(varmap, meta)?;
+    let onnx_bytes = onnx::model_bytes(varmap, meta)?;
+    if let Some(dir) = stem.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)
+            .with_context(|| format!("{}: cannot create the directory", dir.display()))?;
+    }
+    shards::write_atomically(&checkpoint, &checkpoint_bytes)?;
+    if let Err(e) = shards::write_atomically(&onnx, &onnx_bytes) {
+        let _ = std::fs::remove_file(&checkpoint);
+        return Err(e.into());
+    }
+    Ok((checkpoint, onnx))
+}

@@ -5,8 +5,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use candle_core::Device;
 use clap::{Args, Parser, Subcommand};
-use trainer_bridge::fit::with_ext;
-use trainer_bridge::{export_onnx, ModelMeta, Net, NetConfig};
+use trainer_bridge::{write_model, Checkpoint, ModelMeta, Net, NetConfig};
 
 #[derive(Parser)]
 #[command(
@@ -99,20 +98,13 @@ fn init(args: &InitArgs) -> anyhow::Result<()> {
     })?;
     let network = NetConfig::from_yaml_file(&args.config)?;
     let (varmap, _net) = Net::fresh(&network, shape, &Device::Cpu)?;
-    let stem = args.out.with_extension("");
-    if let Some(dir) = stem.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    }
-    let weights = with_ext(&stem, "safetensors");
-    let model = with_ext(&stem, "onnx");
-    Net::save(&varmap, &weights)?;
     let meta = ModelMeta {
         game: args.game.clone(),
         shape,
         network,
         generation: 0,
     };
-    export_onnx(&varmap, &meta, &model)?;
+    let (weights, model) = write_model(&varmap, &meta, &args.out.with_extension(""))?;
     println!("{}\n{}", weights.display(), model.display());
     Ok(())
 }
@@ -123,6 +115,8 @@ fn fit(args: &FitArgs) -> anyhow::Result<()> {
     if let Some(steps) = args.steps {
         config.steps = steps;
     }
+    // The checkpoint first: a damaged one is reported as such, not as a name to give.
+    let checkpoint = Checkpoint::read(&args.model, &Device::Cpu)?;
     let name = match &args.name {
         Some(n) => n.clone(),
         None => next_name(&args.model)?,
@@ -137,7 +131,7 @@ fn fit(args: &FitArgs) -> anyhow::Result<()> {
     );
     let report = trainer_bridge::fit::fit(trainer_bridge::fit::FitJob {
         shards_dir: &args.shards,
-        model: &args.model,
+        checkpoint: &checkpoint,
         network: &network,
         config: &config,
         out: &out,

@@ -3,14 +3,26 @@
 //! Variable names (safetensors keys, and the ONNX exporter's source) are part of the checkpoint
 //! format: `stem.conv`, `stem.bn`, `blocks.{i}.conv1|bn1|conv2|bn2`, `policy.conv|bn|fc`,
 //! `value.conv|bn|fc1|fc2`; convolutions are bias-free (batch norm follows each one).
+//!
+//! A checkpoint is a safetensors file of those F32 variables whose string metadata says what
+//! it is for, as the ONNX model's does: `format` (`trainer-bridge-checkpoint`), `version`
+//! ([`CHECKPOINT_VERSION`]), `game`, `planes`, `height`, `width`, `policy_size`, `network` (the
+//! [`NetConfig`] as JSON) and `generation`. Checkpoints written before the metadata existed
+//! still load; for them only the tensors' shapes are checked.
 
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
 use candle_core::{DType, Device, Module, ModuleT, Tensor};
 use candle_nn::{BatchNorm, Conv2d, Conv2dConfig, Linear, VarBuilder, VarMap};
 use games::TensorShape;
 
-use crate::NetConfig;
+use crate::{ModelMeta, NetConfig};
+
+/// The `format` metadata value of a checkpoint.
+pub const CHECKPOINT_FORMAT: &str = "trainer-bridge-checkpoint";
+/// Bumped when the checkpoint's layout changes meaning.
+pub const CHECKPOINT_VERSION: u32 = 1;
 
 /// Batch-norm epsilon, shared with the ONNX exporter.
 pub const BN_EPS: f64 = 1e-5;
@@ -20,8 +32,31 @@ pub const BN_EPS: f64 = 1e-5;
 pub enum NetError {
     #[error("network config: {0}")]
     Config(String),
+    /// The file could not be read or written.
     #[error("{path}: {reason}")]
     Checkpoint { path: PathBuf, reason: String },
+    /// The file is not a checkpoint at all (damaged, or some other file).
+    #[error("{path}: not a valid safetensors checkpoint: {reason}")]
+    NotCheckpoint { path: PathBuf, reason: String },
+    /// The checkpoint is for another game or board than the data.
+    #[error("{path}: {reason}")]
+    WrongShape { path: PathBuf, reason: String },
+    /// The checkpoint's tensors do not fit the configured network.
+    #[error(
+        "{path}: tensor `{tensor}` is {found} in the checkpoint, but the config's `network` \
+         section asks for {wanted}: the `network` section differs from the checkpoint's{detail}"
+    )]
+    NetworkMismatch {
+        path: PathBuf,
+        tensor: String,
+        found: String,
+        wanted: String,
+        /// The differing keys, when the checkpoint records its network.
+        detail: String,
+    },
+    /// Weights that would make every output NaN: never loaded, never written.
+    #[error("{place}: tensor `{tensor}` holds non-finite values (NaN or infinity)")]
+    NonFinite { place: String, tensor: String },
     #[error(transparent)]
     Candle(#[from] candle_core::Error),
 }
@@ -140,24 +175,120 @@ impl Net {
         shape: TensorShape,
         device: &Device,
     ) -> Result<(VarMap, Net), NetError> {
-        let (mut varmap, net) = Net::fresh(config, shape, device)?;
-        varmap.load(path).map_err(|e| NetError::Checkpoint {
-            path: path.to_owned(),
-            reason: e.to_string(),
-        })?;
+        Net::from_checkpoint(&Checkpoint::read(path, device)?, config, shape, device)
+    }
+
+    /// A network for `config` and `shape` with the weights of `checkpoint`, which must hold
+    /// exactly the tensors that network has, with the same shapes.
+    pub fn from_checkpoint(
+        checkpoint: &Checkpoint,
+        config: &NetConfig,
+        shape: TensorShape,
+        device: &Device,
+    ) -> Result<(VarMap, Net), NetError> {
+        if let Some(reason) = checkpoint.shape_mismatch(shape) {
+            return Err(NetError::WrongShape {
+                path: checkpoint.path.clone(),
+                reason,
+            });
+        }
+        let (varmap, net) = Net::fresh(config, shape, device)?;
+        {
+            let vars = varmap.data().lock().expect("varmap lock poisoned");
+            let mismatch =
+                |tensor: &str, found: String, wanted: String| NetError::NetworkMismatch {
+                    path: checkpoint.path.clone(),
+                    tensor: tensor.into(),
+                    found,
+                    wanted,
+                    detail: checkpoint.network_diff(config),
+                };
+            // Sorted, so that the tensor named is the same on every run.
+            let wanted: BTreeMap<&String, _> = vars.iter().collect();
+            for (name, var) in &wanted {
+                match checkpoint.tensors.get(*name) {
+                    None => {
+                        return Err(mismatch(
+                            name,
+                            "missing".into(),
+                            format!("{:?}", var.dims()),
+                        ))
+                    }
+                    Some(t) if t.dims() != var.dims() => {
+                        return Err(mismatch(
+                            name,
+                            format!("{:?}", t.dims()),
+                            format!("{:?}", var.dims()),
+                        ))
+                    }
+                    Some(t) => var.set(t)?,
+                }
+            }
+            let extra: BTreeMap<_, _> = checkpoint
+                .tensors
+                .iter()
+                .filter(|(name, _)| !vars.contains_key(*name))
+                .collect();
+            if let Some((name, t)) = extra.into_iter().next() {
+                return Err(mismatch(
+                    name,
+                    format!("{:?}", t.dims()),
+                    "no such tensor".into(),
+                ));
+            }
+        }
         Ok((varmap, net))
     }
 
-    /// Writes the variables (running batch-norm statistics included) as safetensors, through a
-    /// temporary file renamed into place.
-    pub fn save(varmap: &VarMap, path: &Path) -> Result<(), NetError> {
-        let err = |reason: String| NetError::Checkpoint {
+    /// Writes the variables (running batch-norm statistics included) and `meta` as a
+    /// safetensors checkpoint, through a temporary file renamed into place. Non-finite weights
+    /// are refused and nothing is written.
+    pub fn save(varmap: &VarMap, meta: &ModelMeta, path: &Path) -> Result<(), NetError> {
+        let bytes = Net::checkpoint_bytes(varmap, meta)?;
+        shards::write_atomically(path, &bytes).map_err(|e| NetError::Checkpoint {
             path: path.to_owned(),
-            reason,
-        };
-        let tmp = tmp_path(path);
-        varmap.save(&tmp).map_err(|e| err(e.to_string()))?;
-        std::fs::rename(&tmp, path).map_err(|e| err(e.to_string()))
+            reason: match e {
+                shards::ShardError::Io { error, .. } => format!("cannot write: {error}"),
+                e => e.to_string(),
+            },
+        })
+    }
+
+    /// The bytes [`Net::save`] writes.
+    pub fn checkpoint_bytes(varmap: &VarMap, meta: &ModelMeta) -> Result<Vec<u8>, NetError> {
+        let vars = varmap.data().lock().expect("varmap lock poisoned");
+        let mut tensors: Vec<(&String, &Tensor)> =
+            vars.iter().map(|(k, v)| (k, v.as_tensor())).collect();
+        tensors.sort_by_key(|(k, _)| *k);
+        if let Some((name, _)) = tensors
+            .iter()
+            .find(|(_, t)| !all_finite(t).unwrap_or(false))
+        {
+            return Err(NetError::NonFinite {
+                place: "the network to be written".into(),
+                tensor: name.to_string(),
+            });
+        }
+        let s = meta.shape;
+        let info: HashMap<String, String> = [
+            ("format", CHECKPOINT_FORMAT.to_string()),
+            ("version", CHECKPOINT_VERSION.to_string()),
+            ("game", meta.game.clone()),
+            ("planes", s.planes.to_string()),
+            ("height", s.height.to_string()),
+            ("width", s.width.to_string()),
+            ("policy_size", s.policy_size.to_string()),
+            (
+                "network",
+                serde_json::to_string(&meta.network).expect("NetConfig serialises"),
+            ),
+            ("generation", meta.generation.to_string()),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect();
+        safetensors::serialize(tensors, Some(info))
+            .map_err(|e| NetError::Candle(candle_core::Error::Msg(format!("serialising: {e}"))))
     }
 
     /// The game's tensor shape this network was built for.
@@ -196,6 +327,162 @@ impl Net {
     }
 }
 
+/// A checkpoint file read into memory: its tensors, and what it says about itself.
+pub struct Checkpoint {
+    pub path: PathBuf,
+    /// Game, shape, network and generation; `None` for a checkpoint written before checkpoints
+    /// recorded them.
+    pub meta: Option<ModelMeta>,
+    tensors: HashMap<String, Tensor>,
+}
+
+impl Checkpoint {
+    /// Reads the checkpoint at `path`: a safetensors file of finite F32 tensors, with valid
+    /// metadata if it has any.
+    pub fn read(path: &Path, device: &Device) -> Result<Checkpoint, NetError> {
+        let bytes = std::fs::read(path).map_err(|e| NetError::Checkpoint {
+            path: path.to_owned(),
+            reason: format!("cannot read: {e}"),
+        })?;
+        let bad = |reason: String| NetError::NotCheckpoint {
+            path: path.to_owned(),
+            reason,
+        };
+        let (_, header) =
+            safetensors::SafeTensors::read_metadata(&bytes).map_err(|e| bad(e.to_string()))?;
+        let meta = match header.metadata() {
+            Some(info) if info.contains_key("format") => Some(meta_from_info(info).map_err(bad)?),
+            _ => None,
+        };
+        let tensors = candle_core::safetensors::load_buffer(&bytes, device)
+            .map_err(|e| bad(e.to_string()))?;
+        for (name, t) in &tensors {
+            if t.dtype() != DType::F32 {
+                return Err(bad(format!("tensor `{name}` is {:?}, not F32", t.dtype())));
+            }
+            if !all_finite(t)? {
+                return Err(NetError::NonFinite {
+                    place: path.display().to_string(),
+                    tensor: name.clone(),
+                });
+            }
+        }
+        Ok(Checkpoint {
+            path: path.to_owned(),
+            meta,
+            tensors,
+        })
+    }
+
+    /// The input planes and policy size the weights take: from the metadata, or else from the
+    /// shapes of the stem's and the policy head's weights (which no `network` key changes).
+    pub fn io_sizes(&self) -> Option<(usize, usize)> {
+        if let Some(m) = &self.meta {
+            return Some((m.shape.planes, m.shape.policy_size));
+        }
+        let dim = |name: &str, i: usize| {
+            self.tensors
+                .get(name)
+                .and_then(|t| t.dims().get(i).copied())
+        };
+        Some((dim("stem.conv.weight", 1)?, dim("policy.fc.weight", 0)?))
+    }
+
+    /// Why data of `shape` cannot go through this checkpoint's network, if it cannot.
+    pub fn shape_mismatch(&self, shape: TensorShape) -> Option<String> {
+        match &self.meta {
+            Some(m) if m.shape != shape => Some(format!(
+                "the checkpoint is for {} with {}, not {}",
+                m.game,
+                describe(m.shape),
+                describe(shape)
+            )),
+            Some(_) => None,
+            None => match self.io_sizes() {
+                Some((planes, policy_size))
+                    if (planes, policy_size) != (shape.planes, shape.policy_size) =>
+                {
+                    Some(format!(
+                        "the checkpoint takes {planes} input planes and {policy_size} policy \
+                         entries, not {}",
+                        describe(shape)
+                    ))
+                }
+                _ => None,
+            },
+        }
+    }
+
+    /// `; network.channels: 48 in the checkpoint, 32 in the config` for each key that differs,
+    /// when the checkpoint records its network (else empty).
+    fn network_diff(&self, config: &NetConfig) -> String {
+        let Some(m) = &self.meta else {
+            return String::new();
+        };
+        let (ours, theirs) = (
+            serde_json::to_value(&m.network).expect("NetConfig serialises"),
+            serde_json::to_value(config).expect("NetConfig serialises"),
+        );
+        let (Some(ours), Some(theirs)) = (ours.as_object(), theirs.as_object()) else {
+            return String::new();
+        };
+        ours.iter()
+            .filter(|(k, v)| theirs.get(*k) != Some(v))
+            .map(|(k, v)| {
+                let c = theirs.get(k).map_or("absent".into(), |c| c.to_string());
+                format!("; network.{k}: {v} in the checkpoint, {c} in the config")
+            })
+            .collect()
+    }
+}
+
+/// `15 planes, 6×6, 216 policy entries`.
+pub(crate) fn describe(s: TensorShape) -> String {
+    format!(
+        "{} planes, {}×{}, {} policy entries",
+        s.planes, s.height, s.width, s.policy_size
+    )
+}
+
+/// A checkpoint's metadata map as a `ModelMeta`; the reason names the key at fault.
+fn meta_from_info(info: &HashMap<String, String>) -> Result<ModelMeta, String> {
+    let get = |k: &str| info.get(k).ok_or_else(|| format!("no `{k}` metadata"));
+    let num = |k: &str| -> Result<u64, String> {
+        get(k)?
+            .parse()
+            .map_err(|_| format!("metadata `{k}` is not a number"))
+    };
+    let format = get("format")?;
+    if format != CHECKPOINT_FORMAT {
+        return Err(format!("format is {format:?}, not {CHECKPOINT_FORMAT}"));
+    }
+    let version = get("version")?;
+    if *version != CHECKPOINT_VERSION.to_string() {
+        return Err(format!(
+            "version {version}; this build reads version {CHECKPOINT_VERSION}"
+        ));
+    }
+    let network: NetConfig =
+        serde_json::from_str(get("network")?).map_err(|e| format!("metadata `network`: {e}"))?;
+    Ok(ModelMeta {
+        game: get("game")?.clone(),
+        shape: TensorShape {
+            planes: num("planes")? as usize,
+            height: num("height")? as usize,
+            width: num("width")? as usize,
+            policy_size: num("policy_size")? as usize,
+        },
+        network,
+        generation: num("generation")?,
+    })
+}
+
+/// Whether `t` holds no NaN and no infinity.
+pub(crate) fn all_finite(t: &Tensor) -> candle_core::Result<bool> {
+    let values = t.flatten_all()?.to_dtype(DType::F32)?.to_vec1::<f32>()?;
+    Ok(values.iter().all(|v| v.is_finite()))
+}
+
 /// `path` with `.tmp` appended, in the same directory so that the rename is atomic.
 pub(crate) fn tmp_path(path: &Path) -> PathBuf {
     let mut name = path
@@ -225,6 +512,21 @@ mod tests {
         }
     }
 
+    fn meta(shape: TensorShape) -> ModelMeta {
+        ModelMeta {
+            game: "testgame".into(),
+            shape,
+            network: small(),
+            generation: 0,
+        }
+    }
+
+    fn temp_dir(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("tb-net-{name}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
     #[test]
     fn forward_shapes_and_value_range() {
         let (_, net) = Net::fresh(&small(), SHAPE, &Device::Cpu).unwrap();
@@ -241,14 +543,17 @@ mod tests {
 
     #[test]
     fn save_and_load_round_trip() {
-        let dir = std::env::temp_dir().join(format!("tb-net-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = temp_dir("round");
         let path = dir.join("net.safetensors");
         let (varmap, net) = Net::fresh(&small(), SHAPE, &Device::Cpu).unwrap();
         let x = Tensor::randn(0f32, 1.0, (2, 5, 6, 6), &Device::Cpu).unwrap();
         // A training pass moves the running statistics; they must survive the round trip.
         net.forward_t(&x, true).unwrap();
-        Net::save(&varmap, &path).unwrap();
+        Net::save(&varmap, &meta(SHAPE), &path).unwrap();
+        assert_eq!(
+            Checkpoint::read(&path, &Device::Cpu).unwrap().meta,
+            Some(meta(SHAPE))
+        );
         let (_, loaded) = Net::load(&path, &small(), SHAPE, &Device::Cpu).unwrap();
         let (p0, v0) = net.forward_t(&x, false).unwrap();
         let (p1, v1) = loaded.forward_t(&x, false).unwrap();
@@ -274,19 +579,111 @@ mod tests {
 
     #[test]
     fn loading_a_checkpoint_of_another_shape_fails() {
-        let dir = std::env::temp_dir().join(format!("tb-net-shape-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = temp_dir("shape");
         let path = dir.join("net.safetensors");
+        let legacy = dir.join("legacy.safetensors");
         let (varmap, _) = Net::fresh(&small(), SHAPE, &Device::Cpu).unwrap();
-        Net::save(&varmap, &path).unwrap();
+        Net::save(&varmap, &meta(SHAPE), &path).unwrap();
+        varmap.save(&legacy).unwrap();
         let other = TensorShape {
             policy_size: 41,
             ..SHAPE
         };
-        assert!(matches!(
-            Net::load(&path, &small(), other, &Device::Cpu),
-            Err(NetError::Checkpoint { .. })
-        ));
+        for (path, expect) in [
+            (&path, "the checkpoint is for testgame with 5 planes, 6×6, 40 policy entries, not 5 planes, 6×6, 41 policy entries"),
+            (&legacy, "the checkpoint takes 5 input planes and 40 policy entries, not 5 planes, 6×6, 41 policy entries"),
+        ] {
+            match Net::load(path, &small(), other, &Device::Cpu) {
+                Err(e @ NetError::WrongShape { .. }) => assert!(e.to_string().contains(expect), "{e}"),
+                r => panic!("expected WrongShape, got {:?}", r.err()),
+            }
+        }
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A damaged file or some other file is "not a valid safetensors checkpoint", whatever it is.
+    #[test]
+    fn corrupt_checkpoints_are_named_as_such() {
+        let dir = temp_dir("corrupt");
+        let good = dir.join("good.safetensors");
+        let (varmap, _) = Net::fresh(&small(), SHAPE, &Device::Cpu).unwrap();
+        Net::save(&varmap, &meta(SHAPE), &good).unwrap();
+        let bytes = std::fs::read(&good).unwrap();
+        let f16 = VarMap::new();
+        let vb = VarBuilder::from_varmap(&f16, DType::F16, &Device::Cpu);
+        vb.get_with_hints(3, "w", candle_nn::Init::Const(1.0))
+            .unwrap();
+        let f16_path = dir.join("f16.safetensors");
+        f16.save(&f16_path).unwrap();
+        let mut bad_meta = bytes.clone();
+        let at = bad_meta.windows(7).position(|w| w == b"version").unwrap();
+        // `"version":"1"` becomes `"version":"9"`: same length, so the header stays valid.
+        let one = at + bad_meta[at..].iter().position(|&b| b == b'1').unwrap();
+        bad_meta[one] = b'9';
+        for (name, content, expect) in [
+            (
+                "empty.safetensors",
+                Vec::new(),
+                "not a valid safetensors checkpoint",
+            ),
+            (
+                "half.safetensors",
+                bytes[..bytes.len() / 2].to_vec(),
+                "not a valid safetensors checkpoint",
+            ),
+            (
+                "text.safetensors",
+                b"a text file, not a checkpoint".to_vec(),
+                "not a valid safetensors checkpoint",
+            ),
+            (
+                "version.safetensors",
+                bad_meta,
+                "not a valid safetensors checkpoint: version 9",
+            ),
+        ] {
+            let path = dir.join(name);
+            std::fs::write(&path, content).unwrap();
+            match Checkpoint::read(&path, &Device::Cpu) {
+                Err(e @ NetError::NotCheckpoint { .. }) => {
+                    let msg = e.to_string();
+                    assert!(msg.starts_with(&path.display().to_string()), "{msg}");
+                    assert!(msg.contains(expect), "{msg}");
+                }
+                r => panic!("{name}: expected NotCheckpoint, got {:?}", r.err()),
+            }
+        }
+        match Checkpoint::read(&f16_path, &Device::Cpu) {
+            Err(e @ NetError::NotCheckpoint { .. }) => {
+                assert!(e.to_string().contains("tensor `w` is F16, not F32"), "{e}")
+            }
+            r => panic!("expected NotCheckpoint, got {:?}", r.err()),
+        }
+        match Checkpoint::read(&dir.join("absent.safetensors"), &Device::Cpu) {
+            Err(e @ NetError::Checkpoint { .. }) => {
+                let msg = e.to_string();
+                assert!(msg.contains("absent.safetensors: cannot read"), "{msg}");
+            }
+            r => panic!("expected Checkpoint, got {:?}", r.err()),
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// `blocks: 0` is a working network (the stem feeds the heads), so the config allows it.
+    #[test]
+    fn zero_blocks_is_a_working_network() {
+        let cfg = NetConfig {
+            blocks: 0,
+            ..small()
+        };
+        let (varmap, net) = Net::fresh(&cfg, SHAPE, &Device::Cpu).unwrap();
+        let x = Tensor::randn(0f32, 1.0, (2, 5, 6, 6), &Device::Cpu).unwrap();
+        let (p, v) = net.forward_t(&x, false).unwrap();
+        assert_eq!((p.dims(), v.dims()), (&[2, 40][..], &[2][..]));
+        let m = ModelMeta {
+            network: cfg,
+            ..meta(SHAPE)
+        };
+        assert!(!crate::onnx::model_bytes(&varmap, &m).unwrap().is_empty());
     }
 }

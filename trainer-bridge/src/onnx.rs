@@ -189,6 +189,10 @@ impl GraphWriter<'_> {
             .and_then(|t| t.to_dtype(candle_core::DType::F32))
             .and_then(|t| t.to_vec1::<f32>())
             .map_err(|e| err(e.to_string()))?;
+        // A NaN weight would make every output NaN: refuse to write such a model.
+        if !values.iter().all(|v| v.is_finite()) {
+            return Err(err("holds non-finite values (NaN or infinity)".into()));
+        }
         let raw = values.iter().flat_map(|v| v.to_le_bytes()).collect();
         self.graph.initializer.push(proto::TensorProto {
             dims: dims.iter().map(|&d| d as i64).collect(),

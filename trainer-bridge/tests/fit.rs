@@ -3,11 +3,15 @@
 
 use std::path::PathBuf;
 
-use candle_core::Device;
+use std::path::Path;
+
+use candle_core::{Device, Tensor};
 use games::liuzhou::Liuzhou;
+use games::xiangqi::Xiangqi;
 use games::Game;
-use trainer_bridge::fit::{fit, FitConfig, FitJob};
-use trainer_bridge::{Net, NetConfig};
+use shards::{Sample, Shard, ShardMeta};
+use trainer_bridge::fit::{fit, FitConfig, FitJob, FitReport};
+use trainer_bridge::{write_model, Checkpoint, ModelMeta, Net, NetConfig, NetError};
 
 fn tmpdir(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("fit-test-{name}-{}", std::process::id()));
@@ -22,6 +26,52 @@ fn tiny_net() -> NetConfig {
         channels: 16,
         ..NetConfig::default()
     }
+}
+
+/// A generation-0 Liuzhou checkpoint of `net` at `path`; `legacy` writes it as checkpoints
+/// were written before they recorded their game (candle's plain `VarMap::save`).
+fn save_checkpoint(path: &Path, net: &NetConfig, legacy: bool) {
+    let shape = Liuzhou::default().shape();
+    let (varmap, _) = Net::fresh(net, shape, &Device::Cpu).unwrap();
+    if legacy {
+        varmap.save(path).unwrap();
+    } else {
+        let meta = ModelMeta {
+            game: Liuzhou::NAME.into(),
+            shape,
+            network: net.clone(),
+            generation: 0,
+        };
+        Net::save(&varmap, &meta, path).unwrap();
+    }
+}
+
+fn checkpoint(path: &Path) -> Checkpoint {
+    Checkpoint::read(path, &Device::Cpu).unwrap()
+}
+
+/// One short fit of `model` (a checkpoint of `net`) on `shards` into `out`.
+fn short_fit(
+    shards: &Path,
+    model: &Path,
+    net: &NetConfig,
+    out: &Path,
+) -> anyhow::Result<FitReport> {
+    let config = FitConfig {
+        steps: 2,
+        batch_size: 8,
+        ..FitConfig::default()
+    };
+    fit(FitJob {
+        shards_dir: shards,
+        checkpoint: &Checkpoint::read(model, &Device::Cpu)?,
+        network: net,
+        config: &config,
+        out,
+        generation: 1,
+        log: None,
+        on_step: &mut |_, _| {},
+    })
 }
 
 /// Shards from a few self-play games with the fake evaluator.
@@ -50,9 +100,8 @@ fn losses_fall_and_outputs_are_written() {
     let shards = dir.join("shards");
     make_shards(&shards);
     let shape = Liuzhou::default().shape();
-    let (varmap, _) = Net::fresh(&tiny_net(), shape, &Device::Cpu).unwrap();
     let start = dir.join("0000.safetensors");
-    Net::save(&varmap, &start).unwrap();
+    save_checkpoint(&start, &tiny_net(), false);
     let config = FitConfig {
         steps: 60,
         batch_size: 64,
@@ -64,7 +113,7 @@ fn losses_fall_and_outputs_are_written() {
     let mut steps = 0;
     let report = fit(FitJob {
         shards_dir: &shards,
-        model: &start,
+        checkpoint: &checkpoint(&start),
         network: &tiny_net(),
         config: &config,
         out: &dir.join("0001"),
@@ -86,7 +135,8 @@ fn losses_fall_and_outputs_are_written() {
     );
     assert!(dir.join("0001.safetensors").is_file() && dir.join("0001.onnx").is_file());
     assert_eq!(std::fs::read_to_string(&log).unwrap().lines().count(), 60);
-    // The new checkpoint loads for the same network and shape: fitting resumes from it.
+    // The new checkpoint loads for the same network and shape: fitting resumes from it. It
+    // says what it is.
     Net::load(
         &dir.join("0001.safetensors"),
         &tiny_net(),
@@ -94,44 +144,225 @@ fn losses_fall_and_outputs_are_written() {
         &Device::Cpu,
     )
     .unwrap();
+    let meta = checkpoint(&dir.join("0001.safetensors")).meta.unwrap();
+    assert_eq!(
+        (meta.game.as_str(), meta.shape, meta.generation),
+        ("liuzhou", shape, 1)
+    );
+    assert_eq!(meta.network, tiny_net());
 }
 
 #[test]
-fn missing_shards_and_mismatched_checkpoints_are_errors() {
+fn no_usable_shard_is_an_error() {
     let dir = tmpdir("bad");
     let empty = dir.join("empty");
     std::fs::create_dir_all(&empty).unwrap();
     std::fs::write(empty.join("junk.safetensors"), b"not a shard").unwrap();
-    let shape = Liuzhou::default().shape();
-    let (varmap, _) = Net::fresh(&tiny_net(), shape, &Device::Cpu).unwrap();
     let start = dir.join("0000.safetensors");
-    Net::save(&varmap, &start).unwrap();
-    let config = FitConfig {
-        steps: 1,
-        batch_size: 4,
-        ..FitConfig::default()
-    };
-    let job = |shards: &std::path::Path, net: &NetConfig| {
-        fit(FitJob {
-            shards_dir: shards,
-            model: &start,
-            network: net,
-            config: &config,
-            out: &dir.join("x"),
-            generation: 1,
-            log: None,
-            on_step: &mut |_, _| {},
-        })
-    };
-    let err = job(&empty, &tiny_net()).unwrap_err().to_string();
+    save_checkpoint(&start, &tiny_net(), false);
+    let out = dir.join("x");
+    let err = short_fit(&empty, &start, &tiny_net(), &out)
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("no readable shard"), "{err}");
+    assert!(err.contains("1 skipped"), "{err}");
+    assert!(!dir.join("x.onnx").exists());
+}
+
+/// A config whose `network` section differs from the checkpoint's is named as such: the tensor,
+/// its shape in the file and in the config, and (when the checkpoint records it) the key.
+#[test]
+fn a_changed_network_section_is_named() {
+    let dir = tmpdir("network");
     let shards = dir.join("shards");
     make_shards(&shards);
+    let out = dir.join("x");
     let bigger = NetConfig {
         channels: 32,
         ..tiny_net()
     };
-    let err = job(&shards, &bigger).unwrap_err().to_string();
-    assert!(err.contains("0000.safetensors"), "{err}");
-    assert!(!dir.join("x.onnx").exists());
+    for legacy in [false, true] {
+        let start = dir.join(format!("0000-{legacy}.safetensors"));
+        save_checkpoint(&start, &tiny_net(), legacy);
+        let err = short_fit(&shards, &start, &bigger, &out).unwrap_err();
+        let msg = format!("{err:#}");
+        assert!(
+            matches!(
+                err.downcast_ref::<NetError>(),
+                Some(NetError::NetworkMismatch { .. })
+            ),
+            "{msg}"
+        );
+        assert!(msg.contains(&format!("0000-{legacy}.safetensors")), "{msg}");
+        assert!(
+            msg.contains("tensor `blocks.0.bn1.bias` is [16] in the checkpoint"),
+            "{msg}"
+        );
+        assert!(msg.contains("asks for [32]"), "{msg}");
+        assert!(
+            msg.contains("the `network` section differs from the checkpoint's"),
+            "{msg}"
+        );
+        assert!(
+            !msg.contains("shape mismatch") && !msg.contains("TensorShape"),
+            "{msg}"
+        );
+        assert_eq!(
+            msg.contains("network.channels: 16 in the checkpoint, 32 in the config"),
+            !legacy,
+            "{msg}"
+        );
+        // A block more, or one fewer: a tensor missing from the file, or one too many.
+        let deeper = NetConfig {
+            blocks: 2,
+            ..tiny_net()
+        };
+        let msg = format!(
+            "{:#}",
+            short_fit(&shards, &start, &deeper, &out).unwrap_err()
+        );
+        assert!(
+            msg.contains("tensor `blocks.1.bn1.bias` is missing in the checkpoint"),
+            "{msg}"
+        );
+        let shallower = NetConfig {
+            blocks: 0,
+            ..tiny_net()
+        };
+        let msg = format!(
+            "{:#}",
+            short_fit(&shards, &start, &shallower, &out).unwrap_err()
+        );
+        assert!(
+            msg.contains("tensor `blocks.0.bn1.bias` is [16] in the checkpoint"),
+            "{msg}"
+        );
+        assert!(msg.contains("asks for no such tensor"), "{msg}");
+    }
+    assert!(!dir.join("x.onnx").exists() && !dir.join("x.safetensors").exists());
+}
+
+/// A small valid Xiangqi shard (its real shape, one sample).
+fn xiangqi_shard(path: &Path) {
+    let state = Xiangqi::default();
+    let shape = state.shape();
+    Shard {
+        meta: ShardMeta {
+            game: Xiangqi::NAME.into(),
+            planes: shape.planes,
+            height: shape.height,
+            width: shape.width,
+            policy_size: shape.policy_size,
+            model: "test".into(),
+            config: String::new(),
+            created_unix: 0,
+            games: 1,
+        },
+        samples: vec![Sample {
+            planes: vec![0.0; shape.input_len()],
+            policy: vec![(0, 1.0)],
+            value: 0.0,
+        }],
+        symmetries: shards::symmetry_maps(&state),
+    }
+    .write(path)
+    .unwrap();
+}
+
+/// Shards of another game than the checkpoint's (or of no game this build knows, or whose shape
+/// is not their game's) are skipped with a warning, like unreadable ones; with none left, fit
+/// fails and writes nothing.
+#[test]
+fn shards_of_another_game_are_skipped() {
+    let dir = tmpdir("game");
+    let shards = dir.join("shards");
+    make_shards(&shards);
+    let liuzhou = shards::newest_first(&shards).unwrap()[0].clone();
+    let good = Shard::read(&liuzhou).unwrap();
+    let foreign = dir.join("foreign");
+    std::fs::create_dir_all(&foreign).unwrap();
+    // Named to sort after the Liuzhou shards: these are the newest.
+    for (name, game) in [("zz-chess", "chess"), ("zz-xiangqi-named", "xiangqi")] {
+        let mut s = good.clone();
+        s.meta.game = game.into();
+        s.write(&foreign.join(format!("{name}.safetensors")))
+            .unwrap();
+        s.write(&shards.join(format!("{name}.safetensors")))
+            .unwrap();
+    }
+    xiangqi_shard(&foreign.join("zz-xiangqi.safetensors"));
+    xiangqi_shard(&shards.join("zz-xiangqi.safetensors"));
+
+    for legacy in [false, true] {
+        let start = dir.join(format!("0000-{legacy}.safetensors"));
+        save_checkpoint(&start, &tiny_net(), legacy);
+        let out = dir.join(format!("only-foreign-{legacy}"));
+        let msg = format!(
+            "{:#}",
+            short_fit(&foreign, &start, &tiny_net(), &out).unwrap_err()
+        );
+        assert!(msg.contains("no readable shard with samples"), "{msg}");
+        assert!(msg.contains("3 skipped"), "{msg}");
+        assert!(!with_ext(&out, "onnx").exists() && !with_ext(&out, "safetensors").exists());
+
+        // Mixed: the Liuzhou shards train, the others are left out.
+        let out = dir.join(format!("mixed-{legacy}"));
+        let report = short_fit(&shards, &start, &tiny_net(), &out).unwrap();
+        assert_eq!(report.game, "liuzhou");
+        assert_eq!(
+            report.shards,
+            shards::newest_first(&shards).unwrap().len() - 3
+        );
+        let meta = checkpoint(&with_ext(&out, "safetensors")).meta.unwrap();
+        assert_eq!(meta.game, "liuzhou");
+    }
+}
+
+fn with_ext(stem: &Path, ext: &str) -> std::path::PathBuf {
+    trainer_bridge::fit::with_ext(stem, ext)
+}
+
+/// A network with a NaN weight is never written, neither as checkpoint nor as ONNX.
+#[test]
+fn non_finite_weights_are_never_written() {
+    let dir = tmpdir("nan");
+    let shape = Liuzhou::default().shape();
+    let (varmap, _) = Net::fresh(&tiny_net(), shape, &Device::Cpu).unwrap();
+    {
+        let vars = varmap.data().lock().unwrap();
+        let w = &vars["value.fc2.bias"];
+        w.set(&Tensor::full(f32::NAN, w.dims(), &Device::Cpu).unwrap())
+            .unwrap();
+    }
+    let meta = ModelMeta {
+        game: Liuzhou::NAME.into(),
+        shape,
+        network: tiny_net(),
+        generation: 1,
+    };
+    let err = write_model(&varmap, &meta, &dir.join("0001")).unwrap_err();
+    let msg = format!("{err:#}");
+    assert!(
+        matches!(
+            err.downcast_ref::<NetError>(),
+            Some(NetError::NonFinite { tensor, .. }) if tensor == "value.fc2.bias"
+        ),
+        "{msg}"
+    );
+    assert!(msg.contains("non-finite"), "{msg}");
+    assert_eq!(
+        std::fs::read_dir(&dir).unwrap().count(),
+        0,
+        "nothing written"
+    );
+    // A checkpoint holding one (written by some other tool) is refused when read.
+    let bad = dir.join("bad.safetensors");
+    varmap.save(&bad).unwrap();
+    match Checkpoint::read(&bad, &Device::Cpu) {
+        Err(e @ NetError::NonFinite { .. }) => {
+            assert!(e.to_string().contains("bad.safetensors"), "{e}");
+            assert!(e.to_string().contains("value.fc2.bias"), "{e}");
+        }
+        other => panic!("expected NonFinite, got {:?}", other.err()),
+    }
 }

@@ -160,6 +160,35 @@ pub fn inference(doc: &serde_yaml::Value, path: &Path) -> Result<OrtOptions, Con
     checked(doc, "inference", path, OrtOptions::validate)
 }
 
+/// The `network` section as written: trainer-bridge owns its meaning and checks it in full;
+/// the engine only needs it present (trainer-bridge has no default network) and a mapping of
+/// sizes, to compare with the network a run's models were made with.
+pub fn network(doc: &serde_yaml::Value, path: &Path) -> Result<serde_yaml::Mapping, ConfigError> {
+    let other = |reason: &str| ConfigError::Other {
+        path: path.to_owned(),
+        section: "network",
+        reason: reason.to_owned(),
+    };
+    match doc.get("network") {
+        None => Err(other(
+            "missing; training needs the network's shape (blocks, channels, …)",
+        )),
+        Some(serde_yaml::Value::Mapping(m)) if !m.is_empty() => {
+            for (k, v) in m {
+                if !(k.is_string() && v.is_u64()) {
+                    return Err(other(&format!(
+                        "`{}` is {}; allowed: a whole number ≥ 0",
+                        k.as_str().unwrap_or("?"),
+                        serde_yaml::to_string(v).unwrap_or_default().trim()
+                    )));
+                }
+            }
+            Ok(m.clone())
+        }
+        Some(_) => Err(other("must be a mapping of sizes such as `channels: 48`")),
+    }
+}
+
 /// The Liuzhou start position under the config's `game` section.
 pub fn liuzhou_start(
     doc: &serde_yaml::Value,
@@ -207,6 +236,14 @@ mod tests {
             let doc = load(&path).unwrap_or_else(|e| panic!("{e}"));
             selfplay(&doc, &path).unwrap_or_else(|e| panic!("{e}"));
             inference(&doc, &path).unwrap_or_else(|e| panic!("{e}"));
+            let train: crate::train::TrainConfig = checked(&doc, "train", &path, |t| {
+                crate::train::TrainConfig::validate(t)
+            })
+            .unwrap_or_else(|e| panic!("{e}"));
+            if doc.get("train").is_some() {
+                network(&doc, &path).unwrap_or_else(|e| panic!("{e}"));
+                assert!(!train.run_dir.as_os_str().is_empty());
+            }
             seen += 1;
         }
         assert!(seen >= 4, "{seen} configs in {}", dir.display());
@@ -275,5 +312,18 @@ mod tests {
             assert!(e.starts_with("config cfg/x.yaml: section `"), "{e}");
             assert!(e.contains(needle), "{text}: {e}");
         }
+    }
+
+    #[test]
+    fn network_must_be_present_and_a_mapping_of_sizes() {
+        let path = Path::new("n.yaml");
+        let net = |text: &str| network(&parse(text, path).unwrap(), path);
+        let e = net("train: {}").unwrap_err().to_string();
+        assert!(e.contains("n.yaml: section `network`: missing"), "{e}");
+        let e = net("network: 3").unwrap_err().to_string();
+        assert!(e.contains("must be a mapping"), "{e}");
+        let e = net("network: {channels: -2}").unwrap_err().to_string();
+        assert!(e.contains("`channels` is -2"), "{e}");
+        assert_eq!(net("network: {blocks: 1, channels: 8}").unwrap().len(), 2);
     }
 }

@@ -1,10 +1,11 @@
-//! Bad configs and arguments of `engine selfplay` fail at startup: exit code 2, a message naming
-//! the file, section and key (or the path), and nothing created.
+//! Bad configs and arguments of `engine selfplay` and `engine train` fail at startup: exit code
+//! 2, a message naming the file, section and key (or the flag or path), and nothing created.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 const LIUZHOU_CONFIG: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../configs/liuzhou.yaml");
+const SHIPPED_MODEL: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../models/liuzhou/best");
 
 fn tmpdir(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("engine-config-{name}-{}", std::process::id()));
@@ -119,4 +120,140 @@ fn selfplay_refuses_an_unusable_out_before_playing() {
     fails_with(&selfplay(config, nope), &["/proc/nope: cannot create it"]);
     // No game was played: the summary line never appeared.
     assert!(!String::from_utf8_lossy(&selfplay(config, nope).stdout).contains("games"));
+}
+
+fn train(config: &Path, run_dir: &Path, trainer: &str) -> Output {
+    let args = [
+        "train",
+        "--iterations",
+        "1",
+        "--trainer",
+        trainer,
+        "--config",
+    ];
+    engine(&args, &[config, Path::new("--run-dir"), run_dir])
+}
+
+#[test]
+fn train_checks_its_whole_config_before_creating_anything() {
+    let dir = tmpdir("train");
+    let run = dir.join("run");
+    let cases = [
+        (
+            "gate_visits: 64",
+            "gate_visits: 0",
+            "`gate_visits` is 0; allowed: 1 or more",
+        ),
+        ("eval_visits: 200", "eval_visits: 0", "`eval_visits` is 0"),
+        (
+            "eval_mcts_playouts: 800",
+            "eval_mcts_playouts: 0",
+            "`eval_mcts_playouts` is 0",
+        ),
+        (
+            "gate_temperature: 0.3",
+            "gate_temperature: .nan",
+            "`gate_temperature` is NaN",
+        ),
+        (
+            "gate_temperature: 0.3",
+            "gate_temperature: -2",
+            "`gate_temperature` is -2",
+        ),
+        ("network:", "networkk:", "unknown section `networkk`"),
+        (
+            "c_puct: 1.5",
+            "c_puct: 0",
+            "section `selfplay`: `c_puct` is 0",
+        ),
+    ];
+    for (i, (from, to, needle)) in cases.into_iter().enumerate() {
+        let path = variant(&dir, &format!("t{i}"), from, to);
+        fails_with(
+            &train(&path, &run, "/bin/true"),
+            &[&format!("t{i}.yaml: "), needle],
+        );
+        assert!(!run.exists(), "{to}: the run directory was created");
+    }
+    // Without a network section trainer-bridge cannot initialise a run.
+    let text = std::fs::read_to_string(LIUZHOU_CONFIG).unwrap();
+    let (head, tail) = text.split_once("network:").unwrap();
+    let path = dir.join("nonet.yaml");
+    std::fs::write(
+        &path,
+        format!("{head}{}", &tail[tail.find("train:").unwrap()..]),
+    )
+    .unwrap();
+    let needle = "nonet.yaml: section `network`: missing";
+    fails_with(&train(&path, &run, "/bin/true"), &[needle]);
+    assert!(!run.exists());
+    // A flag's bad value is named by the flag.
+    let config = Path::new(LIUZHOU_CONFIG);
+    let args = ["train", "--minutes", "nan", "--config"];
+    let out = engine(&args, &[config, Path::new("--run-dir"), &run]);
+    fails_with(&out, &["--minutes: `time_limit_minutes` is NaN"]);
+    let needle = "trainer-bridge not found at \"/nonexistent/tb\"";
+    fails_with(&train(config, &run, "/nonexistent/tb"), &[needle]);
+    assert!(!run.exists());
+}
+
+#[test]
+fn a_trainer_that_writes_no_model_leaves_no_initialised_state() {
+    let dir = tmpdir("noinit");
+    let run = dir.join("run");
+    let config = Path::new(LIUZHOU_CONFIG);
+    let needle = "trainer-bridge init reported success but did not write";
+    fails_with(
+        &train(config, &run, "/bin/true"),
+        &[needle, "0000.safetensors"],
+    );
+    assert!(!run.exists(), "an empty run directory was left behind");
+
+    // A state saved by an older engine after such an init: the run is initialised again.
+    std::fs::create_dir_all(&run).unwrap();
+    let stale = "iterations: 0\nbest: 0\ninitialised: true\nelapsed_seconds: 0\nhistory: []\n";
+    std::fs::write(run.join("state.yaml"), stale).unwrap();
+    let out = train(config, &run, "/bin/true");
+    fails_with(&out, &["0000.onnx is missing: initialising again", needle]);
+
+    // Later in a run a missing model is damage, said so.
+    let later = "iterations: 2\nbest: 1\ninitialised: true\nelapsed_seconds: 0\nhistory: []\n";
+    std::fs::write(run.join("state.yaml"), later).unwrap();
+    let needle = "says model 0001 is the best after 2 iterations, but";
+    fails_with(
+        &train(config, &run, "/bin/true"),
+        &[needle, "0001.onnx is missing"],
+    );
+}
+
+#[test]
+fn resuming_with_another_network_names_both_shapes() {
+    let dir = tmpdir("resume");
+    let run = dir.join("run");
+    let models = run.join("models");
+    std::fs::create_dir_all(&models).unwrap();
+    for ext in ["onnx", "safetensors"] {
+        std::fs::copy(
+            format!("{SHIPPED_MODEL}.{ext}"),
+            models.join(format!("0000.{ext}")),
+        )
+        .unwrap();
+    }
+    let state = "iterations: 0\nbest: 0\ninitialised: true\nelapsed_seconds: 0\nhistory: []\n";
+    std::fs::write(run.join("state.yaml"), state).unwrap();
+    let config = variant(&dir, "c32", "channels: 48", "channels: 32");
+    let out = train(&config, &run, "/bin/true");
+    fails_with(
+        &out,
+        &[
+            "c32.yaml: section `network` {\"blocks\":4,\"channels\":32,",
+            "{\"blocks\":4,\"channels\":48,",
+            "`channels` is 32 in the config but 48 in the run",
+        ],
+    );
+    // Nothing was played.
+    assert_eq!(
+        std::fs::read_dir(run.join("shards")).map_or(0, |d| d.count()),
+        0
+    );
 }

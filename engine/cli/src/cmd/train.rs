@@ -2,7 +2,6 @@
 
 use std::path::PathBuf;
 
-use anyhow::Context;
 use clap::Args as ClapArgs;
 
 use super::GameKind;
@@ -38,28 +37,49 @@ pub fn run_cmd(args: Args) -> anyhow::Result<()> {
         .clone()
         .unwrap_or_else(|| args.game.default_config());
     let doc = config::load(&config_path)?;
-    let mut train: TrainConfig = config::section(&doc, "train", &config_path)?;
-    if let Some(d) = args.run_dir {
-        train.run_dir = d;
-    }
-    if let Some(m) = args.minutes {
-        train.time_limit_minutes = m;
-    }
-    if let Some(i) = args.iterations {
-        train.iterations = i;
-    }
-    train
-        .validate()
-        .map_err(anyhow::Error::msg)
-        .context("config section `train`")?;
+    let train = train_section(&args, &doc, &config_path)?;
+    // Every section the loop uses is read and checked here, before anything is created.
     let setup = Setup {
         config_path: &config_path,
         doc: &doc,
-        trainer: find_trainer(args.trainer),
+        trainer: find_trainer(args.trainer.clone()),
+        selfplay: config::selfplay(&doc, &config_path)?,
+        inference: config::inference(&doc, &config_path)?,
+        network: config::network(&doc, &config_path)?,
     };
     match args.game {
         GameKind::Liuzhou => run(&config::liuzhou_start(&doc, &config_path)?, &train, &setup),
         GameKind::Xiangqi => run(&games::xiangqi::Xiangqi::default(), &train, &setup),
         GameKind::Go => run(&config::go_start(&doc, &config_path)?, &train, &setup),
     }
+}
+
+/// The `train` section with the command line's overrides, checked; an error names the flag
+/// when the value came from one.
+fn train_section(
+    args: &Args,
+    doc: &serde_yaml::Value,
+    config_path: &std::path::Path,
+) -> anyhow::Result<TrainConfig> {
+    let mut train: TrainConfig = config::section(doc, "train", config_path)?;
+    let mut flags = Vec::new();
+    if let Some(d) = &args.run_dir {
+        train.run_dir = d.clone();
+        flags.push(("run_dir", "--run-dir"));
+    }
+    if let Some(m) = args.minutes {
+        train.time_limit_minutes = m;
+        flags.push(("time_limit_minutes", "--minutes"));
+    }
+    if let Some(i) = args.iterations {
+        train.iterations = i;
+        flags.push(("iterations", "--iterations"));
+    }
+    if let Err(e) = train.validate() {
+        return Err(match flags.iter().find(|(key, _)| *key == e.key) {
+            Some((_, flag)) => anyhow::anyhow!("{flag}: {e}"),
+            None => config::invalid(config_path, "train", e).into(),
+        });
+    }
+    Ok(train)
 }

@@ -14,6 +14,7 @@ use std::time::Instant;
 use anyhow::{bail, Context};
 use games::{Agent, Game};
 use indicatif::{ProgressBar, ProgressStyle};
+use infer::{InvalidSetting, OrtOptions};
 use serde::{Deserialize, Serialize};
 use state::{model_files, IterationRecord, TrainState};
 
@@ -58,25 +59,67 @@ impl Default for TrainConfig {
 }
 
 impl TrainConfig {
-    pub fn validate(&self) -> Result<(), String> {
-        if self.games_per_iteration == 0 || self.gate_games == 0 {
-            return Err("games_per_iteration and gate_games must be at least 1".into());
+    /// Range checks for the whole section, run at startup: the gate and the evaluation build
+    /// their agents from these values only after a full self-play and fit.
+    pub fn validate(&self) -> Result<(), InvalidSetting> {
+        use InvalidSetting as I;
+        let dir = self.run_dir.to_string_lossy();
+        // The gate names models inside agent specs, whose fields are separated by commas.
+        I::check(
+            !dir.is_empty() && !dir.contains(','),
+            "run_dir",
+            format_args!("{dir:?}"),
+            "a directory path without commas",
+        )?;
+        I::check(
+            self.iterations >= 1,
+            "iterations",
+            self.iterations,
+            "1 or more",
+        )?;
+        let m = self.time_limit_minutes;
+        I::check(
+            m.is_finite() && m > 0.0,
+            "time_limit_minutes",
+            m,
+            "a finite number > 0",
+        )?;
+        let counts = [
+            ("games_per_iteration", self.games_per_iteration as u64),
+            ("gate_games", u64::from(self.gate_games)),
+            ("gate_visits", self.gate_visits),
+            ("eval_visits", self.eval_visits),
+            ("eval_mcts_playouts", self.eval_mcts_playouts),
+        ];
+        for (key, n) in counts {
+            I::check(n >= 1, key, n, "1 or more")?;
         }
-        if !(0.0..=1.0).contains(&self.gate_threshold) {
-            return Err("gate_threshold must lie in [0, 1]".into());
-        }
-        if self.time_limit_minutes <= 0.0 {
-            return Err("time_limit_minutes must be positive".into());
-        }
-        Ok(())
+        I::check(
+            (0.0..=1.0).contains(&self.gate_threshold),
+            "gate_threshold",
+            self.gate_threshold,
+            "0 to 1",
+        )?;
+        let t = self.gate_temperature;
+        I::check(
+            t.is_finite() && t >= 0.0,
+            "gate_temperature",
+            t,
+            "a finite number ≥ 0",
+        )
     }
 }
 
-/// What the loop needs besides the config sections: where things are.
+/// What the loop needs besides the `train` section: where things are, and the other sections,
+/// read and checked before anything is created.
 pub struct Setup<'a> {
     pub config_path: &'a Path,
     pub doc: &'a serde_yaml::Value,
     pub trainer: PathBuf,
+    pub selfplay: selfplay::SelfplayConfig,
+    pub inference: OrtOptions,
+    /// The `network` section as written (trainer-bridge owns its meaning).
+    pub network: serde_yaml::Mapping,
 }
 
 /// Runs the loop for `start`'s game until the iteration count or the time limit is reached.
@@ -84,20 +127,48 @@ pub fn run<G: Game>(start: &G, train: &TrainConfig, setup: &Setup<'_>) -> anyhow
     let run_dir = &train.run_dir;
     let models_dir = run_dir.join("models");
     let shards_dir = run_dir.join("shards");
-    std::fs::create_dir_all(&models_dir)
-        .with_context(|| format!("creating {}", models_dir.display()))?;
-    std::fs::create_dir_all(&shards_dir)?;
-    let sp: selfplay::SelfplayConfig =
-        crate::config::section(setup.doc, "selfplay", setup.config_path)?;
-    sp.validate()
-        .map_err(anyhow::Error::msg)
-        .context("config section `selfplay`")?;
+    let sp = &setup.selfplay;
     let config_text = serde_yaml::to_string(setup.doc)?;
-    let inference: infer::onnx::OrtOptions =
-        crate::config::section(setup.doc, "inference", setup.config_path)?;
-    let gate_batch = inference.batch_size.max(1);
+    let gate_batch = setup.inference.batch_size;
 
+    // Everything that can be checked is checked before the run directory is touched.
     let mut state = TrainState::load(run_dir)?;
+    if state.initialised {
+        let best = state.best;
+        let (_, best_onnx) = model_files(&models_dir, best);
+        if state.iterations == 0 && best == 0 && !best_onnx.exists() {
+            // An earlier version saved the state after an `init` that wrote nothing: start over.
+            tracing::warn!(
+                "{} says the run is initialised but {} is missing: initialising again",
+                TrainState::path(run_dir).display(),
+                best_onnx.display()
+            );
+            state.initialised = false;
+        } else {
+            check_resume(start, &state, run_dir, setup)?;
+        }
+    }
+    let needs_trainer = !state.initialised || state.iterations < train.iterations;
+    if needs_trainer && !is_program(&setup.trainer) {
+        let place = if setup.trainer.components().count() > 1 {
+            format!("at {:?}", setup.trainer)
+        } else {
+            format!("beside the engine or on the PATH (as {:?})", setup.trainer)
+        };
+        bail!(
+            "trainer-bridge not found {place}: build it (`cargo build --release -p \
+             trainer-bridge`) or give its path with --trainer"
+        );
+    }
+
+    // The directories this call creates, outermost first, to be removed if `init` fails.
+    let created: Vec<&Path> = [run_dir.as_path(), &models_dir, &shards_dir]
+        .into_iter()
+        .filter(|d| !d.exists())
+        .collect();
+    for dir in [&models_dir, &shards_dir] {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
     let clock = Instant::now();
     let earlier = state.elapsed_seconds;
     let elapsed = |state_secs: f64| state_secs + clock.elapsed().as_secs_f64();
@@ -112,14 +183,25 @@ pub fn run<G: Game>(start: &G, train: &TrainConfig, setup: &Setup<'_>) -> anyhow
     );
 
     if !state.initialised {
-        let (ckpt, onnx) = model_files(&models_dir, 0);
-        if !(ckpt.exists() && onnx.exists()) {
-            trainer(setup, &["init", "--game", G::NAME])
-                .arg("--config")
-                .arg(setup.config_path)
-                .arg("--out")
-                .arg(models_dir.join("0000"))
-                .status_ok("trainer-bridge init")?;
+        let init = || -> anyhow::Result<()> {
+            let (ckpt, onnx) = model_files(&models_dir, 0);
+            if !(ckpt.exists() && onnx.exists()) {
+                trainer(setup, &["init", "--game", G::NAME])
+                    .arg("--config")
+                    .arg(setup.config_path)
+                    .arg("--out")
+                    .arg(models_dir.join("0000"))
+                    .status_ok("trainer-bridge init")?;
+            }
+            // The state says "initialised" only once model 0 really is there and usable.
+            check_model(start, &models_dir, 0, setup, "trainer-bridge init")
+        };
+        if let Err(e) = init() {
+            // Leave no empty directories behind; `remove_dir` keeps any that were written to.
+            for dir in created.iter().rev() {
+                let _ = std::fs::remove_dir(dir);
+            }
+            return Err(e);
         }
         state.initialised = true;
         state.save(run_dir)?;
@@ -151,7 +233,7 @@ pub fn run<G: Game>(start: &G, train: &TrainConfig, setup: &Setup<'_>) -> anyhow
                 config: &config_text,
             };
             let seed = train.seed ^ (u64::from(i) << 20) ^ done as u64;
-            let summary = selfplay::run(start, evaluator.as_ref(), &sp, todo, &sink, seed, |s| {
+            let summary = selfplay::run(start, evaluator.as_ref(), sp, todo, &sink, seed, |s| {
                 bar.set_position(s.games as u64);
                 bar.set_message(format!("{:.0} positions/s", s.positions_per_second()));
             })?;
@@ -177,6 +259,7 @@ pub fn run<G: Game>(start: &G, train: &TrainConfig, setup: &Setup<'_>) -> anyhow
                 .arg("--log")
                 .arg(run_dir.join("losses.jsonl"))
                 .status_ok("trainer-bridge fit")?;
+            check_files(&models_dir, candidate, "trainer-bridge fit")?;
         }
 
         // 3. Gate: the candidate against the best. Agents are built from the same specs
@@ -211,8 +294,8 @@ pub fn run<G: Game>(start: &G, train: &TrainConfig, setup: &Setup<'_>) -> anyhow
                 gate_batch
             )
         };
-        let mut cand = agent(gate_spec(&cand_onnx), train.seed + 11)?;
-        let mut best = agent(gate_spec(&best_onnx), train.seed + 12)?;
+        let mut cand = agent(gate_spec(&cand_onnx), train.seed.wrapping_add(11))?;
+        let mut best = agent(gate_spec(&best_onnx), train.seed.wrapping_add(12))?;
         let gate = play(
             start,
             &mut *cand,
@@ -240,9 +323,9 @@ pub fn run<G: Game>(start: &G, train: &TrainConfig, setup: &Setup<'_>) -> anyhow
         let (vs_random, vs_mcts) = if train.eval_games > 0 {
             let mut me = agent(
                 net_spec(&best_onnx, train.eval_visits, 0.0),
-                train.seed + 13,
+                train.seed.wrapping_add(13),
             )?;
-            let mut random = agent("random".into(), train.seed + 14)?;
+            let mut random = agent("random".into(), train.seed.wrapping_add(14))?;
             let r = play(
                 start,
                 &mut *me,
@@ -252,7 +335,7 @@ pub fn run<G: Game>(start: &G, train: &TrainConfig, setup: &Setup<'_>) -> anyhow
             )?;
             let mut mcts = agent(
                 format!("mcts:visits={}", train.eval_mcts_playouts),
-                train.seed + 15,
+                train.seed.wrapping_add(15),
             )?;
             let m = play(
                 start,
@@ -291,8 +374,10 @@ pub fn run<G: Game>(start: &G, train: &TrainConfig, setup: &Setup<'_>) -> anyhow
         report::write(run_dir, &state, train)?;
         // The shipped best model is also kept under a stable name.
         let (best_ckpt, best_onnx) = model_files(&models_dir, state.best);
-        std::fs::copy(&best_ckpt, run_dir.join("best.safetensors"))?;
-        std::fs::copy(&best_onnx, run_dir.join("best.onnx"))?;
+        for (from, to) in [(&best_ckpt, "best.safetensors"), (&best_onnx, "best.onnx")] {
+            std::fs::copy(from, run_dir.join(to))
+                .with_context(|| format!("copying {} to {to}", from.display()))?;
+        }
     }
     state.elapsed_seconds = elapsed(earlier);
     state.save(run_dir)?;
@@ -372,6 +457,114 @@ impl StatusOk for Command {
     }
 }
 
+/// Model `n`'s checkpoint and ONNX file exist; `who` is the step that should have written them.
+fn check_files(models_dir: &Path, n: u32, who: &str) -> anyhow::Result<()> {
+    let (ckpt, onnx) = model_files(models_dir, n);
+    for file in [&ckpt, &onnx] {
+        if !file.is_file() {
+            bail!(
+                "{who} reported success but did not write {}",
+                file.display()
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Model `n` exists, loads, is for `start`'s game and has the config's network shape.
+fn check_model<G: Game>(
+    start: &G,
+    models_dir: &Path,
+    n: u32,
+    setup: &Setup<'_>,
+    who: &str,
+) -> anyhow::Result<()> {
+    check_files(models_dir, n, who)?;
+    let (_, onnx) = model_files(models_dir, n);
+    // One state per call on the CPU: only the metadata and the interface are wanted here.
+    let opts = OrtOptions {
+        batch_size: 1,
+        intra_threads: 1,
+        provider: infer::Provider::Cpu,
+        ..OrtOptions::default()
+    };
+    let model = infer::OrtEvaluator::load(&onnx, start, &opts)?;
+    let stored = &model.model().info().network;
+    if let Some(difference) = network_difference(&setup.network, stored)? {
+        let config: serde_json::Value = serde_json::to_value(&setup.network)?;
+        bail!(
+            "config {}: section `network` {config} does not match the network the run's models \
+             were made with, {stored} (in {}): {difference}. Resume with the run's network \
+             section, or start a new run_dir",
+            setup.config_path.display(),
+            onnx.display()
+        );
+    }
+    Ok(())
+}
+
+/// The first key of the config's `network` section whose value differs from the network a
+/// model was made with (its metadata, as JSON), in words; `None` when they agree. Keys the
+/// config leaves out take trainer-bridge's defaults and are not compared.
+fn network_difference(
+    config: &serde_yaml::Mapping,
+    stored: &str,
+) -> anyhow::Result<Option<String>> {
+    let stored: serde_json::Map<String, serde_json::Value> = serde_json::from_str(stored)
+        .with_context(|| format!("the model's `network` metadata {stored:?} is not a JSON map"))?;
+    for (key, value) in config {
+        let key = key.as_str().unwrap_or("?");
+        let want = value.as_u64();
+        let have = stored.get(key).and_then(|v| v.as_u64());
+        if want != have {
+            let have = have.map_or("absent".to_string(), |h| h.to_string());
+            let want = want.map_or("?".to_string(), |w| w.to_string());
+            return Ok(Some(format!(
+                "`{key}` is {want} in the config but {have} in the run"
+            )));
+        }
+    }
+    Ok(None)
+}
+
+/// A resumed run has the models its state names, made with the config's network.
+fn check_resume<G: Game>(
+    start: &G,
+    state: &TrainState,
+    run_dir: &Path,
+    setup: &Setup<'_>,
+) -> anyhow::Result<()> {
+    let models_dir = &run_dir.join("models");
+    let damaged = |file: &Path| {
+        anyhow::anyhow!(
+            "{} says model {:04} is the best after {} iterations, but {} is missing: the run \
+             directory is damaged (restore the file or start a new run_dir)",
+            TrainState::path(run_dir).display(),
+            state.best,
+            state.iterations,
+            file.display()
+        )
+    };
+    // The best model plays; the newest one is where the next fit starts.
+    let (best_ckpt, best_onnx) = model_files(models_dir, state.best);
+    let (latest_ckpt, _) = model_files(models_dir, state.iterations);
+    for file in [&best_onnx, &best_ckpt, &latest_ckpt] {
+        if !file.is_file() {
+            return Err(damaged(file));
+        }
+    }
+    check_model(start, models_dir, state.best, setup, "an earlier run")
+}
+
+/// Whether `program` names a file, or (a bare name) a file on the PATH, as `Command` finds it.
+fn is_program(program: &Path) -> bool {
+    if program.components().count() > 1 {
+        return program.is_file();
+    }
+    std::env::var_os("PATH")
+        .is_some_and(|path| std::env::split_paths(&path).any(|d| d.join(program).is_file()))
+}
+
 /// The `trainer-bridge` binary: `--trainer`, else next to this executable, else on the PATH.
 pub fn find_trainer(explicit: Option<PathBuf>) -> PathBuf {
     if let Some(p) = explicit {
@@ -383,5 +576,95 @@ pub fn find_trainer(explicit: Option<PathBuf>) -> PathBuf {
     match beside {
         Some(p) if p.exists() => p,
         _ => PathBuf::from("trainer-bridge"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_train_key_out_of_range_is_named() {
+        let d = TrainConfig::default;
+        assert_eq!(d().validate(), Ok(()));
+        let cases = [
+            (
+                TrainConfig {
+                    gate_visits: 0,
+                    ..d()
+                },
+                "gate_visits",
+            ),
+            (
+                TrainConfig {
+                    eval_visits: 0,
+                    ..d()
+                },
+                "eval_visits",
+            ),
+            (
+                TrainConfig {
+                    eval_mcts_playouts: 0,
+                    ..d()
+                },
+                "eval_mcts_playouts",
+            ),
+            (
+                TrainConfig {
+                    gate_temperature: f32::NAN,
+                    ..d()
+                },
+                "gate_temperature",
+            ),
+            (
+                TrainConfig {
+                    time_limit_minutes: f64::INFINITY,
+                    ..d()
+                },
+                "time_limit_minutes",
+            ),
+            (
+                TrainConfig {
+                    run_dir: "".into(),
+                    ..d()
+                },
+                "run_dir",
+            ),
+            (
+                TrainConfig {
+                    run_dir: "runs/a,b".into(),
+                    ..d()
+                },
+                "run_dir",
+            ),
+            (
+                TrainConfig {
+                    iterations: 0,
+                    ..d()
+                },
+                "iterations",
+            ),
+        ];
+        for (config, key) in cases {
+            assert_eq!(config.validate().unwrap_err().key, key);
+        }
+    }
+
+    #[test]
+    fn network_difference_names_the_first_differing_key() {
+        let config: serde_yaml::Mapping =
+            serde_yaml::from_str("blocks: 4\nchannels: 32\n").unwrap();
+        let stored = r#"{"blocks":4,"channels":48,"value_hidden":64}"#;
+        let d = network_difference(&config, stored).unwrap().unwrap();
+        assert_eq!(d, "`channels` is 32 in the config but 48 in the run");
+        let same: serde_yaml::Mapping = serde_yaml::from_str("blocks: 4\nchannels: 48\n").unwrap();
+        assert_eq!(network_difference(&same, stored).unwrap(), None);
+        let typo: serde_yaml::Mapping = serde_yaml::from_str("chanels: 48\n").unwrap();
+        let d = network_difference(&typo, stored).unwrap().unwrap();
+        assert!(
+            d.contains("`chanels` is 48 in the config but absent"),
+            "{d}"
+        );
+        assert!(network_difference(&same, "not json").is_err());
     }
 }

@@ -16,7 +16,6 @@
 //! plane 2t+1 the opponent's; plane 16 is all ones when Black is to move. The policy has `N² + 1`
 //! entries: `rank · N + file` for a stone, `N²` for pass.
 
-pub mod agents;
 mod board;
 pub mod gtp_client;
 pub mod playout;
@@ -31,7 +30,6 @@ use crate::{Game, Outcome, ParseError, Player, Symmetry, TensorShape};
 use board::{mix, Board, Stones, BLACK, EMPTY, WHITE};
 pub use board::{MAX_SIZE, MIN_SIZE};
 
-pub use agents::agent_from_spec;
 pub use gtp_client::{GtpAgent, GtpClient, GtpClientError};
 pub use playout::PlayoutAgent;
 
