@@ -185,3 +185,60 @@ fn a_closed_stdout_ends_commands_quietly() {
     );
     close_early(&["gtp"], "list_commands\n".repeat(2000).as_bytes(), 1);
 }
+
+#[test]
+fn go_perft_refuses_a_size_that_differs_from_the_position_and_a_baseless_ko() {
+    let r = run(
+        &[
+            "perft",
+            "--game",
+            "go",
+            "--size",
+            "9",
+            "--position",
+            "3/3/3 b 0 - 0",
+            "--depth",
+            "1",
+        ],
+        b"",
+    );
+    assert_eq!(r.code, Some(2), "{}", r.out);
+    assert!(
+        r.err
+            .contains("--size 9 but --position '3/3/3 b 0 - 0' is a 3x3 board"),
+        "{}",
+        r.err
+    );
+    // Without --size the position's side is the size.
+    let r = run(
+        &[
+            "perft",
+            "--game",
+            "go",
+            "--position",
+            "4/4/4/4 b",
+            "--depth",
+            "1",
+        ],
+        b"",
+    );
+    assert_eq!((r.code, r.out.as_str()), (Some(0), "17\n"), "{}", r.err);
+    let r = run(
+        &[
+            "perft",
+            "--game",
+            "go",
+            "--position",
+            "3/3/3 b 0 B2 0",
+            "--depth",
+            "2",
+        ],
+        b"",
+    );
+    assert_eq!(r.code, Some(2), "{}", r.out);
+    assert!(
+        r.err.contains("ko point B2: not surrounded by stones"),
+        "{}",
+        r.err
+    );
+}

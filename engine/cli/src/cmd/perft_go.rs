@@ -8,9 +8,9 @@ use games::Game;
 /// Go options of `engine perft` (ignored by the other games).
 #[derive(ClapArgs, Clone, Debug)]
 pub struct GoArgs {
-    /// Go: board side, 2 to 19.
-    #[arg(long, default_value_t = 3)]
-    pub size: usize,
+    /// Go: board side, 2 to 19 [default: the side of `--position`, else 3].
+    #[arg(long)]
+    pub size: Option<usize>,
     /// Go: moves played from the start position (or `--position`) before counting, in GTP
     /// notation separated by spaces or commas, colours alternating: `C3 B2 pass`.
     #[arg(long, default_value = "")]
@@ -27,7 +27,7 @@ pub struct GoArgs {
 /// `--moves`. Games never end by the move cap here, only by two passes.
 pub fn start(args: &GoArgs, position: Option<&str>) -> anyhow::Result<GoState> {
     let rules = GoRules {
-        size: args.size,
+        size: args.size.unwrap_or(3),
         ko: if args.simple_ko {
             KoRule::Simple
         } else {
@@ -39,7 +39,15 @@ pub fn start(args: &GoArgs, position: Option<&str>) -> anyhow::Result<GoState> {
     };
     let mut state = GoState::new(rules).context("--size")?;
     if let Some(text) = position {
-        state = state.parse_position(text).context("--position")?;
+        state = state
+            .parse_position(text)
+            .with_context(|| format!("perft: --position '{text}'"))?;
+        if let Some(size) = args.size.filter(|&n| n != state.size()) {
+            anyhow::bail!(
+                "perft: --size {size} but --position '{text}' is a {n}x{n} board",
+                n = state.size()
+            );
+        }
     }
     for (i, word) in args
         .moves

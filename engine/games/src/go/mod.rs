@@ -16,6 +16,7 @@
 //! plane 2t+1 the opponent's; plane 16 is all ones when Black is to move. The policy has `N² + 1`
 //! entries: `rank · N + file` for a stone, `N²` for pass.
 
+pub mod agents;
 mod board;
 pub mod gtp_client;
 pub mod playout;
@@ -30,6 +31,7 @@ use crate::{Game, Outcome, ParseError, Player, Symmetry, TensorShape};
 use board::{mix, Board, Stones, BLACK, EMPTY, WHITE};
 pub use board::{MAX_SIZE, MIN_SIZE};
 
+pub use agents::agent_from_spec;
 pub use gtp_client::{GtpAgent, GtpClient, GtpClientError};
 pub use playout::PlayoutAgent;
 
@@ -66,8 +68,6 @@ pub enum MoveCap {
     Moves(u32),
 }
 
-/// The variant settings of a game of Go. Read from the `rules` section of a Go config.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 impl<'de> Deserialize<'de> for MoveCap {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         use serde::de::{self, EnumAccess, MapAccess, VariantAccess};
@@ -132,6 +132,8 @@ impl<'de> Deserialize<'de> for MoveCap {
     }
 }
 
+/// The variant settings of a game of Go. Read from the `rules` section of a Go config.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct GoRules {
     /// Board side, 2 to 19.
@@ -679,6 +681,48 @@ impl GoState {
     }
 }
 
+/// Whether `k` can be the simple-ko point: a single stone was just captured there, so it is
+/// empty, walled in by one colour, and one of those walls is a lone stone whose last liberty
+/// it is (the capturer). A pass clears the ko point. Which side is to move is not checked:
+/// GTP and SGF may hand the turn to the capturer again.
+fn check_ko_point(
+    n: usize,
+    grid: &[Option<Player>],
+    k: Point,
+    passes: u8,
+) -> Result<(), &'static str> {
+    let at = |r: usize, c: usize| grid[r * n + c];
+    let nbrs = |r: usize, c: usize| {
+        [
+            (r > 0).then(|| (r - 1, c)),
+            (r + 1 < n).then(|| (r + 1, c)),
+            (c > 0).then(|| (r, c - 1)),
+            (c + 1 < n).then(|| (r, c + 1)),
+        ]
+        .into_iter()
+        .flatten()
+    };
+    let (kr, kc) = (k.row as usize, k.col as usize);
+    if at(kr, kc).is_some() {
+        return Err("occupied");
+    }
+    if passes > 0 {
+        return Err("a pass clears the ko point");
+    }
+    let mut walls = nbrs(kr, kc).map(|(r, c)| at(r, c));
+    let colour = walls.next().flatten().ok_or("not surrounded by stones")?;
+    if !walls.all(|w| w == Some(colour)) {
+        return Err("not surrounded by stones of one colour");
+    }
+    let capturer = nbrs(kr, kc).any(|(r, c)| {
+        nbrs(r, c).all(|(qr, qc)| (qr, qc) == (kr, kc) || at(qr, qc) == Some(colour.opponent()))
+    });
+    if !capturer {
+        return Err("no lone stone beside it has it as its last liberty");
+    }
+    Ok(())
+}
+
 /// Builds a root from a grid of `n²` cells (`row · n + col`), refusing groups without liberties.
 fn root_from_grid(
     n: usize,
@@ -728,9 +772,9 @@ fn root_from_grid(
         }
     }
     if let Some(k) = ko {
-        if grid[k.row as usize * n + k.col as usize].is_some() {
-            return Err(ParseError::new(format, "ko", "ko point is occupied"));
-        }
+        check_ko_point(n, grid, k, passes).map_err(|reason| {
+            ParseError::new(format, "ko", format!("ko point {}: {reason}", k.to_gtp()))
+        })?;
     }
     let stones = (0..n * n)
         .filter_map(|i| grid[i].map(|who| ((i / n) as u8, (i % n) as u8, who)))

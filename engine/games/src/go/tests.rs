@@ -341,10 +341,28 @@ fn text_format_round_trips_and_rejects_nonsense() {
     ] {
         assert!(s.parse_position(bad).is_err(), "{bad:?} accepted");
     }
-    let t = s.parse_position("3/1X1/3 w 1 A1 7").unwrap();
+    // Black's B1 has just taken a white stone on A1: the ko point.
+    let t = s.parse_position("3/XO1/1XO w 0 A1 7").unwrap();
     assert_eq!(t.size(), 3);
-    assert_eq!(t.to_text(), "3/1X1/3 w 1 A1 7");
+    assert_eq!(t.to_text(), "3/XO1/1XO w 0 A1 7");
     assert_eq!(t.komi(), s.komi());
+}
+
+#[test]
+fn a_ko_point_must_be_where_a_stone_was_just_taken() {
+    let s = GoState::with_size(3);
+    for (text, reason) in [
+        ("3/3/3 b 0 B2 0", "not surrounded by stones"),
+        ("3/XO1/1XO w 1 A1 7", "a pass clears the ko point"),
+        ("3/XO1/1XO w 0 B1 7", "occupied"),
+        // A2 black, B1 white: no capture leaves walls of two colours.
+        ("3/XO1/1OO w 0 A1 7", "one colour"),
+        // Black walls, but both have liberties besides A1: no single stone was taken.
+        ("3/X2/1X1 w 0 A1 7", "last liberty"),
+    ] {
+        let e = s.parse_position(text).expect_err(text).to_string();
+        assert!(e.contains(reason) && e.contains("ko point"), "{text}: {e}");
+    }
 }
 
 #[test]
