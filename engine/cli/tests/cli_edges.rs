@@ -187,6 +187,38 @@ fn a_closed_stdout_ends_commands_quietly() {
 }
 
 #[test]
+fn perft_position_errors_say_which_flag_and_text() {
+    let r = run(
+        &[
+            "perft",
+            "--game",
+            "liuzhou",
+            "--position",
+            "xx",
+            "--depth",
+            "1",
+        ],
+        b"",
+    );
+    assert_eq!(r.code, Some(2));
+    assert!(r.err.contains("perft: --position 'xx': LFEN"), "{}", r.err);
+    let r = run(
+        &[
+            "perft",
+            "--game",
+            "xiangqi",
+            "--position",
+            "xx",
+            "--depth",
+            "1",
+        ],
+        b"",
+    );
+    assert_eq!(r.code, Some(2));
+    assert!(r.err.contains("perft: --position 'xx': FEN"), "{}", r.err);
+}
+
+#[test]
 fn go_perft_refuses_a_size_that_differs_from_the_position_and_a_baseless_ko() {
     let r = run(
         &[

@@ -286,6 +286,15 @@ fn malformed_lfen_names_the_field() {
         assert_eq!(err.field, field, "{text}: {err}");
     }
     assert!(Liuzhou::from_lfen(games::liuzhou::START_LFEN, Rules { lose_below: 0 }).is_err());
+    // A count too large is said to be too large, not to be no number.
+    for (text, reason) in [
+        ("6/6/6/6/6/6 b place 0 4294967296 0", "4294967296 exceeds"),
+        ("6/6/6/6/6/6 b place 0 70000 0", "70000 exceeds"),
+        ("6/6/6/6/6/6 b place 0 +5 0", "not a whole number"),
+    ] {
+        let err = Liuzhou::from_lfen(text, Rules::default()).expect_err(text);
+        assert!(err.to_string().contains(reason), "{text}: {err}");
+    }
 }
 
 #[test]

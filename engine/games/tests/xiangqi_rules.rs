@@ -165,6 +165,14 @@ fn bad_fens_are_typed_errors_naming_the_place() {
             "halfmove",
         ),
         (
+            "rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNR w - - 4294967296 1",
+            "halfmove clock: '4294967296' is out of range",
+        ),
+        (
+            "rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNR w - - 0 99999999999",
+            "fullmove number: '99999999999' is out of range",
+        ),
+        (
             "rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNR w - - 0 1 9",
             "trailing",
         ),

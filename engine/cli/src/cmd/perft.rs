@@ -41,7 +41,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 .map_err(anyhow::Error::msg)
                 .context("--lose-below")?;
             let state = match &args.position {
-                Some(text) => Liuzhou::from_lfen(text, rules)?,
+                Some(text) => Liuzhou::from_lfen(text, rules)
+                    .with_context(|| format!("perft: --position '{text}'"))?,
                 None => Liuzhou::new(rules),
             };
             report(&state, args.depth, args.divide)?;

@@ -9,7 +9,8 @@ use games::xiangqi::{fen, perft, perft_divide, START_FEN};
 /// `engine perft`.
 pub fn run(fen_text: Option<&str>, depth: u32, divide: bool) -> anyhow::Result<()> {
     let text = fen_text.unwrap_or(START_FEN);
-    let (mut pos, _, _) = fen::parse_fen(text).with_context(|| format!("perft: --fen '{text}'"))?;
+    let (mut pos, _, _) =
+        fen::parse_fen(text).with_context(|| format!("perft: --position '{text}'"))?;
     let start = Instant::now();
     let total = if divide && depth >= 1 {
         let lines = perft_divide(&mut pos, depth);

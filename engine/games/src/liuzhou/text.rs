@@ -201,13 +201,15 @@ pub fn parse_lfen(text: &str, rules: Rules) -> Result<Liuzhou, ParseError> {
         }
     };
     let number = |i: usize, max: u16| -> Result<u16, ParseError> {
-        let n: u16 = fields[i]
-            .parse()
-            .map_err(|_| lfen_err(FIELDS[i], format!("{:?} is not a whole number", fields[i])))?;
-        if n > max {
-            return Err(lfen_err(FIELDS[i], format!("{n} exceeds {max}")));
+        let t = fields[i];
+        if t.is_empty() || !t.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(lfen_err(FIELDS[i], format!("{t:?} is not a whole number")));
         }
-        Ok(n)
+        // Digits that overflow are a count too large, not something other than a count.
+        match t.parse::<u16>() {
+            Ok(n) if n <= max => Ok(n),
+            _ => Err(lfen_err(FIELDS[i], format!("{t} exceeds {max}"))),
+        }
     };
     s.pending = number(3, 2)? as u8;
     s.move_count = number(4, super::MOVE_LIMIT)?;

@@ -176,8 +176,14 @@ pub fn parse_fen(text: &str) -> Result<(Position, u32, u32), ParseError> {
     let number = |i: usize, name: &str, default: u32| -> Result<u32, ParseError> {
         match rest.get(i) {
             None => Ok(default),
-            Some(t) => t.parse::<u32>().map_err(|_| {
-                ParseError::new(FORMAT, name.to_string(), format!("'{t}' is not a number"))
+            Some(t) => t.parse::<u32>().map_err(|e| {
+                let why = match e.kind() {
+                    std::num::IntErrorKind::PosOverflow => {
+                        format!("'{t}' is out of range (at most {})", u32::MAX)
+                    }
+                    _ => format!("'{t}' is not a number"),
+                };
+                ParseError::new(FORMAT, name.to_string(), why)
             }),
         }
     };
