@@ -237,11 +237,17 @@ pub fn build<G: Game>(
         }
         AgentSpec::Net { model, mcts: m } => {
             let evaluator = load_net(model)?;
+            let most = evaluator.batch_size().max(1);
+            if let Some(b) = m.batch.filter(|&b| b > most) {
+                anyhow::bail!(
+                    "agent spec {name:?}: batch={b} is more than the model's batch size {most} \
+                     (the config's inference.batch_size)"
+                );
+            }
             let batch = m
                 .batch
-                .unwrap_or_else(|| default_leaves(m.visits, evaluator.batch_size()))
-                .min(evaluator.batch_size())
-                .max(1);
+                .unwrap_or_else(|| default_leaves(m.visits, most))
+                .clamp(1, most);
             let search = SearchConfig {
                 c_puct: m.c_puct.unwrap_or(SearchConfig::default().c_puct),
                 ..SearchConfig::default()

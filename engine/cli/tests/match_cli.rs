@@ -80,3 +80,68 @@ fn an_agent_kind_the_game_lacks_is_refused() {
         "{err}"
     );
 }
+
+#[test]
+fn a_net_batch_above_the_model_s_is_refused() {
+    let out = engine()
+        .args([
+            "match",
+            "--black",
+            "net:model=uniform,batch=100000",
+            "--white",
+            "random",
+            "--games",
+            "1",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("batch=100000 is more than the model's batch size 64"),
+        "{err}"
+    );
+}
+
+/// A Go config for a small board, written where the test may write.
+fn small_go_config(name: &str) -> std::path::PathBuf {
+    let path = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    std::fs::write(&path, "game:\n  size: 5\n  move_cap: {moves: 60}\n").unwrap();
+    path
+}
+
+#[test]
+fn a_gtp_engine_plays_go_matches() {
+    // The engine's own GTP face is the child: both ends of the protocol are checked.
+    let config = small_go_config("match_gtp.yaml");
+    let black = format!(
+        "gtp:cmd={} gtp --agent playout",
+        env!("CARGO_BIN_EXE_engine")
+    );
+    let out = engine()
+        .args(["match", "--game", "go", "--white", "random", "--games", "2"])
+        .args(["--black", &black, "--config"])
+        .arg(&config)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{text}\n{err}");
+    assert!(text.contains("(2 games)"), "{text}");
+    for (spec, needle) in [
+        ("gtp", "gtp needs cmd=COMMAND"),
+        ("gtp:cmd=/nonexistent/gnugo", "cannot start"),
+        ("gtp:cmd=x,timeout=0", "timeout '0'"),
+        ("gtp:cmd=x,level=3", "unknown parameter 'level'"),
+        ("gnugo", "unknown agent kind 'gnugo' for go"),
+    ] {
+        let out = engine()
+            .args(["match", "--game", "go", "--white", "random", "--games", "1"])
+            .args(["--black", spec])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{spec}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(needle), "{spec}: {err}");
+    }
+}
