@@ -36,7 +36,7 @@ pub struct Args {
     /// 800 visits by default); `net:model=PATH|uniform[,visits=N,time=S,threads=N,batch=N,
     /// temp=T,cpuct=C,seed=N]` (with a network; 200 visits by default; `batch` leaves per
     /// network call, by default about visits/12, at most the model's batch); and a game's own kinds
-    /// (Xiangqi: `alphabeta:…`, `fairy-stockfish:…`, `uci:cmd=…`).
+    /// (Xiangqi: `alphabeta:…`, `fairy-stockfish:…`, `uci:cmd=…`; Go: `gtp:cmd=…[,timeout=S]`).
     #[arg(long)]
     black: AgentSpec,
     /// The agent that plays second (White; Black in Xiangqi) in the first game (a spec as for
@@ -81,7 +81,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         GameKind::Go => {
             let start = config::go_start(&doc, &config_path)?;
             let load = net_loader(&start, &doc, &config_path);
-            run_match(&start, &args, &load, &no_game_agents)
+            // gtp:cmd=…
+            let own = |spec: &str| games::go::agent_from_spec(spec).map_err(anyhow::Error::from);
+            run_match(&start, &args, &load, &own)
         }
     }
 }
@@ -207,5 +209,5 @@ fn print_result(a: &str, b: &str, r: &MatchResult) -> anyhow::Result<()> {
             r.capped
         )?;
     }
-}
     Ok(())
+}

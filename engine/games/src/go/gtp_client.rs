@@ -2,7 +2,9 @@
 //! [`Agent`] on top of it so it can be a match opponent.
 
 use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::time::{Duration, Instant};
 
 use super::{color_letter, GoState, Move};
 use crate::{Agent, AgentError, Game, Player};
@@ -24,6 +26,12 @@ pub enum GtpClientError {
     },
     #[error("`{command}` closed its output")]
     Closed { command: String },
+    #[error("`{command}` gave no answer to `{request}` within {after:?} (stopped)")]
+    Timeout {
+        command: String,
+        request: String,
+        after: Duration,
+    },
     #[error("`{command}` answered `{request}` with an error: {message}")]
     Refused {
         command: String,
@@ -43,12 +51,29 @@ pub struct GtpClient {
     command: String,
     child: Child,
     stdin: ChildStdin,
-    stdout: BufReader<ChildStdout>,
+    /// The child's output lines, read by a thread of their own so a wait can time out.
+    lines: Receiver<std::io::Result<String>>,
+    /// How long any one answer may take.
+    timeout: Duration,
 }
 
+/// How long an answer may take unless told otherwise: generous for a slow genmove, finite so
+/// a hung engine cannot stall a match for ever.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
+
 impl GtpClient {
-    /// Starts `command_line` (split on whitespace: program then arguments; no shell quoting).
+    /// Starts `command_line` (split on whitespace: program then arguments; no shell quoting),
+    /// waiting up to [`DEFAULT_TIMEOUT`] for each answer.
     pub fn spawn(command_line: &str) -> Result<GtpClient, GtpClientError> {
+        GtpClient::spawn_with_timeout(command_line, DEFAULT_TIMEOUT)
+    }
+
+    /// As [`GtpClient::spawn`], waiting up to `timeout` for each answer; an engine that takes
+    /// longer is killed and every later request fails.
+    pub fn spawn_with_timeout(
+        command_line: &str,
+        timeout: Duration,
+    ) -> Result<GtpClient, GtpClientError> {
         let mut parts = command_line.split_whitespace();
         let program = parts.next().ok_or(GtpClientError::EmptyCommand)?;
         let mut child = Command::new(program)
@@ -63,11 +88,22 @@ impl GtpClient {
             })?;
         let stdin = child.stdin.take().expect("piped stdin");
         let stdout = BufReader::new(child.stdout.take().expect("piped stdout"));
+        let (tx, lines) = mpsc::channel();
+        // Ends at the child's end of output, or when the client is gone.
+        std::thread::spawn(move || {
+            for line in byte_lines(stdout) {
+                let end = line.is_err();
+                if tx.send(line).is_err() || end {
+                    break;
+                }
+            }
+        });
         Ok(GtpClient {
             command: command_line.into(),
             child,
             stdin,
-            stdout,
+            lines,
+            timeout,
         })
     }
 
@@ -84,22 +120,34 @@ impl GtpClient {
         };
         writeln!(self.stdin, "{request}").map_err(io)?;
         self.stdin.flush().map_err(io)?;
+        let deadline = Instant::now() + self.timeout;
         let mut answer = String::new();
         loop {
-            let mut line = String::new();
-            let read = self
-                .stdout
-                .read_line(&mut line)
-                .map_err(|source| GtpClientError::Io {
-                    command: self.command.clone(),
-                    source,
-                })?;
-            if read == 0 {
-                return Err(GtpClientError::Closed {
-                    command: self.command.clone(),
-                });
-            }
-            let line = line.trim_end_matches(['\r', '\n']);
+            let left = deadline.saturating_duration_since(Instant::now());
+            let line = match self.lines.recv_timeout(left) {
+                Ok(Ok(line)) => line,
+                Ok(Err(source)) => {
+                    return Err(GtpClientError::Io {
+                        command: self.command.clone(),
+                        source,
+                    })
+                }
+                Err(RecvTimeoutError::Disconnected) => {
+                    return Err(GtpClientError::Closed {
+                        command: self.command.clone(),
+                    })
+                }
+                Err(RecvTimeoutError::Timeout) => {
+                    // A late answer would be taken for the next request's: end the engine.
+                    let _ = self.child.kill();
+                    return Err(GtpClientError::Timeout {
+                        command: self.command.clone(),
+                        request: request.into(),
+                        after: self.timeout,
+                    });
+                }
+            };
+            let line = line.trim_end_matches('\r');
             if line.is_empty() {
                 if answer.is_empty() {
                     // Blank lines before an answer are not part of it.
@@ -155,6 +203,25 @@ impl GtpClient {
     }
 }
 
+/// The lines of `reader` without their `\n`, bytes that are not UTF-8 replaced: an engine's
+/// stray byte must not hide its answer.
+fn byte_lines(mut reader: impl BufRead) -> impl Iterator<Item = std::io::Result<String>> {
+    let mut buf = Vec::new();
+    std::iter::from_fn(move || {
+        buf.clear();
+        match reader.read_until(b'\n', &mut buf) {
+            Ok(0) => None,
+            Ok(_) => {
+                if buf.last() == Some(&b'\n') {
+                    buf.pop();
+                }
+                Some(Ok(String::from_utf8_lossy(&buf).into_owned()))
+            }
+            Err(e) => Some(Err(e)),
+        }
+    })
+}
+
 impl Drop for GtpClient {
     fn drop(&mut self) {
         // Ask politely, then make sure the child does not outlive us.
@@ -183,12 +250,21 @@ pub struct GtpAgent {
 impl GtpAgent {
     /// Starts the engine; its name is taken from GTP `name` (and `version`).
     pub fn spawn(command_line: &str) -> Result<GtpAgent, GtpClientError> {
-        let mut client = GtpClient::spawn(command_line)?;
+        GtpAgent::spawn_with_timeout(command_line, DEFAULT_TIMEOUT)
+    }
+
+    /// As [`GtpAgent::spawn`], with at most `timeout` for any one answer.
+    pub fn spawn_with_timeout(
+        command_line: &str,
+        timeout: Duration,
+    ) -> Result<GtpAgent, GtpClientError> {
+        let mut client = GtpClient::spawn_with_timeout(command_line, timeout)?;
         let name = client.send("name")?;
         let version = client.send("version").unwrap_or_default();
-        let name = format!("{} {}", name.trim(), version.trim())
-            .trim()
-            .to_string();
+        let name = match format!("{} {}", name.trim(), version.trim()).trim() {
+            "" => command_line.to_string(),
+            both => both.to_string(),
+        };
         Ok(GtpAgent {
             client,
             name,

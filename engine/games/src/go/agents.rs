@@ -1,0 +1,137 @@
+//! Go agents by name, for `engine match` and other faces that take agents on the command line.
+//! A spec is `KIND[:KEY=VALUE[,KEY=VALUE…]]`:
+//!
+//! - `gtp:cmd=COMMAND LINE[,timeout=S]`: any GTP engine as a child process (`gtp:cmd=gnugo
+//!   --mode gtp --level 1`); it is killed when an answer takes more than `timeout` seconds
+//!   (default 60) and when the match ends.
+//!
+//! Random, MCTS and network agents are built by the engine, which knows the evaluators.
+
+use std::time::Duration;
+
+use super::gtp_client::{GtpAgent, DEFAULT_TIMEOUT};
+use super::GoState;
+use crate::{Agent, AgentError};
+
+fn bad(spec: &str, reason: impl Into<String>) -> AgentError {
+    AgentError {
+        agent: spec.to_string(),
+        reason: reason.into(),
+    }
+}
+
+/// Builds the agent a spec names (see the module docs).
+pub fn agent_from_spec(spec: &str) -> Result<Box<dyn Agent<GoState>>, AgentError> {
+    let (kind, rest) = spec.split_once(':').unwrap_or((spec, ""));
+    let mut params: Vec<(&str, &str)> = Vec::new();
+    if !rest.is_empty() {
+        // Values may hold spaces (a command line) but not commas.
+        for item in rest.split(',') {
+            let (k, v) = item
+                .split_once('=')
+                .ok_or_else(|| bad(spec, format!("'{item}' is not KEY=VALUE")))?;
+            params.push((k.trim(), v.trim()));
+        }
+    }
+    match kind.trim() {
+        "gtp" => {
+            let (mut cmd, mut timeout) = (None, DEFAULT_TIMEOUT);
+            for (k, v) in params {
+                match k {
+                    "cmd" if !v.is_empty() => cmd = Some(v),
+                    "cmd" => return Err(bad(spec, "cmd is empty")),
+                    "timeout" => {
+                        timeout = v
+                            .parse::<f64>()
+                            .ok()
+                            .filter(|t| *t > 0.0)
+                            .and_then(|t| Duration::try_from_secs_f64(t).ok())
+                            .ok_or_else(|| {
+                                bad(
+                                    spec,
+                                    format!("timeout '{v}' is not a positive number of seconds"),
+                                )
+                            })?;
+                    }
+                    _ => return Err(bad(spec, format!("unknown parameter '{k}' for gtp"))),
+                }
+            }
+            let cmd = cmd.ok_or_else(|| bad(spec, "gtp needs cmd=COMMAND"))?;
+            let agent =
+                GtpAgent::spawn_with_timeout(cmd, timeout).map_err(|e| bad(spec, e.to_string()))?;
+            Ok(Box::new(agent))
+        }
+        other => Err(bad(
+            spec,
+            format!("unknown agent kind '{other}' for go (gtp)"),
+        )),
+    }
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+    use std::time::Instant;
+
+    /// A GTP engine in a few lines of shell: answers everything with an empty success, passes
+    /// on `genmove`, or (with `hang`) stops answering there.
+    fn fake_engine(name: &str, hang: bool) -> String {
+        let path = std::env::temp_dir().join(format!("fake_gtp_{}_{name}.sh", std::process::id()));
+        let genmove = if hang {
+            // exec: the process that hangs is the one killed, no orphan is left.
+            "exec sleep 30"
+        } else {
+            "printf '= pass\\n\\n'"
+        };
+        let script = format!(
+            "while IFS= read -r line; do case \"$line\" in \
+             name) printf '= fake\\n\\n' ;; \
+             genmove*) {genmove} ;; \
+             quit) printf '=\\n\\n'; exit 0 ;; \
+             *) printf '=\\n\\n' ;; esac; done\n"
+        );
+        std::fs::write(&path, script).unwrap();
+        format!("sh {}", path.display())
+    }
+
+    #[test]
+    fn a_gtp_engine_plays_and_a_hung_one_times_out() {
+        let state = GoState::with_size(5);
+        let mut ok = agent_from_spec(&format!("gtp:cmd={}", fake_engine("ok", false))).unwrap();
+        assert_eq!(ok.name(), "fake");
+        ok.new_game(&state).unwrap();
+        assert_eq!(ok.select_action(&state).unwrap(), super::super::Move::Pass);
+
+        let cmd = fake_engine("hang", true);
+        let mut hung = agent_from_spec(&format!("gtp:cmd={cmd},timeout=0.3")).unwrap();
+        hung.new_game(&state).unwrap();
+        let asked = Instant::now();
+        let e = hung.select_action(&state).unwrap_err().to_string();
+        assert!(
+            asked.elapsed() < Duration::from_secs(10),
+            "{:?}",
+            asked.elapsed()
+        );
+        assert!(e.contains("no answer to `genmove B` within 300ms"), "{e}");
+        // The engine was stopped: later requests fail at once instead of waiting again.
+        let e = hung.new_game(&state).unwrap_err().to_string();
+        assert!(e.contains("closed its output") || e.contains("pipe"), "{e}");
+    }
+
+    #[test]
+    fn bad_specs_say_why() {
+        for (spec, needle) in [
+            ("gtp", "needs cmd"),
+            ("gtp:cmd=", "cmd is empty"),
+            ("gtp:cmd", "KEY=VALUE"),
+            ("gtp:cmd=x,timeout=-1", "timeout '-1'"),
+            ("gtp:cmd=x,timeout=inf", "timeout 'inf'"),
+            ("gtp:cmd=x,depth=3", "unknown parameter 'depth'"),
+            ("gtp:cmd=/nonexistent/engine", "cannot start"),
+            ("katago", "unknown agent kind 'katago'"),
+        ] {
+            let e = agent_from_spec(spec).err().expect(spec).to_string();
+            assert!(e.contains(needle), "{spec}: {e}");
+        }
+    }
+}
