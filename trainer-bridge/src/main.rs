@@ -36,7 +36,8 @@ struct FitArgs {
     /// Directory the new model is written to.
     #[arg(long)]
     out: PathBuf,
-    /// Name of the new model (file stem); default: the input's number plus one (0003 → 0004).
+    /// Name of the new model: a plain file stem (no path separators, not starting with '.');
+    /// default: the input's number plus one (0003 → 0004).
     #[arg(long)]
     name: Option<String>,
     /// YAML config: its `network` section must match the checkpoint, its `fit` section sets
@@ -90,12 +91,7 @@ fn main() -> std::process::ExitCode {
 }
 
 fn init(args: &InitArgs) -> anyhow::Result<()> {
-    let shape = games::shape_of(&args.game, args.board_size).with_context(|| {
-        format!(
-            "unknown game {:?} (or board size {:?} not supported)",
-            args.game, args.board_size
-        )
-    })?;
+    let shape = game_shape(&args.game, args.board_size)?;
     let network = NetConfig::from_yaml_file(&args.config)?;
     let (varmap, _net) = Net::fresh(&network, shape, &Device::Cpu)?;
     let meta = ModelMeta {
@@ -109,14 +105,49 @@ fn init(args: &InitArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The network interface of `game`, with `--board-size` checked: only Go takes one, within
+/// its range.
+fn game_shape(game: &str, board_size: Option<usize>) -> anyhow::Result<games::TensorShape> {
+    use games::go::{GoState, MAX_SIZE, MIN_SIZE};
+    use games::Game;
+    let known = [
+        games::liuzhou::Liuzhou::NAME,
+        games::xiangqi::Xiangqi::NAME,
+        GoState::NAME,
+    ];
+    anyhow::ensure!(
+        known.contains(&game),
+        "--game {game:?}: unknown game (known: {})",
+        known.join(", ")
+    );
+    match board_size {
+        Some(n) if game != GoState::NAME => {
+            anyhow::bail!("--board-size {n}: {game} has one board size; only go takes --board-size")
+        }
+        Some(n) if !(MIN_SIZE..=MAX_SIZE).contains(&n) => {
+            anyhow::bail!("--board-size {n}: out of range for go ({MIN_SIZE}..={MAX_SIZE})")
+        }
+        _ => games::shape_of(game, board_size)
+            .with_context(|| format!("--game {game}: no network shape")),
+    }
+}
+
 fn fit(args: &FitArgs) -> anyhow::Result<()> {
     let network = NetConfig::from_yaml_file(&args.config)?;
     let mut config = fit_config(&args.config)?;
     if let Some(steps) = args.steps {
         config.steps = steps;
     }
+    if let Some(name) = &args.name {
+        check_name(name)?;
+    }
     // The checkpoint first: a damaged one is reported as such, not as a name to give.
     let checkpoint = Checkpoint::read(&args.model, &Device::Cpu)?;
+    anyhow::ensure!(
+        !args.out.exists() || args.out.is_dir(),
+        "--out {}: not a directory",
+        args.out.display()
+    );
     let name = match &args.name {
         Some(n) => n.clone(),
         None => next_name(&args.model)?,
@@ -168,6 +199,21 @@ fn fit_config(path: &Path) -> anyhow::Result<trainer_bridge::fit::FitConfig> {
         Some(v) => serde_yaml::from_value(v.clone())
             .with_context(|| format!("config {}: section `fit`", path.display())),
     }
+}
+
+/// `--name` is a file stem inside `--out`: not empty, no path separators (`../x` would write
+/// outside `--out`), not hidden (a leading '.' is how unfinished writes are named).
+fn check_name(name: &str) -> anyhow::Result<()> {
+    let reason = if name.is_empty() {
+        "is empty"
+    } else if name.contains(['/', '\\']) {
+        "contains a path separator"
+    } else if name.starts_with('.') {
+        "starts with '.'"
+    } else {
+        return Ok(());
+    };
+    anyhow::bail!("--name {name:?}: {reason}; give a plain file stem such as 0004")
 }
 
 /// `0003.safetensors` → `0004`.

@@ -67,3 +67,79 @@ fn init_refuses_an_unknown_game_and_a_missing_config() {
     }
     assert!(!dir.join("m.onnx").exists());
 }
+
+fn init_with(args: &[&str], config: &Path, out: &Path) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_trainer-bridge"))
+        .arg("init")
+        .args(args)
+        .arg("--config")
+        .arg(config)
+        .arg("--out")
+        .arg(out)
+        .env("RUST_BACKTRACE", "0")
+        .output()
+        .unwrap()
+}
+
+/// `--board-size` is Go's, within its range; the message says which of the two is wrong.
+#[test]
+fn init_checks_the_board_size() {
+    let dir = std::env::temp_dir().join(format!("tb-init-size-{}", std::process::id()));
+    let config = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/go.yaml");
+    for (args, expect) in [
+        (
+            &["--game", "go", "--board-size", "30"][..],
+            "--board-size 30: out of range for go (2..=19)",
+        ),
+        (
+            &["--game", "go", "--board-size", "1"][..],
+            "--board-size 1: out of range for go (2..=19)",
+        ),
+        (
+            &["--game", "liuzhou", "--board-size", "9"][..],
+            "--board-size 9: liuzhou has one board size",
+        ),
+        (
+            &["--game", "chess"][..],
+            "--game \"chess\": unknown game (known: liuzhou, xiangqi, go)",
+        ),
+    ] {
+        let out = init_with(args, &config, &dir.join("m"));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(expect), "{args:?}: {stderr}");
+    }
+    assert!(!dir.join("m.onnx").exists());
+    let out = init_with(
+        &["--game", "go", "--board-size", "5"],
+        &config,
+        &dir.join("go5"),
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Network sizes out of range are refused at once, naming the key (`blocks: 100000` would
+/// otherwise allocate for hours).
+#[test]
+fn init_refuses_network_sizes_out_of_range() {
+    let dir = std::env::temp_dir().join(format!("tb-init-net-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let config = dir.join("huge.yaml");
+    std::fs::write(&config, "network:\n  blocks: 100000\n  channels: 48\n").unwrap();
+    let started = std::time::Instant::now();
+    let out = init_with(&["--game", "liuzhou"], &config, &dir.join("m"));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("network: `blocks` is 100000, outside 0..=64"),
+        "{stderr}"
+    );
+    assert!(started.elapsed().as_secs() < 30);
+    assert!(!dir.join("m.onnx").exists());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
