@@ -239,8 +239,9 @@ pub fn build<G: Game>(
             let evaluator = load_net(model)?;
             let most = evaluator.batch_size().max(1);
             if let Some(b) = m.batch.filter(|&b| b > most) {
+                // The caller's context names the agent; the label would say it twice.
                 anyhow::bail!(
-                    "agent spec {name:?}: batch={b} is more than the model's batch size {most} \
+                    "batch={b} is more than the model's batch size {most} \
                      (the config's inference.batch_size)"
                 );
             }
