@@ -189,12 +189,58 @@ pub fn network(doc: &serde_yaml::Value, path: &Path) -> Result<serde_yaml::Mappi
     }
 }
 
+/// The `game` section as `game`'s rules (`T`), its `name` key checked and left out. A config
+/// says which game it is for (`name: liuzhou`) so that one game's file is never read as
+/// another's with default rules; a file without a `game` section means the default rules.
+pub fn rules<T: DeserializeOwned + Default>(
+    doc: &serde_yaml::Value,
+    path: &Path,
+    game: &'static str,
+) -> Result<T, ConfigError> {
+    let other = |reason: String| ConfigError::Other {
+        path: path.to_owned(),
+        section: "game",
+        reason,
+    };
+    let mut section = match doc.get("game") {
+        None | Some(serde_yaml::Value::Null) => return Ok(T::default()),
+        Some(serde_yaml::Value::Mapping(m)) => m.clone(),
+        Some(_) => return Err(other("must be a mapping such as `name: go`".into())),
+    };
+    if let Some(name) = section.remove("name") {
+        match name.as_str() {
+            Some(n) if n == game => {}
+            Some(n) => {
+                return Err(other(format!(
+                    "this file is for {n}, not {game} (give --game {n}, or a {game} config)"
+                )))
+            }
+            None => return Err(other("`name` must be a game's name such as `go`".into())),
+        }
+    }
+    if section.is_empty() {
+        return Ok(T::default());
+    }
+    serde_yaml::from_value(serde_yaml::Value::Mapping(section)).map_err(|error| {
+        ConfigError::Section {
+            path: path.to_owned(),
+            section: "game",
+            error,
+        }
+    })
+}
+
+/// Xiangqi has no variant settings: its `game` section holds only its name.
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct XiangqiRules {}
+
 /// The Liuzhou start position under the config's `game` section.
 pub fn liuzhou_start(
     doc: &serde_yaml::Value,
     path: &Path,
-) -> anyhow::Result<games::liuzhou::Liuzhou> {
-    let rules: games::liuzhou::Rules = section(doc, "game", path)?;
+) -> Result<games::liuzhou::Liuzhou, ConfigError> {
+    let rules: games::liuzhou::Rules = rules(doc, path, "liuzhou")?;
     rules.validate().map_err(|reason| ConfigError::Other {
         path: path.to_owned(),
         section: "game",
@@ -203,16 +249,22 @@ pub fn liuzhou_start(
     Ok(games::liuzhou::Liuzhou::new(rules))
 }
 
+/// The Xiangqi start position, once the config's `game` section (if any) says Xiangqi.
+pub fn xiangqi_start(
+    doc: &serde_yaml::Value,
+    path: &Path,
+) -> Result<games::xiangqi::Xiangqi, ConfigError> {
+    rules::<XiangqiRules>(doc, path, "xiangqi")?;
+    Ok(games::xiangqi::Xiangqi::default())
+}
+
 /// The Go start position (empty board) under the config's `game` section.
-pub fn go_start(doc: &serde_yaml::Value, path: &Path) -> anyhow::Result<games::go::GoState> {
-    let rules: games::go::GoRules = section(doc, "game", path)?;
-    games::go::GoState::new(rules).map_err(|e| {
-        ConfigError::Other {
-            path: path.to_owned(),
-            section: "game",
-            reason: e.to_string(),
-        }
-        .into()
+pub fn go_start(doc: &serde_yaml::Value, path: &Path) -> Result<games::go::GoState, ConfigError> {
+    let rules: games::go::GoRules = rules(doc, path, "go")?;
+    games::go::GoState::new(rules).map_err(|e| ConfigError::Other {
+        path: path.to_owned(),
+        section: "game",
+        reason: e.to_string(),
     })
 }
 
@@ -234,6 +286,17 @@ mod tests {
                 continue;
             }
             let doc = load(&path).unwrap_or_else(|e| panic!("{e}"));
+            // A game's config is read for its game (the file's name) and no other.
+            let stem = path.file_stem().and_then(|s| s.to_str()).unwrap();
+            match stem {
+                "liuzhou" => liuzhou_start(&doc, &path).map(|_| ()).unwrap(),
+                "xiangqi" => xiangqi_start(&doc, &path).map(|_| ()).unwrap(),
+                "go" => go_start(&doc, &path).map(|_| ()).unwrap(),
+                _ => assert!(doc.get("game").is_none(), "{stem}"),
+            }
+            if stem != "go" {
+                assert!(go_start(&doc, &path).is_err() || doc.get("game").is_none());
+            }
             selfplay(&doc, &path).unwrap_or_else(|e| panic!("{e}"));
             inference(&doc, &path).unwrap_or_else(|e| panic!("{e}"));
             let train: crate::train::TrainConfig = checked(&doc, "train", &path, |t| {
@@ -247,6 +310,54 @@ mod tests {
             seen += 1;
         }
         assert!(seen >= 4, "{seen} configs in {}", dir.display());
+    }
+
+    #[test]
+    fn a_config_is_only_read_for_the_game_it_names() {
+        let p = Path::new("x.yaml");
+        let doc = |text: &str| parse(text, p).unwrap();
+        // Named, unnamed, absent: all read for their own game.
+        let named = doc("game: {name: liuzhou, lose_below: 4}");
+        assert_eq!(
+            liuzhou_start(&named, p).unwrap(),
+            games::liuzhou::Liuzhou::new(games::liuzhou::Rules { lose_below: 4 })
+        );
+        assert!(liuzhou_start(&doc("game: {lose_below: 4}"), p).is_ok());
+        assert!(xiangqi_start(&doc("game: {name: xiangqi}"), p).is_ok());
+        assert!(xiangqi_start(&doc("selfplay: ~"), p).is_ok());
+        assert_eq!(
+            go_start(&doc("game: {name: go, size: 5}"), p)
+                .unwrap()
+                .rules()
+                .size,
+            5
+        );
+        // Another game's file, a name that is not text, rules Xiangqi does not have.
+        for (result, needle) in [
+            (
+                xiangqi_start(&named, p).map(|_| ()),
+                "x.yaml: section `game`: this file is for liuzhou, not xiangqi",
+            ),
+            (
+                go_start(&doc("game: {name: xiangqi}"), p).map(|_| ()),
+                "this file is for xiangqi, not go",
+            ),
+            (
+                liuzhou_start(&doc("game: {name: 3}"), p).map(|_| ()),
+                "`name` must be a game's name",
+            ),
+            (
+                xiangqi_start(&doc("game: {name: xiangqi, size: 9}"), p).map(|_| ()),
+                "unknown field `size`",
+            ),
+            (
+                liuzhou_start(&doc("game: [1]"), p).map(|_| ()),
+                "section `game`: must be a mapping",
+            ),
+        ] {
+            let e = result.unwrap_err().to_string();
+            assert!(e.contains(needle), "{e}");
+        }
     }
 
     #[test]

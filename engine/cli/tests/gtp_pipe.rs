@@ -221,8 +221,14 @@ fn a_missing_config_or_another_game_s_config_is_an_error_exit() {
             std::path::PathBuf::from("/nonexistent.yaml"),
             "config /nonexistent.yaml",
         ),
-        (configs.join("xiangqi.yaml"), "not a Go config"),
-        (configs.join("liuzhou.yaml"), "unknown field `lose_below`"),
+        (
+            configs.join("xiangqi.yaml"),
+            "this file is for xiangqi, not go",
+        ),
+        (
+            configs.join("liuzhou.yaml"),
+            "this file is for liuzhou, not go",
+        ),
     ] {
         let (code, _, err) = gtp_with_config(&path, "name\n");
         assert_eq!(code, Some(2), "{}: {err}", path.display());

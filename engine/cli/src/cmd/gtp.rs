@@ -74,16 +74,8 @@ pub fn make_agent(spec: &GtpConfig) -> Box<dyn Agent<GoState>> {
 /// The rules and the agent settings of the Go config at `path`.
 fn read_config(path: &Path) -> anyhow::Result<(GoRules, GtpConfig)> {
     let doc = config::load(path)?;
-    // Other games' configs have no Go `game` section (Xiangqi's has none at all, Liuzhou's
-    // keys are refused below): without this check Xiangqi's would pass as default Go rules.
-    if !matches!(doc.get("game"), Some(serde_yaml::Value::Mapping(_))) {
-        anyhow::bail!(
-            "config {}: no `game` section with Go rules: not a Go config (see configs/go.yaml)",
-            path.display()
-        );
-    }
     Ok((
-        config::section::<GoRules>(&doc, "game", path)?,
+        config::rules::<GoRules>(&doc, path, "go")?,
         config::section::<GtpConfig>(&doc, "gtp", path)?,
     ))
 }

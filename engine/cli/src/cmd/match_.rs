@@ -71,7 +71,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             run_match(&start, &args, &load, &no_game_agents)
         }
         GameKind::Xiangqi => {
-            let start = games::xiangqi::Xiangqi::default();
+            let start = config::xiangqi_start(&doc, &config_path)?;
             let load = net_loader(&start, &doc, &config_path);
             // alphabeta, fairy-stockfish, uci:cmd=…
             let own =

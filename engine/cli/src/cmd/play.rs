@@ -6,7 +6,6 @@ use std::sync::Arc;
 
 use anyhow::{bail, Context};
 use clap::Args as ClapArgs;
-use games::liuzhou::{Liuzhou, Rules};
 use games::{Game, Player};
 use infer::Evaluator;
 
@@ -64,17 +63,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let doc = config::load(&config_path)?;
     match args.game {
         GameKind::Liuzhou => {
-            let rules: Rules = config::section(&doc, "game", &config_path)?;
-            rules
-                .validate()
-                .map_err(anyhow::Error::msg)
-                .context("game.lose_below")?;
-            let start = Liuzhou::new(rules);
+            let start = config::liuzhou_start(&doc, &config_path)?;
             let net = network(&start, &args, &doc, &config_path)?;
             play_game(start, &args.human, &spec, net.as_ref())
         }
         GameKind::Xiangqi => {
-            let start = games::xiangqi::Xiangqi::default();
+            let start = config::xiangqi_start(&doc, &config_path)?;
             let net = network(&start, &args, &doc, &config_path)?;
             play_game(start, &args.human, &spec, net.as_ref())
         }

@@ -54,7 +54,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             play(&start, &args, &sp, &doc, &config_path, &config_text)
         }
         GameKind::Xiangqi => {
-            let start = games::xiangqi::Xiangqi::default();
+            let start = config::xiangqi_start(&doc, &config_path)?;
             play(&start, &args, &sp, &doc, &config_path, &config_text)
         }
         GameKind::Go => {
@@ -101,6 +101,6 @@ fn play<G: Game>(
         },
     )?;
     bar.finish_and_clear();
-    println!("{}", summary.line());
+    outln!("{}", summary.line())?;
     Ok(())
 }

@@ -6,7 +6,6 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use clap::Args as ClapArgs;
-use games::liuzhou::{Liuzhou, Rules};
 use games::Game;
 use infer::Evaluator;
 use serde::Deserialize;
@@ -78,16 +77,14 @@ fn setups(games: &GameConfigs, models: &ModelPaths) -> anyhow::Result<Setups> {
     let mut setups = Setups::default();
     let (doc, path) = game_config(&games.liuzhou)?;
     if games.liuzhou.is_some() {
-        let rules: Rules = config::section(&doc, "game", &path)?;
-        rules
-            .validate()
-            .map_err(anyhow::Error::msg)
-            .with_context(|| format!("config {}: game.lose_below", path.display()))?;
-        setups.liuzhou.start = Liuzhou::new(rules);
+        setups.liuzhou.start = config::liuzhou_start(&doc, &path)?;
     }
     setups.liuzhou.net = network(&setups.liuzhou.start, &models.liuzhou, &doc, &path)?;
-    // Xiangqi has no variant settings; its config only sets inference for a network.
+    // Xiangqi has no variant settings; its config names the game and sets inference.
     let (doc, path) = game_config(&games.xiangqi)?;
+    if games.xiangqi.is_some() {
+        config::xiangqi_start(&doc, &path)?;
+    }
     setups.xiangqi.net = network(&setups.xiangqi.start, &models.xiangqi, &doc, &path)?;
     let (doc, path) = game_config(&games.go)?;
     if games.go.is_some() {
@@ -128,7 +125,7 @@ async fn serve(cfg: web::Config, setups: Setups) -> anyhow::Result<()> {
         .with_context(|| format!("binding {addr}"))?;
     let local = listener.local_addr().context("reading the bound address")?;
     // One line on stdout that scripts (the browser test) wait for and read the port from.
-    println!("listening on http://{local}/");
+    outln!("listening on http://{local}/")?;
     tracing::info!(%local, "serving");
     axum::serve(listener, web::router(cfg, setups))
         .with_graceful_shutdown(async {

@@ -49,7 +49,7 @@ pub fn run_cmd(args: Args) -> anyhow::Result<()> {
     };
     match args.game {
         GameKind::Liuzhou => run(&config::liuzhou_start(&doc, &config_path)?, &train, &setup),
-        GameKind::Xiangqi => run(&games::xiangqi::Xiangqi::default(), &train, &setup),
+        GameKind::Xiangqi => run(&config::xiangqi_start(&doc, &config_path)?, &train, &setup),
         GameKind::Go => run(&config::go_start(&doc, &config_path)?, &train, &setup),
     }
 }

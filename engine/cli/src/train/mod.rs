@@ -381,13 +381,13 @@ pub fn run<G: Game>(start: &G, train: &TrainConfig, setup: &Setup<'_>) -> anyhow
     }
     state.elapsed_seconds = elapsed(earlier);
     state.save(run_dir)?;
-    println!(
+    outln!(
         "{} iterations, best model {:04} ({}), report {}",
         state.iterations,
         state.best,
         run_dir.join("best.onnx").display(),
         run_dir.join("report.svg").display()
-    );
+    )?;
     Ok(())
 }
 
