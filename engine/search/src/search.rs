@@ -264,6 +264,8 @@ pub struct Search<G: Game> {
     /// are out of order and selection must read all the root's children. Changed only under
     /// `&mut` (an atomic only so that the search threads can share `&Search`).
     root_noised: AtomicBool,
+    /// Whether roots get Dirichlet noise (when the config has any); see [`Search::set_root_noise`].
+    noise_on: bool,
 }
 
 impl<G: Game> Search<G> {
@@ -285,7 +287,16 @@ impl<G: Game> Search<G> {
             spare: None,
             rng: Mutex::new(SmallRng::seed_from_u64(seed)),
             root_noised: AtomicBool::new(false),
+            noise_on: true,
         }
+    }
+
+    /// Turns root noise on or off for the roots to come: the next `reset` or `advance`, or a
+    /// root not yet expanded. Self-play turns it off for the cheap searches of playout-cap
+    /// randomisation: their moves are played but never learned from, so noise would only make
+    /// those moves worse. Has no effect when the config has no noise.
+    pub fn set_root_noise(&mut self, on: bool) {
+        self.noise_on = on;
     }
 
     /// Shares `cache` (for example among the games of one self-play worker), or drops the cache.
@@ -336,7 +347,10 @@ impl<G: Game> Search<G> {
             _ => self.tree.clear(mover),
         }
         self.root_noised.store(false, Relaxed);
-        if self.config.dirichlet_epsilon > 0.0 && self.tree.is_expanded(self.tree.root()) {
+        if self.noise_on
+            && self.config.dirichlet_epsilon > 0.0
+            && self.tree.is_expanded(self.tree.root())
+        {
             let n = self.tree.children(self.tree.root()).len();
             let mut noise = vec![0.0; n];
             dirichlet(
@@ -581,7 +595,7 @@ impl<G: Game> Search<G> {
 
     fn root_noise(&self, priors: &mut [f32]) {
         let eps = self.config.dirichlet_epsilon;
-        if eps <= 0.0 || priors.is_empty() {
+        if eps <= 0.0 || !self.noise_on || priors.is_empty() {
             return;
         }
         let mut noise = vec![0.0; priors.len()];

@@ -195,6 +195,34 @@ fn root_noise_changes_priors_but_keeps_a_distribution() {
 }
 
 #[test]
+fn root_noise_can_be_turned_off_for_the_roots_to_come() {
+    let fake = FakeEvaluator::new(1);
+    let uniform = |s: &Search<Mnk>| {
+        let priors: Vec<f32> = s.root_children().iter().map(|c| c.prior).collect();
+        let n = priors.len() as f32;
+        priors.iter().all(|&p| (p - 1.0 / n).abs() < 1e-6)
+    };
+    let mut s = Search::new(Mnk::new(4, 4, 3), config().with_noise(0.3, 0.25), 8);
+    // Off: a fresh root and a reused one keep the network's priors.
+    s.set_root_noise(false);
+    s.run(&fake, Limit::visits(400), RunOptions::single(1))
+        .unwrap();
+    assert!(uniform(&s));
+    let a = s.best_action().unwrap();
+    s.advance(a).unwrap();
+    assert!(s.root_visits() > 0, "the subtree is reused");
+    assert!(uniform(&s));
+    // On again: the next reused root is noised.
+    s.run(&fake, Limit::visits(400), RunOptions::single(1))
+        .unwrap();
+    s.set_root_noise(true);
+    let a = s.best_action().unwrap();
+    s.advance(a).unwrap();
+    assert!(s.root_visits() > 0);
+    assert!(!uniform(&s));
+}
+
+#[test]
 fn temperature_samples_in_proportion_to_visits() {
     use rand::SeedableRng;
     let s = searched(Mnk::new(3, 3, 3), 2000, 6);

@@ -344,7 +344,9 @@ pub fn run<G: Game>(
                 }
                 let i = (first + k) % n;
                 let s = &slots[i];
-                let missing = s.target.saturating_sub(s.search.root_visits()) as usize;
+                // Leaves gathered in earlier passes are still in flight: count them too.
+                let root = s.search.tree().stats(s.search.tree().root());
+                let missing = s.target.saturating_sub(root.visits + root.in_flight) as usize;
                 if missing > 0 {
                     s.search
                         .gather(&mut batch, i as u32, per_game.min(room).min(missing));
@@ -410,6 +412,8 @@ fn next_move<G: Game>(slot: &mut Slot<G>, config: &SelfplayConfig, rng: &mut Sma
     };
     // Visits carried over by tree reuse count towards the target.
     slot.target = visits.max(1);
+    // Only full searches become training targets; noise would only weaken the cheap ones.
+    slot.search.set_root_noise(slot.full);
 }
 
 /// Records the finished search (if full), resigns or plays a move. Returns the outcome when the
@@ -455,6 +459,8 @@ fn make_move<G: Game>(
         .search
         .choose_action(temperature, rng)
         .ok_or_else(|| SelfplayError::Search(format!("no action chosen in {}", state.to_text())))?;
+    // The next search's size first: it decides whether the new root gets noise.
+    next_move(slot, config, rng);
     slot.search
         .advance(action)
         .map_err(|e| SelfplayError::Search(e.to_string()))?;
@@ -463,7 +469,6 @@ fn make_move<G: Game>(
     if let Some(outcome) = slot.search.state().outcome() {
         return Ok(Some(outcome));
     }
-    next_move(slot, config, rng);
     Ok(None)
 }
 

@@ -280,3 +280,42 @@ fn drawn_games_can_be_valued_by_the_tiebreak() {
     }
     assert!(fractional > 0, "no drawn game ended with a stone balance");
 }
+
+#[test]
+fn searches_stop_at_their_visit_target() {
+    // One game and a batch larger than its search: the gather passes of one batch must count
+    // the leaves already in flight, or a search short of a few visits takes a whole batch.
+    let dir = tmpdir("target");
+    let evaluator = FakeEvaluator::new(16).seeded(2);
+    let sink = ShardSink {
+        dir: &dir,
+        tag: "t",
+        model: "fake",
+        config: "",
+    };
+    let visits = 6;
+    let config = SelfplayConfig {
+        parallel_games: 1,
+        full_visits: visits,
+        cheap_visits: visits,
+        ..small_config()
+    };
+    let summary = run(
+        &Liuzhou::default(),
+        &evaluator,
+        &config,
+        2,
+        &sink,
+        4,
+        |_| {},
+    )
+    .unwrap();
+    // Each move's search adds at most `visits` (tree reuse may carry some over), and every
+    // evaluated state is one of them.
+    assert!(
+        summary.batches.states <= summary.positions * u64::from(visits),
+        "{} states for {} moves of {visits} visits",
+        summary.batches.states,
+        summary.positions
+    );
+}
