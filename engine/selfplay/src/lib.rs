@@ -12,7 +12,7 @@ use games::{Game, Outcome, Player};
 use infer::{Evaluator, InvalidSetting};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
-use search::{BatchReport, BatchStats, LeafBatch, Search, SearchConfig};
+use search::{BatchReport, BatchStats, EvalCache, LeafBatch, Search, SearchConfig};
 use serde::{Deserialize, Serialize};
 use shards::{Sample, Shard, ShardMeta};
 
@@ -284,6 +284,10 @@ struct Slot<G: Game> {
     would_resign: Option<Player>,
 }
 
+/// The shared cache holds this many times one search's default: room for the positions of
+/// several games at once without growing with `parallel_games`.
+const SHARED_CACHE_FACTOR: usize = 8;
+
 /// Plays `games` games from `start` with `evaluator` and writes their samples to shards.
 /// `on_game` is called after every finished game (for progress bars).
 pub fn run<G: Game>(
@@ -299,7 +303,15 @@ pub fn run<G: Game>(
     sink.prepare()?;
     let began = Instant::now();
     let mut rng = SmallRng::seed_from_u64(seed);
-    let search_config = config.search_config();
+    let mut search_config = config.search_config();
+    // One cache for all games: they share openings and one network, and a cache per game
+    // would hold the same positions many times over (hundreds of MiB for Go at 64 games).
+    let cache = (search_config.cache_entries > 0).then(|| {
+        std::sync::Arc::new(EvalCache::new(
+            search_config.cache_entries * SHARED_CACHE_FACTOR,
+        ))
+    });
+    search_config.cache_entries = 0;
     let batch_size = evaluator.batch_size().max(1);
     let stats = BatchStats::default();
     let mut summary = Summary::default();
@@ -311,7 +323,8 @@ pub fn run<G: Game>(
     let new_slot = |rng: &mut SmallRng, started: &mut usize| {
         *started += 1;
         let mut slot = Slot {
-            search: Search::new(start.clone(), search_config.clone(), rng.gen()),
+            search: Search::new(start.clone(), search_config.clone(), rng.gen())
+                .with_cache(cache.clone()),
             moves: 0,
             target: 0,
             full: false,
