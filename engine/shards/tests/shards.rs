@@ -353,3 +353,94 @@ fn augmentation_agrees_with_the_game_transform() {
     assert_eq!(shard.symmetries.len(), 8);
     assert_eq!(shard.symmetries[0].0, Symmetry::IDENTITY);
 }
+
+/// Random games from `start`: every position's encoding and a uniform policy over its legal
+/// actions, transformed by each of the game's symmetries, must equal the encoding and the
+/// actions of the transformed position. Returns the positions checked per side to act.
+fn check_augmentation<G: Game>(start: G, games: usize, max_moves: usize) -> [usize; 2] {
+    let shape = start.shape();
+    let meta = ShardMeta {
+        game: G::NAME.into(),
+        planes: shape.planes,
+        height: shape.height,
+        width: shape.width,
+        policy_size: shape.policy_size,
+        model: String::new(),
+        config: String::new(),
+        created_unix: 0,
+        games,
+    };
+    let maps = symmetry_maps(&start);
+    let mut rng = SmallRng::seed_from_u64(5);
+    let mut planes = vec![0.0; shape.input_len()];
+    let mut policy = vec![0.0; shape.policy_size];
+    let mut expected = vec![0.0; shape.input_len()];
+    let (mut actions, mut image_actions) = (Vec::new(), Vec::new());
+    let mut by_side = [0; 2];
+    for _ in 0..games {
+        let mut s = start.clone();
+        for _ in 0..max_moves {
+            if s.outcome().is_some() {
+                break;
+            }
+            actions.clear();
+            s.legal_actions(&mut actions);
+            let mut encoded = vec![0.0; shape.input_len()];
+            s.encode(&mut encoded);
+            let share = 1.0 / actions.len() as f32;
+            let sample = Sample {
+                planes: encoded,
+                policy: actions
+                    .iter()
+                    .map(|&a| (s.action_index(a) as u16, share))
+                    .collect(),
+                value: 0.0,
+            };
+            for (sym, map) in &maps {
+                transform_sample(&meta, &sample, *sym, map, &mut planes, &mut policy);
+                let image = s.transform(*sym);
+                image.encode(&mut expected);
+                assert_eq!(
+                    planes,
+                    expected,
+                    "{} planes under {sym:?} in {}",
+                    G::NAME,
+                    s.to_text()
+                );
+                image_actions.clear();
+                image.legal_actions(&mut image_actions);
+                for &a in &actions {
+                    let b = s.transform_action(*sym, a);
+                    assert!(
+                        image_actions.contains(&b),
+                        "{sym:?} of a legal action is legal"
+                    );
+                    // transform_sample renormalises: equal up to rounding.
+                    let got = policy[image.action_index(b)];
+                    assert!(
+                        (got - share).abs() < 1e-6,
+                        "{} policy under {sym:?}: {got}",
+                        G::NAME
+                    );
+                }
+            }
+            by_side[s.to_act().index()] += 1;
+            s.play_unchecked(*actions.choose(&mut rng).unwrap());
+        }
+    }
+    by_side
+}
+
+#[test]
+fn augmentation_agrees_with_the_transforms_of_xiangqi_and_go() {
+    // Xiangqi: the mirror only; Black's positions are encoded in a flipped frame, so both
+    // sides must be covered.
+    let xiangqi = games::xiangqi::Xiangqi::default();
+    assert_eq!(xiangqi.symmetries().len(), 2);
+    let sides = check_augmentation(xiangqi, 6, 120);
+    assert!(sides.iter().all(|&n| n > 100), "{sides:?}");
+    let go = games::go::GoState::new(games::go::GoRules::default()).unwrap();
+    assert_eq!(go.symmetries().len(), 8);
+    let sides = check_augmentation(go, 3, 100);
+    assert!(sides.iter().all(|&n| n > 100), "{sides:?}");
+}
