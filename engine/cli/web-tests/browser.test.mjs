@@ -304,6 +304,19 @@ async function go(page, base) {
   check(sgf.startsWith("(;") && /RE\[[BW]\+/.test(sgf), `an SGF record with the result: ${sgf.slice(0, 80)}`);
 }
 
+// Choosing another game while the engine thinks replaces the game at once. In watch mode the
+// engine plays both sides, so the page is always waiting for it.
+async function newGameWhileThinking(page, base) {
+  await page.goto(`${base}?game=go&side=none&seed=1&agent=mcts&strength=${STRENGTH}`);
+  await page.waitForSelector('svg#board[data-game="go"]', { timeout: STEP_TIMEOUT });
+  await page.waitForFunction(() => document.querySelectorAll("#history li").length >= 2, null, { timeout: STEP_TIMEOUT });
+  await page.selectOption("#game", "liuzhou");
+  await page.waitForSelector('svg#board[data-game="liuzhou"]', { timeout: STEP_TIMEOUT });
+  const st = await boardState(page);
+  check(Object.keys(st.cells).length === 36, "the Liuzhou board replaced Go's");
+  check(await page.inputValue("#game") === "liuzhou", "the form and the board show one game");
+}
+
 // ---- main ----
 
 const { child, base } = await startServer();
@@ -333,6 +346,9 @@ try {
   for (const g of ["liuzhou", "xiangqi", "go"]) {
     if (names.includes(g)) await step(`${g} by clicks`, () => tests[g](page, base));
     else console.log(`skip ${g}: not served by this build`);
+  }
+  if (names.includes("go") && names.includes("liuzhou")) {
+    await step("a new game while the engine thinks", () => newGameWhileThinking(page, base));
   }
   await step("no page errors and no requests elsewhere", async () => check(problems.length === 0, problems.join("; ")));
 } finally {

@@ -16,7 +16,8 @@ const page = {
   session: null, // the last session view
   selected: null, // the point whose moves are shown
   hover: null, // the point under the pointer
-  busy: false, // a request is under way
+  busy: false, // a request of the person's is under way (new game, play, undo)
+  thinking: null, // the id of the session whose engine move is awaited
   seed: undefined, // the engine's seed, from the URL
 };
 
@@ -24,7 +25,8 @@ const page = {
 // what scripts driving the page wait for.
 function updateReady() {
   const s = page.session;
-  document.body.dataset.ready = s && !page.busy && !s.engine_to_act ? "1" : "0";
+  const waiting = page.busy || (s && page.thinking === s.id);
+  document.body.dataset.ready = s && !waiting && !s.engine_to_act ? "1" : "0";
   if (s) {
     document.body.dataset.turn = s.outcome ? "over" : s.human_to_act ? "human" : "engine";
     document.body.dataset.phase = s.board.info && s.board.info.phase ? s.board.info.phase : "";
@@ -110,7 +112,8 @@ async function newGame() {
   const old = page.session;
   try {
     page.busy = true;
-    if (old) await api("DELETE", `/api/sessions/${old.id}`).catch(() => {});
+    // A game the engine is thinking in is deleted by engineTurns once the answer is in.
+    if (old && page.thinking !== old.id) await api("DELETE", `/api/sessions/${old.id}`).catch(() => {});
     const s = await api("POST", "/api/sessions", {
       game: $("game").value,
       side: $("side").value,
@@ -133,7 +136,7 @@ async function newGame() {
 // ---- actions ----
 
 async function play(action) {
-  if (page.busy) return;
+  if (page.busy || !page.session || page.thinking === page.session.id) return;
   page.busy = true;
   page.selected = null;
   try {
@@ -150,20 +153,25 @@ async function play(action) {
 }
 
 // The engine acts until it is the person's turn again (a Liuzhou turn can be several actions).
+// A new game may begin while it thinks: the loop then drops the old game's answer and ends.
 async function engineTurns() {
-  while (page.session && page.session.engine_to_act && !page.busy) {
-    page.busy = true;
+  while (page.session && page.session.engine_to_act && !page.busy && page.thinking !== page.session.id) {
     const id = page.session.id;
+    page.thinking = id;
     setStatus(statusText(page.session), "thinking");
     try {
       const r = await api("POST", `/api/sessions/${id}/engine`);
-      if (!page.session || page.session.id !== id) return; // a new game began meanwhile
+      if (!page.session || page.session.id !== id) {
+        // A new game began meanwhile; the old one could not be deleted while it thought.
+        api("DELETE", `/api/sessions/${id}`).catch(() => {});
+        return;
+      }
       show(r.session);
     } catch (e) {
-      showError(e);
+      if (page.session && page.session.id === id) showError(e);
       return;
     } finally {
-      page.busy = false;
+      if (page.thinking === id) page.thinking = null;
       render();
       updateReady();
     }
@@ -172,6 +180,10 @@ async function engineTurns() {
 
 async function undo() {
   if (page.busy || !page.session) return;
+  if (page.thinking === page.session.id) {
+    showError("The engine is thinking: undo after its move.");
+    return;
+  }
   page.busy = true;
   try {
     const r = await api("POST", `/api/sessions/${page.session.id}/undo`);
