@@ -14,9 +14,9 @@ struct Run {
     err: String,
 }
 
-/// Runs `engine ARGS` in the repository root with `input` on stdin.
-fn run(args: &[&str], input: &[u8]) -> Run {
-    let mut child = Command::new(ENGINE)
+/// Starts `engine ARGS` in the repository root with all three streams piped.
+fn spawn(args: &[&str]) -> std::process::Child {
+    Command::new(ENGINE)
         .args(args)
         .current_dir(ROOT)
         .env("RUST_LOG", "warn")
@@ -24,7 +24,12 @@ fn run(args: &[&str], input: &[u8]) -> Run {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .unwrap();
+        .unwrap()
+}
+
+/// Runs `engine ARGS` in the repository root with `input` on stdin.
+fn run(args: &[&str], input: &[u8]) -> Run {
+    let mut child = spawn(args);
     // The engine may exit before reading all of it (a refused flag): that is its answer.
     let _ = child.stdin.take().unwrap().write_all(input);
     let out = child.wait_with_output().unwrap();
@@ -117,15 +122,7 @@ fn bench_seconds_must_be_finite_and_at_most_a_day() {
 /// Starts `engine ARGS`, reads `lines` lines of its output and closes the pipe: the command
 /// must end quietly (exit 0, no panic, no error) rather than die writing the rest.
 fn close_early(args: &[&str], input: &[u8], lines: usize) {
-    let mut child = Command::new(ENGINE)
-        .args(args)
-        .current_dir(ROOT)
-        .env("RUST_LOG", "warn")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = spawn(args);
     let mut stdin = child.stdin.take().unwrap();
     let _ = stdin.write_all(input);
     drop(stdin);

@@ -15,6 +15,35 @@ pub struct AgentError {
     pub reason: String,
 }
 
+impl AgentError {
+    /// The agent named by `spec` (or the spec itself) failed for `reason`.
+    pub fn new(spec: &str, reason: impl Into<String>) -> Self {
+        AgentError {
+            agent: spec.to_string(),
+            reason: reason.into(),
+        }
+    }
+}
+
+/// An agent spec's kind and its `KEY=VALUE` pairs.
+pub type SpecParts<'a> = (&'a str, Vec<(&'a str, &'a str)>);
+
+/// Splits an agent spec `KIND[:KEY=VALUE[,KEY=VALUE…]]` into its kind and its pairs (trimmed),
+/// for the games' own agent factories. Values may hold spaces (a command line) but not commas.
+pub fn split_spec(spec: &str) -> Result<SpecParts<'_>, AgentError> {
+    let (kind, rest) = spec.split_once(':').unwrap_or((spec, ""));
+    let mut params = Vec::new();
+    if !rest.is_empty() {
+        for item in rest.split(',') {
+            let (k, v) = item
+                .split_once('=')
+                .ok_or_else(|| AgentError::new(spec, format!("'{item}' is not KEY=VALUE")))?;
+            params.push((k.trim(), v.trim()));
+        }
+    }
+    Ok((kind, params))
+}
+
 /// Chooses actions in games of `G`.
 ///
 /// A match calls `new_game` once, then for every action of the game either `select_action`

@@ -14,6 +14,16 @@ fn tmpdir(name: &str) -> std::path::PathBuf {
     d
 }
 
+/// Shards into `dir`, labelled as a test's.
+fn sink(dir: &std::path::Path) -> ShardSink<'_> {
+    ShardSink {
+        dir,
+        tag: "t",
+        model: "fake",
+        config: "",
+    }
+}
+
 fn small_config() -> SelfplayConfig {
     SelfplayConfig {
         parallel_games: 6,
@@ -91,12 +101,7 @@ fn games_become_consistent_shards() {
 #[test]
 fn bad_config_is_refused() {
     let dir = tmpdir("bad");
-    let sink = ShardSink {
-        dir: &dir,
-        tag: "t",
-        model: "fake",
-        config: "",
-    };
+    let sink = sink(&dir);
     let config = SelfplayConfig {
         full_fraction: 1.5,
         ..small_config()
@@ -208,12 +213,7 @@ fn an_unusable_shard_directory_fails_before_any_game() {
     let dir = tmpdir("outfile");
     let file = dir.join("f.txt");
     std::fs::write(&file, "x").unwrap();
-    let sink = ShardSink {
-        dir: &file,
-        tag: "t",
-        model: "fake",
-        config: "",
-    };
+    let sink = sink(&file);
     let mut games = 0;
     let err = run(
         &Liuzhou::default(),
@@ -237,12 +237,7 @@ fn an_unusable_shard_directory_fails_before_any_game() {
 fn drawn_games_can_be_valued_by_the_tiebreak() {
     let dir = tmpdir("tiebreak");
     let evaluator = FakeEvaluator::new(16).seeded(5);
-    let sink = ShardSink {
-        dir: &dir,
-        tag: "t",
-        model: "fake",
-        config: "",
-    };
+    let sink = sink(&dir);
     let config = SelfplayConfig {
         draw_tiebreak_weight: 0.5,
         ..small_config()
@@ -287,12 +282,7 @@ fn searches_stop_at_their_visit_target() {
     // the leaves already in flight, or a search short of a few visits takes a whole batch.
     let dir = tmpdir("target");
     let evaluator = FakeEvaluator::new(16).seeded(2);
-    let sink = ShardSink {
-        dir: &dir,
-        tag: "t",
-        model: "fake",
-        config: "",
-    };
+    let sink = sink(&dir);
     let visits = 6;
     let config = SelfplayConfig {
         parallel_games: 1,

@@ -11,35 +11,19 @@ use std::time::Duration;
 
 use super::gtp_client::{GtpAgent, DEFAULT_TIMEOUT};
 use super::GoState;
+use crate::agent::split_spec;
 use crate::{Agent, AgentError};
-
-fn bad(spec: &str, reason: impl Into<String>) -> AgentError {
-    AgentError {
-        agent: spec.to_string(),
-        reason: reason.into(),
-    }
-}
 
 /// Builds the agent a spec names (see the module docs).
 pub fn agent_from_spec(spec: &str) -> Result<Box<dyn Agent<GoState>>, AgentError> {
-    let (kind, rest) = spec.split_once(':').unwrap_or((spec, ""));
-    let mut params: Vec<(&str, &str)> = Vec::new();
-    if !rest.is_empty() {
-        // Values may hold spaces (a command line) but not commas.
-        for item in rest.split(',') {
-            let (k, v) = item
-                .split_once('=')
-                .ok_or_else(|| bad(spec, format!("'{item}' is not KEY=VALUE")))?;
-            params.push((k.trim(), v.trim()));
-        }
-    }
+    let (kind, params) = split_spec(spec)?;
     match kind.trim() {
         "gtp" => {
             let (mut cmd, mut timeout) = (None, DEFAULT_TIMEOUT);
             for (k, v) in params {
                 match k {
                     "cmd" if !v.is_empty() => cmd = Some(v),
-                    "cmd" => return Err(bad(spec, "cmd is empty")),
+                    "cmd" => return Err(AgentError::new(spec, "cmd is empty")),
                     "timeout" => {
                         timeout = v
                             .parse::<f64>()
@@ -47,21 +31,26 @@ pub fn agent_from_spec(spec: &str) -> Result<Box<dyn Agent<GoState>>, AgentError
                             .filter(|t| *t > 0.0)
                             .and_then(|t| Duration::try_from_secs_f64(t).ok())
                             .ok_or_else(|| {
-                                bad(
+                                AgentError::new(
                                     spec,
                                     format!("timeout '{v}' is not a positive number of seconds"),
                                 )
                             })?;
                     }
-                    _ => return Err(bad(spec, format!("unknown parameter '{k}' for gtp"))),
+                    _ => {
+                        return Err(AgentError::new(
+                            spec,
+                            format!("unknown parameter '{k}' for gtp"),
+                        ))
+                    }
                 }
             }
-            let cmd = cmd.ok_or_else(|| bad(spec, "gtp needs cmd=COMMAND"))?;
-            let agent =
-                GtpAgent::spawn_with_timeout(cmd, timeout).map_err(|e| bad(spec, e.to_string()))?;
+            let cmd = cmd.ok_or_else(|| AgentError::new(spec, "gtp needs cmd=COMMAND"))?;
+            let agent = GtpAgent::spawn_with_timeout(cmd, timeout)
+                .map_err(|e| AgentError::new(spec, e.to_string()))?;
             Ok(Box::new(agent))
         }
-        other => Err(bad(
+        other => Err(AgentError::new(
             spec,
             format!("unknown agent kind '{other}' for go (gtp)"),
         )),

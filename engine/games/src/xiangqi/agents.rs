@@ -14,33 +14,22 @@ use std::time::Duration;
 
 use super::oracle::find_fairy_stockfish;
 use super::{AlphaBetaAgent, SearchLimits, UciEngineAgent, UciEngineConfig, Xiangqi};
+use crate::agent::split_spec;
 use crate::{Agent, AgentError, RandomAgent};
-
-fn bad(spec: &str, reason: impl Into<String>) -> AgentError {
-    AgentError {
-        agent: spec.to_string(),
-        reason: reason.into(),
-    }
-}
 
 /// Builds the agent a spec names (see the module docs).
 pub fn agent_from_spec(spec: &str) -> Result<Box<dyn Agent<Xiangqi>>, AgentError> {
-    let (kind, rest) = spec.split_once(':').unwrap_or((spec, ""));
-    let mut params: Vec<(&str, &str)> = Vec::new();
-    if !rest.is_empty() {
-        // Values may hold spaces (a command line) but not commas.
-        for item in rest.split(',') {
-            let (k, v) = item
-                .split_once('=')
-                .ok_or_else(|| bad(spec, format!("'{item}' is not KEY=VALUE")))?;
-            params.push((k.trim(), v.trim()));
-        }
-    }
+    let (kind, params) = split_spec(spec)?;
     let number = |key: &str, v: &str| -> Result<u64, AgentError> {
         v.parse()
-            .map_err(|_| bad(spec, format!("{key} '{v}' is not a number")))
+            .map_err(|_| AgentError::new(spec, format!("{key} '{v}' is not a number")))
     };
-    let unknown = |key: &str| Err(bad(spec, format!("unknown parameter '{key}' for {kind}")));
+    let unknown = |key: &str| {
+        Err(AgentError::new(
+            spec,
+            format!("unknown parameter '{key}' for {kind}"),
+        ))
+    };
     match kind {
         "random" => {
             let mut seed = 0;
@@ -67,8 +56,8 @@ pub fn agent_from_spec(spec: &str) -> Result<Box<dyn Agent<Xiangqi>>, AgentError
             if limits == SearchLimits::default() {
                 limits.movetime = Some(Duration::from_secs(1));
             }
-            let agent =
-                AlphaBetaAgent::try_new(limits, hash).map_err(|e| bad(spec, e.to_string()))?;
+            let agent = AlphaBetaAgent::try_new(limits, hash)
+                .map_err(|e| AgentError::new(spec, e.to_string()))?;
             Ok(Box::new(agent))
         }
         "fairy-stockfish" => {
@@ -85,7 +74,7 @@ pub fn agent_from_spec(spec: &str) -> Result<Box<dyn Agent<Xiangqi>>, AgentError
                 Some(p) => p,
                 None => find_fairy_stockfish()
                     .ok_or_else(|| {
-                        bad(
+                        AgentError::new(
                             spec,
                             "fairy-stockfish not found (apt-get install fairy-stockfish)",
                         )
@@ -107,18 +96,18 @@ pub fn agent_from_spec(spec: &str) -> Result<Box<dyn Agent<Xiangqi>>, AgentError
                         base = match v {
                             "0" => 0,
                             "1" => 1,
-                            _ => return Err(bad(spec, "rankbase is 0 or 1")),
+                            _ => return Err(AgentError::new(spec, "rankbase is 0 or 1")),
                         }
                     }
                     _ => return unknown(k),
                 }
             }
-            let cmd = cmd.ok_or_else(|| bad(spec, "uci needs cmd=COMMAND"))?;
+            let cmd = cmd.ok_or_else(|| AgentError::new(spec, "uci needs cmd=COMMAND"))?;
             Ok(Box::new(UciEngineAgent::spawn(
                 UciEngineConfig::command_line(&cmd, &go, base),
             )?))
         }
-        other => Err(bad(
+        other => Err(AgentError::new(
             spec,
             format!("unknown agent '{other}' (random, alphabeta, fairy-stockfish, uci)"),
         )),
