@@ -67,6 +67,16 @@ pub fn check_position<G: Game>(state: &G, cov: &mut Coverage) {
         state.outcome().is_some(),
         "legal actions empty ⇔ game over, in {text}"
     );
+    match state.end_reason() {
+        Some(r) => assert!(
+            state.outcome().is_some() && !r.trim().is_empty(),
+            "end reason {r:?} without an outcome, or empty, in {text}"
+        ),
+        None => assert!(
+            state.outcome().is_none(),
+            "game over without an end reason in {text}"
+        ),
+    }
     let legal_set: HashSet<_> = legal.iter().copied().collect();
     assert_eq!(
         legal_set.len(),

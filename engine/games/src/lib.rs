@@ -136,6 +136,16 @@ pub trait Game: Clone + Debug + Send + Sync + 'static {
     /// `Some` once the game has ended.
     fn outcome(&self) -> Option<Outcome>;
 
+    /// Why the game ended, in words for people and records ("checkmate", "both passed: B+3.5");
+    /// `Some` exactly when `outcome` is. The default names only the result; games say why.
+    fn end_reason(&self) -> Option<String> {
+        self.outcome().map(|o| match o {
+            Outcome::Win(Player::First) => "the first player won".to_string(),
+            Outcome::Win(Player::Second) => "the second player won".to_string(),
+            Outcome::Draw => "drawn".to_string(),
+        })
+    }
+
     /// Appends the legal actions to `out` (which is not cleared). None once the game is over.
     fn legal_actions(&self, out: &mut Vec<Self::Action>);
 

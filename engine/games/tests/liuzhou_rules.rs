@@ -191,6 +191,7 @@ fn move_limit_draws() {
     assert_eq!(s.outcome(), None);
     play(&mut s, "a2-a3");
     assert_eq!(s.outcome(), Some(Outcome::Draw));
+    assert_eq!(s.end_reason().as_deref(), Some("move limit (144 actions)"));
     assert!(legal(&s).is_empty());
 }
 
@@ -200,6 +201,10 @@ fn no_capture_limit_ends_the_game_before_the_capture() {
     let mut s = pos("5W/4W1/6/6/B1B3/BB4 b move 0 100 35");
     play(&mut s, "c2-b2");
     assert_eq!(s.outcome(), Some(Outcome::Draw));
+    assert_eq!(
+        s.end_reason().as_deref(),
+        Some("36 actions without a capture")
+    );
     assert_eq!(
         (s.phase(), s.pending()),
         (Phase::Capture, 1),
@@ -219,8 +224,10 @@ fn no_capture_limit_ends_the_game_before_the_capture() {
 #[test]
 fn lose_below_one_needs_every_stone_captured() {
     let mut s = pos("5W/6/6/6/BB4/BB4 b capture 1 100 0");
+    assert_eq!(s.end_reason(), None);
     play(&mut s, "xf6");
     assert_eq!(s.outcome(), Some(Outcome::Win(Player::First)));
+    assert_eq!(s.end_reason().as_deref(), Some("White has no stones left"));
     let mut s = pos("4WW/6/6/6/BB4/BB4 b capture 1 100 0");
     play(&mut s, "xf6");
     assert_eq!(s.outcome(), None);
@@ -236,9 +243,11 @@ fn lose_below_four_ends_at_three_stones() {
     play(&mut s, "xf6");
     assert_eq!(s.outcome(), None);
     // A position already below the limit is over when read.
+    let s = pos_lb("WWW3/6/6/6/BB4/BB4 w move 0 90 0", 4);
+    assert_eq!(s.outcome(), Some(Outcome::Win(Player::First)));
     assert_eq!(
-        pos_lb("WWW3/6/6/6/BB4/BB4 w move 0 90 0", 4).outcome(),
-        Some(Outcome::Win(Player::First))
+        s.end_reason().as_deref(),
+        Some("White has fewer than 4 stones")
     );
 }
 

@@ -56,7 +56,7 @@ fn alphabeta_beats_random(games: usize, limits: SearchLimits) {
         eprintln!(
             "game {i}: alphabeta {} -> {outcome:?} ({:?}), final position {}",
             if ab_is_red { "Red" } else { "Black" },
-            g.end_reason(),
+            g.end_rule(),
             g.to_text()
         );
         assert_eq!(
@@ -101,7 +101,7 @@ fn short_match_against_fairy_stockfish() {
         } else {
             play_game(&mut fsf, &mut ab, 300)
         };
-        eprintln!("game {i}: {outcome:?} {:?} {}", g.end_reason(), g.to_text());
+        eprintln!("game {i}: {outcome:?} {:?} {}", g.end_rule(), g.to_text());
         results.push(outcome);
     }
     // Every move both sides sent was legal (play_game checks); the games reached an end or

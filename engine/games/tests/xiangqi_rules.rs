@@ -47,7 +47,7 @@ fn threefold_repetition_without_checks_is_a_draw() {
     assert_eq!(g.occurrences(), 2);
     play(&mut g, "c7b9");
     assert_eq!(g.outcome(), Some(Outcome::Draw));
-    assert_eq!(g.end_reason(), Some(EndReason::Repetition));
+    assert_eq!(g.end_rule(), Some(EndReason::Repetition));
     let mut legal = Vec::new();
     g.legal_actions(&mut legal);
     assert!(legal.is_empty());
@@ -61,8 +61,12 @@ fn perpetual_check_loses() {
     play(&mut g, "d9d8 i9i8 d8d9 i8i9 d9d8 i9i8 d8d9");
     assert_eq!(g.outcome(), None);
     play(&mut g, "i8i9");
-    assert_eq!(g.end_reason(), Some(EndReason::PerpetualCheck));
+    assert_eq!(g.end_rule(), Some(EndReason::PerpetualCheck));
     assert_eq!(g.outcome(), Some(Outcome::Win(Player::Second)));
+    assert_eq!(
+        Game::end_reason(&g).as_deref(),
+        Some("perpetual check by Red")
+    );
 }
 
 #[test]
@@ -70,7 +74,7 @@ fn perpetual_check_by_black_loses_too() {
     // The mirror image in colours: Black's rook checks Red's general.
     let mut g = Xiangqi::from_fen("4k4/9/9/9/9/9/9/9/9/3K4r w - - 0 1").unwrap();
     play(&mut g, "d0d1 i0i1 d1d0 i1i0 d0d1 i0i1 d1d0 i1i0");
-    assert_eq!(g.end_reason(), Some(EndReason::PerpetualCheck));
+    assert_eq!(g.end_rule(), Some(EndReason::PerpetualCheck));
     assert_eq!(g.outcome(), Some(Outcome::Win(Player::First)));
 }
 
@@ -79,8 +83,9 @@ fn repetition_with_checks_on_only_some_moves_is_a_draw() {
     let mut g = Xiangqi::from_fen("3k4R/9/9/9/9/9/9/9/9/4K4 b - - 0 1").unwrap();
     // i9i5 does not give check, i5i9 does.
     play(&mut g, "d9d8 i9i5 d8d9 i5i9 d9d8 i9i5 d8d9 i5i9");
-    assert_eq!(g.end_reason(), Some(EndReason::Repetition));
+    assert_eq!(g.end_rule(), Some(EndReason::Repetition));
     assert_eq!(g.outcome(), Some(Outcome::Draw));
+    assert_eq!(Game::end_reason(&g).as_deref(), Some("threefold repetition"));
 }
 
 #[test]
@@ -101,7 +106,11 @@ fn natural_limit_draws_after_120_quiet_plies() {
     play(&mut g, "e1e2");
     assert_eq!(g.halfmove_clock(), 120);
     assert_eq!(g.outcome(), Some(Outcome::Draw));
-    assert_eq!(g.end_reason(), Some(EndReason::NaturalLimit));
+    assert_eq!(g.end_rule(), Some(EndReason::NaturalLimit));
+    assert_eq!(
+        Game::end_reason(&g).as_deref(),
+        Some("120 plies without a capture")
+    );
 }
 
 #[test]
@@ -117,7 +126,7 @@ fn checkmate_on_ply_120_wins() {
     let mut g = Xiangqi::from_fen("3k5/4R4/R8/9/9/9/9/9/9/4K4 w - - 119 80").unwrap();
     play(&mut g, "a7d7");
     assert_eq!(g.outcome(), Some(Outcome::Win(Player::First)));
-    assert_eq!(g.end_reason(), Some(EndReason::NoMoves));
+    assert_eq!(g.end_rule(), Some(EndReason::NoMoves));
 }
 
 #[test]
@@ -125,9 +134,14 @@ fn checkmate_and_stalemate_lose() {
     let mate = Xiangqi::from_fen("3k5/4R4/3R5/9/9/9/9/9/9/4K4 b - - 0 1").unwrap();
     assert!(mate.in_check());
     assert_eq!(mate.outcome(), Some(Outcome::Win(Player::First)));
+    assert_eq!(Game::end_reason(&mate).as_deref(), Some("checkmate"));
     let stalemate = Xiangqi::from_fen("3k5/R8/9/9/9/9/9/9/9/4K4 b - - 0 1").unwrap();
     assert!(!stalemate.in_check());
     assert_eq!(stalemate.outcome(), Some(Outcome::Win(Player::First)));
+    assert_eq!(
+        Game::end_reason(&stalemate).as_deref(),
+        Some("Black has no legal move")
+    );
 }
 
 #[test]

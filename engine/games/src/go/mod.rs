@@ -812,6 +812,16 @@ impl Game for GoState {
         self.outcome
     }
 
+    fn end_reason(&self) -> Option<String> {
+        self.outcome?;
+        let result = self.score_text();
+        Some(if self.passes >= 2 {
+            format!("both passed: {result}")
+        } else {
+            format!("move cap of {} reached: {result}", self.moves)
+        })
+    }
+
     fn legal_actions(&self, out: &mut Vec<Move>) {
         if self.outcome.is_some() {
             return;

@@ -249,6 +249,7 @@ fn scoring_with_dame() {
     play(&mut s, "pass");
     assert_eq!(s.outcome(), Some(Outcome::Win(Player::Second)));
     assert_eq!(s.score_text(), "W+0.5");
+    assert_eq!(s.end_reason().as_deref(), Some("both passed: W+0.5"));
     let mut legal = Vec::new();
     s.legal_actions(&mut legal);
     assert!(legal.is_empty());
@@ -304,6 +305,10 @@ fn move_cap_ends_the_game() {
     // One stone each, the rest dame: komi decides.
     assert_eq!(s.area(), (1, 1));
     assert_eq!(s.outcome(), Some(Outcome::Win(Player::Second)));
+    assert_eq!(
+        s.end_reason().as_deref(),
+        Some("move cap of 3 reached: W+7.5")
+    );
     assert_eq!(GoRules::with_size(9).cap(), Some(162));
 }
 

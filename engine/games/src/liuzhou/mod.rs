@@ -407,6 +407,30 @@ impl Game for Liuzhou {
         self.outcome
     }
 
+    fn end_reason(&self) -> Option<String> {
+        self.outcome?;
+        let name = |p: Player| ["Black", "White"][p.index()];
+        let lb = self.rules.lose_below as u32;
+        let out: Vec<Player> = [Player::First, Player::Second]
+            .into_iter()
+            .filter(|&p| self.phase.after_placement() && self.stone_count(p) < lb)
+            .collect();
+        let fewer = |p: Player| match lb {
+            1 => format!("{} has no stones left", name(p)),
+            _ => format!("{} has fewer than {lb} stones", name(p)),
+        };
+        // In the order `compute_outcome` checks them.
+        Some(match out[..] {
+            [p] => fewer(p),
+            [_, _] => format!("both sides have fewer than {lb} stones"),
+            _ if self.move_count >= MOVE_LIMIT => format!("move limit ({MOVE_LIMIT} actions)"),
+            _ if self.moves_since_capture >= NO_CAPTURE_LIMIT => {
+                format!("{NO_CAPTURE_LIMIT} actions without a capture")
+            }
+            _ => format!("{} cannot act", name(self.to_act)),
+        })
+    }
+
     fn legal_actions(&self, out: &mut Vec<Action>) {
         if self.outcome.is_some() {
             return;

@@ -208,7 +208,7 @@ impl Xiangqi {
     }
 
     /// Why the game ended, if it did.
-    pub fn end_reason(&self) -> Option<EndReason> {
+    pub fn end_rule(&self) -> Option<EndReason> {
         self.end.map(|(_, r)| r)
     }
 
@@ -295,6 +295,23 @@ impl Game for Xiangqi {
 
     fn to_act(&self) -> Player {
         self.pos.side().player()
+    }
+
+    fn end_reason(&self) -> Option<String> {
+        let (outcome, reason) = self.end?;
+        let name = |p: Player| ["Red", "Black"][p.index()];
+        Some(match reason {
+            EndReason::NoMoves if self.in_check() => "checkmate".to_string(),
+            EndReason::NoMoves => format!("{} has no legal move", name(self.to_act())),
+            EndReason::PerpetualCheck => match outcome {
+                Outcome::Win(p) => format!("perpetual check by {}", name(p.opponent())),
+                Outcome::Draw => "perpetual check".to_string(),
+            },
+            EndReason::Repetition => "threefold repetition".to_string(),
+            EndReason::NaturalLimit => {
+                format!("{NATURAL_LIMIT} plies without a capture")
+            }
+        })
     }
 
     fn outcome(&self) -> Option<Outcome> {
