@@ -26,6 +26,8 @@ pub enum MatchError {
     TooLong { max: usize },
     #[error("the engine failed: {0}")]
     Agent(#[from] AgentError),
+    #[error("nobody to resign for: the engine plays both sides")]
+    NoPerson,
 }
 
 /// The engine's last decision as the faces show it.
@@ -61,6 +63,8 @@ pub struct Match<G: Game> {
     evaluation: Option<Evaluation>,
     /// Bound on `history`, so that a session's memory stays bounded.
     max_actions: usize,
+    /// The person resigned: the game is over whatever the position says. Final (undo refuses).
+    resigned: Option<Player>,
 }
 
 impl<G: Game> Match<G> {
@@ -81,6 +85,7 @@ impl<G: Game> Match<G> {
             thinker,
             evaluation: None,
             max_actions,
+            resigned: None,
         })
     }
 
@@ -108,22 +113,53 @@ impl<G: Game> Match<G> {
         self.evaluation.as_ref()
     }
 
+    /// The result: by resignation, or by the rules of the position.
+    pub fn outcome(&self) -> Option<Outcome> {
+        match self.resigned {
+            Some(p) => Some(Outcome::Win(p.opponent())),
+            None => self.state.outcome(),
+        }
+    }
+
+    /// Why the game ended, in words; `sides` names the players, first player first.
+    pub fn end_reason(&self, sides: [&str; 2]) -> Option<String> {
+        match self.resigned {
+            Some(p) => Some(format!("{} resigned", sides[p.index()])),
+            None => self.state.end_reason(),
+        }
+    }
+
+    /// The player who resigned, if one did.
+    pub fn resigned(&self) -> Option<Player> {
+        self.resigned
+    }
+
     pub fn human_to_act(&self) -> bool {
-        self.state.outcome().is_none() && self.human == Some(self.state.to_act())
+        self.outcome().is_none() && self.human == Some(self.state.to_act())
     }
 
     pub fn engine_to_act(&self) -> bool {
-        self.state.outcome().is_none() && self.human != Some(self.state.to_act())
+        self.outcome().is_none() && self.human != Some(self.state.to_act())
     }
 
     /// Whether [`Match::undo`] would do something.
     pub fn can_undo(&self) -> bool {
-        self.undo_len().is_some()
+        self.resigned.is_none() && self.undo_len().is_some()
+    }
+
+    /// The person gives up: the engine wins. Allowed at any moment of an unfinished game.
+    pub fn resign(&mut self) -> Result<Player, MatchError> {
+        if self.outcome().is_some() {
+            return Err(MatchError::GameOver);
+        }
+        let p = self.human.ok_or(MatchError::NoPerson)?;
+        self.resigned = Some(p);
+        Ok(p)
     }
 
     /// The person's action, in the game's notation.
     pub fn play_text(&mut self, text: &str) -> Result<(), MatchError> {
-        if self.state.outcome().is_some() {
+        if self.outcome().is_some() {
             return Err(MatchError::GameOver);
         }
         if !self.human_to_act() {
@@ -141,7 +177,7 @@ impl<G: Game> Match<G> {
 
     /// The engine thinks and plays one action. Blocks for as long as the agent thinks.
     pub fn engine_move(&mut self) -> Result<&Played<G::Action>, MatchError> {
-        if self.state.outcome().is_some() {
+        if self.outcome().is_some() {
             return Err(MatchError::GameOver);
         }
         if !self.engine_to_act() {
@@ -162,6 +198,9 @@ impl<G: Game> Match<G> {
     /// Takes back the person's last action and every engine action after it. Returns how many
     /// actions were taken back. With no person in the game, takes back one action.
     pub fn undo(&mut self) -> Result<usize, MatchError> {
+        if self.resigned.is_some() {
+            return Err(MatchError::GameOver);
+        }
         let keep = self.undo_len().ok_or(MatchError::NothingToUndo)?;
         let taken = self.history.len() - keep;
         self.history.truncate(keep);
@@ -343,6 +382,29 @@ mod tests {
         assert_eq!(parse_side("none", sides), Ok(None));
         let e = parse_side("white", sides).unwrap_err();
         assert!(e.contains("\"white\"") && e.contains("red, black"), "{e}");
+    }
+
+    #[test]
+    fn resigning_ends_the_game_for_the_engine() {
+        let mut m = liuzhou(Some(Player::Second));
+        m.engine_move().unwrap();
+        m.play_text("a1").or_else(|_| m.play_text("b1")).unwrap();
+        assert_eq!(m.resign().unwrap(), Player::Second);
+        assert_eq!(m.outcome(), Some(Outcome::Win(Player::First)));
+        assert_eq!(m.state().outcome(), None, "the position itself goes on");
+        assert_eq!(
+            m.end_reason(["Black", "White"]).as_deref(),
+            Some("White resigned")
+        );
+        assert!(!m.human_to_act() && !m.engine_to_act() && !m.can_undo());
+        assert!(matches!(m.resign(), Err(MatchError::GameOver)));
+        assert!(matches!(m.engine_move(), Err(MatchError::GameOver)));
+        assert!(matches!(m.play_text("c3"), Err(MatchError::GameOver)));
+        assert!(matches!(m.undo(), Err(MatchError::GameOver)));
+        // Watching the engine play itself, nobody can resign.
+        let mut w = liuzhou(None);
+        assert!(matches!(w.resign(), Err(MatchError::NoPerson)));
+        assert_eq!(w.end_reason(["Black", "White"]), None);
     }
 
     #[test]

@@ -54,6 +54,19 @@ fn play_takes_actions_commands_and_bad_input() {
 }
 
 #[test]
+fn play_resign_ends_the_game_for_the_engine() {
+    let (code, out) = play(
+        &["--human", "white", "--agent", "random", "--seed", "3"],
+        "a1\nresign\n",
+    );
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("result: Black wins (1-0): White resigned"),
+        "{out}"
+    );
+}
+
+#[test]
 fn play_watches_a_whole_game_and_reports_the_search() {
     let (code, out) = play(
         &["--human", "none", "--agent", "mcts", "--visits", "30"],
@@ -62,12 +75,15 @@ fn play_watches_a_whole_game_and_reports_the_search() {
     assert_eq!(code, 0, "{out}");
     assert!(out.contains("30 visits"), "{out}");
     let result = out.lines().find(|l| l.starts_with("result: ")).expect(&out);
+    // `result: White wins (0-1): White has no stones left`: the result, then why.
+    let (tag, reason) = result.split_once("): ").expect(result);
     assert!(
-        ["(1-0)", "(0-1)", "(1/2-1/2)"]
+        ["(1-0", "(0-1", "(1/2-1/2"]
             .iter()
-            .any(|r| result.ends_with(r)),
+            .any(|r| tag.ends_with(r)),
         "{result}"
     );
+    assert!(reason.len() > 3, "{result}");
 }
 
 #[test]

@@ -261,6 +261,18 @@ async function xiangqi(page, base) {
   const after = await boardState(page);
   check(after.cells["e2"] && after.cells["e2"].toUpperCase() === "C" && after.cells["h2"] === "", "the cannon moved h2-e2");
   await shot(page, "xiangqi-after-move");
+
+  // Resigning asks first, then ends the game for the engine; the record says why.
+  let asked = "";
+  page.once("dialog", (d) => { asked = d.message(); d.accept(); });
+  await page.click("#resign");
+  await page.waitForFunction(() => document.body.dataset.turn === "over", null, { timeout: STEP_TIMEOUT });
+  const over = await boardState(page);
+  check(asked.includes("Resign"), `a confirmation was asked (${asked})`);
+  check(over.status.includes("Black wins") && over.status.includes("Red resigned"), `the status says who resigned (${over.status})`);
+  check(await page.locator("#resign").isDisabled(), "no second resignation");
+  const rec = await page.request.get(new URL(await page.getAttribute("#record", "href"), base).toString());
+  check((await rec.text()).includes("{Red resigned} 0-1"), "the PGN says Red resigned");
 }
 
 async function go(page, base) {
@@ -298,6 +310,7 @@ async function go(page, base) {
   const end = await boardState(page);
   console.log(`     the game ended after ${moves} of our moves: ${end.status}`);
   check(end.turn === "over" && end.status.startsWith("Game over"), `the game ends (${end.status})`);
+  check(/both passed|move cap/.test(end.status), `the status says why (${end.status})`);
   await shot(page, "go-game-over");
   const rec = await page.request.get(new URL(await page.getAttribute("#record", "href"), base).toString());
   const sgf = await rec.text();

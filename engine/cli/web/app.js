@@ -81,6 +81,7 @@ async function init() {
   game.addEventListener("change", () => { fillSides(); newGame(); });
   $("new-game").addEventListener("submit", (ev) => { ev.preventDefault(); newGame(); });
   $("undo").addEventListener("click", undo);
+  $("resign").addEventListener("click", resign);
   await newGame();
 }
 
@@ -197,6 +198,26 @@ async function undo() {
     updateReady();
   }
   await engineTurns();
+}
+
+async function resign() {
+  const s = page.session;
+  if (page.busy || !s || s.outcome || !s.human) return;
+  if (page.thinking === s.id) {
+    showError("The engine is thinking: resign after its move.");
+    return;
+  }
+  if (!window.confirm("Resign this game?")) return;
+  page.busy = true;
+  try {
+    show(await api("POST", `/api/sessions/${s.id}/resign`));
+  } catch (e) {
+    showError(e);
+  } finally {
+    page.busy = false;
+    render();
+    updateReady();
+  }
 }
 
 // ---- state → page ----
@@ -429,13 +450,7 @@ function sideName(s, key) {
 
 function statusText(s) {
   if (s.outcome) {
-    let why = "";
-    const i = s.board.info || {};
-    if (s.game === "liuzhou" && !s.outcome.winner) {
-      if (i.move_count >= i.move_limit) why = ` (${i.move_limit} actions played)`;
-      else if (i.moves_since_capture >= i.no_capture_limit) why = ` (${i.no_capture_limit} actions without a capture)`;
-    }
-    if (s.game === "go" && i.area_score) why = ` (${i.area_score})`;
+    const why = s.outcome.reason ? ` (${s.outcome.reason})` : "";
     return `Game over: ${s.outcome.text}${why}.`;
   }
   const me = sideName(s, s.to_act);
@@ -553,6 +568,7 @@ function renderSide() {
   });
   hist.scrollTop = hist.scrollHeight;
   $("undo").disabled = !s.can_undo;
+  $("resign").disabled = !!s.outcome || !s.human;
   $("record").href = `/api/sessions/${s.id}/record`;
   $("position").textContent = s.position;
 }

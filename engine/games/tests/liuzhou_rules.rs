@@ -191,7 +191,10 @@ fn move_limit_draws() {
     assert_eq!(s.outcome(), None);
     play(&mut s, "a2-a3");
     assert_eq!(s.outcome(), Some(Outcome::Draw));
-    assert_eq!(s.end_reason().as_deref(), Some("move limit (144 actions)"));
+    assert_eq!(
+        s.end_reason().as_deref(),
+        Some("the move limit of 144 actions")
+    );
     assert!(legal(&s).is_empty());
 }
 

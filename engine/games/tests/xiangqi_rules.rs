@@ -85,7 +85,10 @@ fn repetition_with_checks_on_only_some_moves_is_a_draw() {
     play(&mut g, "d9d8 i9i5 d8d9 i5i9 d9d8 i9i5 d8d9 i5i9");
     assert_eq!(g.end_rule(), Some(EndReason::Repetition));
     assert_eq!(g.outcome(), Some(Outcome::Draw));
-    assert_eq!(Game::end_reason(&g).as_deref(), Some("threefold repetition"));
+    assert_eq!(
+        Game::end_reason(&g).as_deref(),
+        Some("threefold repetition")
+    );
 }
 
 #[test]

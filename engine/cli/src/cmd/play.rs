@@ -98,6 +98,7 @@ const HELP: &str = "\
 Type an action in the game's notation, or one of:
   legal   list the legal actions
   undo    take back your last action and the engine's replies
+  resign  give the game up
   help    this text
   quit    stop the game";
 
@@ -130,7 +131,7 @@ fn play_game<G: WebGame>(
         outln!("Type `help` for commands.")?;
     }
     let mut show_board = true;
-    while game.state().outcome().is_none() {
+    while game.outcome().is_none() {
         let state = game.state();
         if show_board {
             outln!("\n{}", state.render())?;
@@ -183,6 +184,12 @@ fn play_game<G: WebGame>(
                 outln!("{}", legal_list(game.state()))?;
                 show_board = false;
             }
+            "resign" => {
+                if let Err(e) = game.resign() {
+                    outln!("{e}")?;
+                    show_board = false;
+                }
+            }
             "undo" => match game.undo() {
                 Ok(n) => outln!("took back {n} action(s)")?,
                 Err(e) => {
@@ -201,12 +208,13 @@ fn play_game<G: WebGame>(
         }
     }
     outln!("\n{}", game.state().render())?;
-    let outcome = game.state().outcome();
+    let outcome = game.outcome();
     let result = match outcome {
         Some(games::Outcome::Win(p)) => format!("{} wins", G::SIDES[p.index()]),
         _ => "draw".into(),
     };
-    outln!("result: {result} ({})", result_tag(outcome))?;
+    let reason = game.end_reason(G::SIDES).unwrap_or_default();
+    outln!("result: {result} ({}): {reason}", result_tag(outcome))?;
     outln!("actions: {}", record_line(&game))
 }
 

@@ -2,7 +2,7 @@
 //! position text, GTP vertices (`E5`, `pass`), and SGF records.
 
 use games::go::{sgf, GoState, COLUMNS};
-use games::Game;
+use games::{Game, Player};
 use serde_json::json;
 
 use super::view::{fen_cells, BoardView, Record, RecordInput, WebGame};
@@ -50,7 +50,16 @@ impl WebGame for GoState {
         Record {
             filename: "go.sgf".into(),
             mime: "application/x-go-sgf",
-            text: sgf::game_record(game.end, &game.names[0], &game.names[1], None),
+            text: sgf::game_record(
+                game.end,
+                &game.names[0],
+                &game.names[1],
+                // SGF writes a resignation as the winner's colour and R.
+                game.resigned.map(|p| match p {
+                    Player::First => "W+R",
+                    Player::Second => "B+R",
+                }),
+            ),
         }
     }
 }

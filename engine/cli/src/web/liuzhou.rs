@@ -73,7 +73,7 @@ impl WebGame for Liuzhou {
 
     /// LFEN of the start and the end, the rules, and the actions in the spec's notation.
     fn record(game: &RecordInput<'_, Self>) -> Record {
-        let mut text = tag_pairs(&[
+        let mut tags = vec![
             ("Game", "Liuzhou".into()),
             (
                 "Rules",
@@ -85,7 +85,11 @@ impl WebGame for Liuzhou {
             ("StartLFEN", game.start.lfen()),
             ("FinalLFEN", game.end.lfen()),
             ("Actions", game.actions.len().to_string()),
-        ]);
+        ];
+        if let Some(reason) = &game.reason {
+            tags.insert(6, ("Ending", reason.clone()));
+        }
+        let mut text = tag_pairs(&tags);
         text.push('\n');
         for (i, line) in game.actions.chunks(12).enumerate() {
             let words: Vec<&str> = line.iter().map(|p| p.text.as_str()).collect();

@@ -11,13 +11,15 @@
 //! | `POST /api/sessions/{id}/play`   | `{action}` in the game's notation     | session |
 //! | `POST /api/sessions/{id}/undo`   |                                       | `{undone, session}` |
 //! | `POST /api/sessions/{id}/engine` |                                       | `{played, session}` |
+//! | `POST /api/sessions/{id}/resign` |                                       | session (the engine wins) |
 //! | `GET /api/sessions/{id}/record`  |                                       | the game record as a file |
 //!
 //! A session is what [`view::SessionView`] shows. Every refusal is a 4xx with `{"error": reason}`:
 //! 400 malformed request or unknown game/side/agent, 404 unknown session, 409 not now (wrong
-//! turn, game over, nothing to undo, engine busy), 413 body too large, 415 not JSON, 422 an
-//! action that cannot be read or is illegal. The engine thinks on tokio's blocking pool, at most
-//! `max_thinking` sessions at once.
+//! turn, game over, nothing to undo, engine busy), 405 a method the path does not take, 413 body
+//! too large, 415 not JSON, 422 an action that cannot be read or is illegal. The engine thinks
+//! on tokio's blocking pool, at most `max_thinking` sessions at once (a random agent, which does
+//! not think, takes no slot).
 
 mod go;
 mod liuzhou;
@@ -195,8 +197,10 @@ fn routes(app: AppState) -> Router {
         .route("/api/sessions/{id}/play", post(play))
         .route("/api/sessions/{id}/undo", post(undo))
         .route("/api/sessions/{id}/engine", post(engine))
+        .route("/api/sessions/{id}/resign", post(resign))
         .route("/api/sessions/{id}/record", get(record))
         .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
         .layer(DefaultBodyLimit::max(app.config.max_body_bytes))
         .with_state(app)
 }
@@ -241,6 +245,7 @@ impl From<MatchError> for ApiError {
             | MatchError::NotYourTurn
             | MatchError::NotEngineTurn
             | MatchError::NothingToUndo
+            | MatchError::NoPerson
             | MatchError::TooLong { .. } => StatusCode::CONFLICT,
             MatchError::Parse { .. } | MatchError::Illegal(_) => StatusCode::UNPROCESSABLE_ENTITY,
             MatchError::Agent(_) => StatusCode::INTERNAL_SERVER_ERROR,
@@ -270,6 +275,13 @@ fn busy() -> ApiError {
 
 async fn not_found() -> ApiError {
     ApiError::new(StatusCode::NOT_FOUND, "no such page or endpoint")
+}
+
+async fn method_not_allowed(method: axum::http::Method, uri: axum::http::Uri) -> ApiError {
+    ApiError::new(
+        StatusCode::METHOD_NOT_ALLOWED,
+        format!("{} does not take {method}", uri.path()),
+    )
 }
 
 // ---- assets ----
@@ -555,12 +567,15 @@ async fn engine(
     Path(id): Path<String>,
 ) -> Result<Json<EngineReply>, ApiError> {
     let mut session = app.take(&id)?;
-    let permit = app
-        .thinking
-        .clone()
-        .acquire_owned()
-        .await
-        .map_err(|_| ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "server shutting down"))?;
+    // An agent that does not think does not wait behind games that do.
+    let permit =
+        if session.moves_instantly() {
+            None
+        } else {
+            Some(app.thinking.clone().acquire_owned().await.map_err(|_| {
+                ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "server shutting down")
+            })?)
+        };
     // The search runs on the blocking pool: the async workers keep answering other requests.
     let (played, view) = tokio::task::spawn_blocking(move || {
         let _permit = permit;
@@ -578,6 +593,15 @@ async fn engine(
         played: played?,
         session: view,
     }))
+}
+
+async fn resign(
+    State(app): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Json<SessionView>, ApiError> {
+    let mut session = app.take(&id)?;
+    session.resign()?;
+    Ok(Json(session.view()))
 }
 
 async fn record(State(app): State<AppState>, Path(id): Path<String>) -> Result<Response, ApiError> {

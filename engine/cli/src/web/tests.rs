@@ -639,6 +639,9 @@ async fn every_served_game_plays_to_its_end_through_the_api() {
             last = r.json()["session"].clone();
         }
         assert!(!last["outcome"].is_null(), "{} ended", game.name);
+        let reason = last["outcome"]["reason"].as_str().unwrap();
+        assert!(reason.len() > 3, "{}: the rule that ended it", game.name);
+        assert_eq!(last["outcome"]["resigned"], false);
         let r = send(&app, Method::GET, &format!("{base}/record"), None).await;
         assert_eq!(r.status, StatusCode::OK);
         assert!(r.headers[header::CONTENT_DISPOSITION]
@@ -647,6 +650,116 @@ async fn every_served_game_plays_to_its_end_through_the_api() {
             .starts_with("attachment"));
         assert!(r.text.len() > 20, "{}: {}", game.name, r.text);
     }
+}
+
+#[tokio::test]
+async fn resigning_ends_the_game_and_the_record_says_so() {
+    let app = app();
+    for (game, side, reason, in_record) in [
+        (
+            "liuzhou",
+            "black",
+            "Black resigned",
+            "[Ending \"Black resigned\"]",
+        ),
+        ("xiangqi", "red", "Red resigned", "{Red resigned} 0-1"),
+        ("go", "black", "Black resigned", "RE[W+R]"),
+    ] {
+        let s = new_game(&app, json!({"game": game, "side": side, "agent": "random"})).await;
+        let base = format!("/api/sessions/{}", id(&s));
+        let r = send(&app, Method::POST, &format!("{base}/resign"), None).await;
+        assert_eq!(r.status, StatusCode::OK, "{game}: {}", r.text);
+        let v = r.json();
+        assert_eq!(v["outcome"]["winner"], "second", "{game}");
+        assert_eq!(v["outcome"]["reason"], reason, "{game}");
+        assert_eq!(v["outcome"]["resigned"], true);
+        assert_eq!(v["human_to_act"], false);
+        assert_eq!(v["can_undo"], false);
+        // The position goes on, but the game does not.
+        assert!(!v["legal"].as_array().unwrap().is_empty());
+        for (method, path) in [
+            (Method::POST, "resign"),
+            (Method::POST, "engine"),
+            (Method::POST, "undo"),
+        ] {
+            let e = send(&app, method, &format!("{base}/{path}"), None)
+                .await
+                .error(StatusCode::CONFLICT);
+            assert!(e.contains("over"), "{game} {path}: {e}");
+        }
+        let r = send(&app, Method::GET, &format!("{base}/record"), None).await;
+        assert!(r.text.contains(in_record), "{game}: {}", r.text);
+    }
+    // Watching the engine play itself, nobody can resign.
+    let s = new_game(
+        &app,
+        json!({"game": "liuzhou", "side": "none", "agent": "random"}),
+    )
+    .await;
+    let e = send(
+        &app,
+        Method::POST,
+        &format!("/api/sessions/{}/resign", id(&s)),
+        None,
+    )
+    .await
+    .error(StatusCode::CONFLICT);
+    assert!(e.contains("nobody"), "{e}");
+}
+
+#[tokio::test]
+async fn a_method_a_path_does_not_take_is_refused_in_json() {
+    let app = app();
+    let s = new_game(&app, json!({"game": "liuzhou", "side": "black"})).await;
+    for (method, path) in [
+        (Method::GET, format!("/api/sessions/{}/resign", id(&s))),
+        (Method::DELETE, "/api/games".to_string()),
+        (Method::PUT, "/api/sessions".to_string()),
+    ] {
+        let e = send(&app, method.clone(), &path, None)
+            .await
+            .error(StatusCode::METHOD_NOT_ALLOWED);
+        assert!(e.contains(method.as_str()) && e.contains(&path), "{e}");
+    }
+}
+
+#[tokio::test]
+async fn a_random_engine_does_not_wait_for_a_thinking_slot() {
+    let app = App::new(
+        Config {
+            max_thinking: 1,
+            ..Config::default()
+        },
+        Setups::default(),
+    );
+    // Every slot is taken (as by a long search in another game).
+    let _slot = app.thinking.clone().acquire_owned().await.unwrap();
+    let random = new_game(
+        &app,
+        json!({"game": "go", "side": "white", "agent": "random"}),
+    )
+    .await;
+    let path = format!("/api/sessions/{}/engine", id(&random));
+    let r = tokio::time::timeout(
+        Duration::from_secs(10),
+        send(&app, Method::POST, &path, None),
+    )
+    .await
+    .expect("the random move is not queued behind the search");
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    // A searching engine does wait.
+    let mcts = new_game(
+        &app,
+        json!({"game": "go", "side": "white", "agent": "mcts"}),
+    )
+    .await;
+    let path = format!("/api/sessions/{}/engine", id(&mcts));
+    let waited = tokio::time::timeout(
+        Duration::from_millis(200),
+        send(&app, Method::POST, &path, None),
+    )
+    .await;
+    assert!(waited.is_err(), "the search waits for the slot");
 }
 
 #[tokio::test]

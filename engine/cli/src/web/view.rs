@@ -158,6 +158,11 @@ pub struct OutcomeView {
     /// `first`, `second`, or null for a draw.
     pub winner: Option<&'static str>,
     pub text: String,
+    /// Why the game ended: the rule that ended it ("checkmate", "both passed: W+0.5") or a
+    /// resignation.
+    pub reason: String,
+    /// Whether a player resigned (else the rules ended the game).
+    pub resigned: bool,
 }
 
 /// Everything the page draws after each request.
@@ -200,12 +205,18 @@ pub struct RecordInput<'a, G: Game> {
     pub actions: &'a [Played<G::Action>],
     /// The players' names, first player first.
     pub names: [String; 2],
+    /// The result, which a resignation decides before the position does.
+    pub outcome: Option<Outcome>,
+    /// Why the game ended, if it did.
+    pub reason: Option<String>,
+    /// The player who resigned, if one did.
+    pub resigned: Option<Player>,
 }
 
 impl<G: Game> RecordInput<'_, G> {
     /// PGN's result tag.
     pub fn result(&self) -> &'static str {
-        result_tag(self.end.outcome())
+        result_tag(self.outcome)
     }
 }
 
@@ -245,6 +256,10 @@ pub trait WebSession: Send {
     fn undo(&mut self) -> Result<usize, MatchError>;
     /// The engine thinks (blocking) and plays one action, which it returns.
     fn engine_move(&mut self) -> Result<ActionView, MatchError>;
+    /// The person resigns.
+    fn resign(&mut self) -> Result<(), MatchError>;
+    /// Whether the engine's next move is too cheap to need one of the server's thinking slots.
+    fn moves_instantly(&self) -> bool;
     fn record(&self) -> Record;
 }
 
@@ -280,15 +295,23 @@ impl<G: WebGame> WebMatch<G> {
 impl<G: WebGame> WebSession for WebMatch<G> {
     fn view(&self) -> SessionView {
         let state = self.game.state();
-        let outcome = state.outcome().map(|o| match o {
-            Outcome::Win(p) => OutcomeView {
-                winner: Some(player_key(p)),
-                text: format!("{} wins", G::SIDES[p.index()]),
-            },
-            Outcome::Draw => OutcomeView {
-                winner: None,
-                text: "draw".into(),
-            },
+        let outcome = self.game.outcome().map(|o| {
+            let reason = self.game.end_reason(G::SIDES).unwrap_or_default();
+            let resigned = self.game.resigned().is_some();
+            match o {
+                Outcome::Win(p) => OutcomeView {
+                    winner: Some(player_key(p)),
+                    text: format!("{} wins", G::SIDES[p.index()]),
+                    reason,
+                    resigned,
+                },
+                Outcome::Draw => OutcomeView {
+                    winner: None,
+                    text: "draw".into(),
+                    reason,
+                    resigned,
+                },
+            }
         });
         // The last action's points, seen from the state it was played in.
         let last = self.game.history().last().map(|p| {
@@ -357,12 +380,23 @@ impl<G: WebGame> WebSession for WebMatch<G> {
         Ok(Self::action_view(&before, action))
     }
 
+    fn resign(&mut self) -> Result<(), MatchError> {
+        self.game.resign().map(|_| ())
+    }
+
+    fn moves_instantly(&self) -> bool {
+        self.meta.agent == "random"
+    }
+
     fn record(&self) -> Record {
         G::record(&RecordInput {
             start: self.game.start(),
             end: self.game.state(),
             actions: self.game.history(),
             names: self.names(),
+            outcome: self.game.outcome(),
+            reason: self.game.end_reason(G::SIDES),
+            resigned: self.game.resigned(),
         })
     }
 }

@@ -89,6 +89,10 @@ impl WebGame for Xiangqi {
                 number += 1;
             }
         }
+        if let Some(reason) = &game.reason {
+            // PGN's Termination tag takes fixed words only; a comment carries the rule.
+            words.push(format!("{{{}}}", reason.replace('}', ")")));
+        }
         words.push(game.result().into());
         for line in words.chunks(16) {
             text.push_str(&line.join(" "));

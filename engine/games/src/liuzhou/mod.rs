@@ -423,7 +423,7 @@ impl Game for Liuzhou {
         Some(match out[..] {
             [p] => fewer(p),
             [_, _] => format!("both sides have fewer than {lb} stones"),
-            _ if self.move_count >= MOVE_LIMIT => format!("move limit ({MOVE_LIMIT} actions)"),
+            _ if self.move_count >= MOVE_LIMIT => format!("the move limit of {MOVE_LIMIT} actions"),
             _ if self.moves_since_capture >= NO_CAPTURE_LIMIT => {
                 format!("{NO_CAPTURE_LIMIT} actions without a capture")
             }
