@@ -33,8 +33,10 @@ pub enum MatchError {
 /// The engine's last decision as the faces show it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Evaluation {
-    /// Playouts behind the decision, when the agent searched.
+    /// Playouts behind the decision, when the agent searched a tree.
     pub visits: Option<u64>,
+    /// Positions searched, when the agent searched alpha-beta.
+    pub nodes: Option<u64>,
     /// Expected result for the first player (Black in Liuzhou and Go, Red in Xiangqi), −1..=1.
     pub value_first: Option<f32>,
     /// The expected line in the game's notation, from the decision on.
@@ -256,6 +258,7 @@ impl<G: Game> Match<G> {
         }
         Evaluation {
             visits: thought.visits,
+            nodes: thought.nodes,
             value_first: thought.value.map(|v| match mover {
                 Player::First => v,
                 Player::Second => -v,

@@ -34,8 +34,10 @@ const NODES_PER_VISIT: u64 = 128;
 #[derive(Clone, Debug)]
 pub struct Thought<A> {
     pub action: A,
-    /// Playouts the search made for this decision.
+    /// Playouts the search made for this decision (tree search).
     pub visits: Option<u64>,
+    /// Positions searched for this decision (alpha-beta).
+    pub nodes: Option<u64>,
     /// Expected result for the player who chose, in −1..=1.
     pub value: Option<f32>,
     /// The line the search expects, starting with `action`.
@@ -57,8 +59,9 @@ pub trait Thinker<G: Game>: Send {
     fn observe(&mut self, before: &G, action: G::Action) -> Result<(), AgentError>;
 }
 
-/// Any [`Agent`] as a [`Thinker`] that reports nothing but its choice: the random agent, or a
-/// game's own agent (Xiangqi's alpha-beta, …) under a label that gives its strength.
+/// Any [`Agent`] as a [`Thinker`] that reports what the agent explains of its choice (Xiangqi's
+/// alpha-beta: its score, line and nodes; the random agent: nothing): the random agent, or a
+/// game's own agent under a label that gives its strength.
 pub struct Plain<A> {
     agent: A,
     /// The name for records; the agent's own name when `None`.
@@ -90,11 +93,16 @@ impl<G: Game, A: Agent<G>> Thinker<G> for Plain<A> {
 
     fn think(&mut self, state: &G) -> Result<Thought<G::Action>, AgentError> {
         let action = self.agent.select_action(state)?;
+        let said = self.agent.explain();
         Ok(Thought {
             action,
             visits: None,
-            value: None,
-            pv: vec![action],
+            nodes: said.as_ref().and_then(|e| e.nodes),
+            value: said.as_ref().and_then(|e| e.value),
+            pv: said
+                .map(|e| e.pv)
+                .filter(|pv| pv.first() == Some(&action))
+                .unwrap_or_else(|| vec![action]),
         })
     }
 
@@ -189,6 +197,7 @@ impl<G: Game> Thinker<G> for Mcts<G> {
         let mut thought = Thought {
             action,
             visits: None,
+            nodes: None,
             value: None,
             pv: vec![action],
         };

@@ -548,6 +548,7 @@ function renderSide() {
     fill.style.width = `${(100 * p).toFixed(1)}%`;
     text.textContent = `${s.sides[0]} ${(100 * p).toFixed(0)}%` +
       (s.eval.visits ? ` · ${s.eval.visits} visits` : "") +
+      (s.eval.nodes ? ` · ${s.eval.nodes} nodes` : "") +
       (s.eval.pv.length ? ` · PV ${s.eval.pv.join(" ")}` : "");
   } else {
     bar.className += " none";

@@ -71,6 +71,23 @@ pub trait Agent<G: Game>: Send {
     fn summary(&self) -> Option<String> {
         None
     }
+
+    /// What the last `select_action` saw, for faces that show it (the web page's evaluation
+    /// bar); `None` for agents that do not say.
+    fn explain(&self) -> Option<Explanation<G::Action>> {
+        None
+    }
+}
+
+/// An agent's account of its last decision.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Explanation<A> {
+    /// Expected result for the player who chose, in −1..=1.
+    pub value: Option<f32>,
+    /// The line it expects, starting with its choice.
+    pub pv: Vec<A>,
+    /// Positions it searched.
+    pub nodes: Option<u64>,
 }
 
 /// A boxed agent is an agent (so that factories returning `Box<dyn Agent<G>>` plug in wherever
@@ -94,6 +111,10 @@ impl<G: Game> Agent<G> for Box<dyn Agent<G>> {
 
     fn summary(&self) -> Option<String> {
         (**self).summary()
+    }
+
+    fn explain(&self) -> Option<Explanation<G::Action>> {
+        (**self).explain()
     }
 }
 

@@ -146,6 +146,9 @@ fn play_game<G: WebGame>(
                 if let Some(v) = e.visits {
                     line.push(format!("{v} visits"));
                 }
+                if let Some(n) = e.nodes {
+                    line.push(format!("{n} nodes"));
+                }
                 if let Some(v) = e.value_first {
                     line.push(format!("{} {:+.2}", G::SIDES[0], v));
                 }

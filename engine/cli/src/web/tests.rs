@@ -446,6 +446,13 @@ async fn a_game_with_its_own_agent_defaults_to_it() {
         played["from"].is_string() && played["to"].is_string(),
         "{played}"
     );
+    // Alpha-beta explains itself: a value for the bar, its nodes and its line.
+    let eval = r.json()["session"]["eval"].clone();
+    let v = eval["value_first"].as_f64().expect("a value");
+    assert!(v.abs() < 0.5, "the start is about even: {eval}");
+    assert!(eval["nodes"].as_u64().unwrap() > 0, "{eval}");
+    assert!(eval["visits"].is_null(), "{eval}");
+    assert_eq!(eval["pv"][0], played["action"], "{eval}");
     // Liuzhou has no agent of its own: the configured default.
     let s = new_game(&app, json!({"game": "liuzhou", "side": "black"})).await;
     assert_eq!(s["agent"], "mcts");

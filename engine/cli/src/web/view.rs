@@ -147,7 +147,10 @@ pub struct HistoryView {
 /// The engine's last decision.
 #[derive(Clone, Debug, Serialize)]
 pub struct EvalView {
+    /// Playouts of a tree search.
     pub visits: Option<u64>,
+    /// Positions of an alpha-beta search.
+    pub nodes: Option<u64>,
     /// Expected result for the first player, −1..=1.
     pub value_first: Option<f32>,
     pub pv: Vec<String>,
@@ -349,6 +352,7 @@ impl<G: WebGame> WebSession for WebMatch<G> {
             last,
             eval: self.game.evaluation().map(|e| EvalView {
                 visits: e.visits,
+                nodes: e.nodes,
                 value_first: e.value_first,
                 pv: e.pv.clone(),
             }),

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use super::board::*;
 use super::{Move, Side, Xiangqi, NATURAL_LIMIT};
-use crate::{Agent, AgentError};
+use crate::{Agent, AgentError, Explanation};
 
 /// Scores at or beyond `MATE - MAX_PLY` are mates (in `MATE - score` plies).
 pub const MATE: i32 = 30_000;
@@ -726,6 +726,19 @@ fn table_layout(mb: usize) -> std::alloc::Layout {
 pub struct AlphaBetaAgent {
     searcher: AlphaBeta,
     limits: SearchLimits,
+    /// The last decision's score, line and nodes (see [`Agent::explain`]).
+    last: Option<Explanation<Move>>,
+}
+
+/// A score as an expected result in −1..=1: ±1 for a mate or a rule win; otherwise a tanh of
+/// the material-and-position score that makes a rook up (600) about 0.94 and a pawn across the
+/// river (about 75) about 0.2.
+pub fn score_value(score: i32) -> f32 {
+    if score.abs() >= RULE_WIN - MAX_PLY as i32 {
+        score.signum() as f32
+    } else {
+        (score as f32 / 350.0).tanh()
+    }
 }
 
 impl AlphaBetaAgent {
@@ -735,6 +748,7 @@ impl AlphaBetaAgent {
         AlphaBetaAgent {
             searcher: AlphaBeta::new(hash_mb),
             limits,
+            last: None,
         }
     }
 
@@ -743,6 +757,7 @@ impl AlphaBetaAgent {
         Ok(AlphaBetaAgent {
             searcher: AlphaBeta::try_new(hash_mb)?,
             limits,
+            last: None,
         })
     }
 }
@@ -757,18 +772,34 @@ impl Agent<Xiangqi> for AlphaBetaAgent {
     }
 
     fn select_action(&mut self, state: &Xiangqi) -> Result<Move, AgentError> {
-        self.searcher
-            .search(state, self.limits, |_| {})
-            .best
-            .ok_or_else(|| AgentError {
-                agent: Agent::<Xiangqi>::name(self),
-                reason: "no legal move: the game is over".into(),
-            })
+        let mut pv = Vec::new();
+        let result = self
+            .searcher
+            .search(state, self.limits, |info| pv.clone_from(&info.pv));
+        let best = result.best.ok_or_else(|| AgentError {
+            agent: Agent::<Xiangqi>::name(self),
+            reason: "no legal move: the game is over".into(),
+        })?;
+        // The last completed iteration's line, if it starts with the move played.
+        if pv.first() != Some(&best) {
+            pv = vec![best];
+        }
+        self.last = Some(Explanation {
+            value: Some(score_value(result.score)),
+            pv,
+            nodes: Some(result.nodes),
+        });
+        Ok(best)
     }
 
     fn new_game(&mut self, _start: &Xiangqi) -> Result<(), AgentError> {
         self.searcher.clear();
+        self.last = None;
         Ok(())
+    }
+
+    fn explain(&self) -> Option<Explanation<Move>> {
+        self.last.clone()
     }
 }
 
@@ -790,6 +821,25 @@ fn pick_next(list: &mut MoveList, scores: &mut [i32], k: usize) -> Move {
 mod tests {
     use super::*;
     use crate::Game;
+
+    #[test]
+    fn the_agent_explains_its_score_line_and_nodes() {
+        let mut agent = AlphaBetaAgent::new(SearchLimits::depth(3), 1);
+        assert_eq!(agent.explain(), None);
+        // Red's rooks on e8 and a7 against the general on d9: a7a9 and a7d7 both mate.
+        let mate = Xiangqi::from_fen("3k5/4R4/R8/9/9/9/9/9/9/4K4 w - - 0 1").unwrap();
+        let best = agent.select_action(&mate).unwrap();
+        let e = agent.explain().unwrap();
+        assert!(["a7a9", "a7d7"].contains(&mate.format_action(best).as_str()));
+        assert_eq!(e.value, Some(1.0), "a mate is a sure win");
+        assert_eq!(e.pv.first(), Some(&best));
+        assert!(e.nodes.unwrap() > 0);
+        // Material decides the sign and the size.
+        assert!(score_value(600) > 0.9 && score_value(-600) < -0.9);
+        assert!(score_value(75).abs() < 0.25 && score_value(0) == 0.0);
+        agent.new_game(&Xiangqi::start()).unwrap();
+        assert_eq!(agent.explain(), None, "a new game forgets the last one");
+    }
 
     #[test]
     fn a_table_too_large_is_an_error_not_an_abort() {
