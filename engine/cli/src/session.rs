@@ -131,6 +131,11 @@ impl<G: Game> Match<G> {
         }
     }
 
+    /// Gives back the engine's memory kept between moves (see [`Thinker::release_memory`]).
+    pub fn release_memory(&mut self) -> bool {
+        self.thinker.release_memory()
+    }
+
     /// The player who resigned, if one did.
     pub fn resigned(&self) -> Option<Player> {
         self.resigned

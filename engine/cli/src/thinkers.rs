@@ -57,6 +57,12 @@ pub trait Thinker<G: Game>: Send {
 
     /// `action` was played in `before`, by either side.
     fn observe(&mut self, before: &G, action: G::Action) -> Result<(), AgentError>;
+
+    /// Gives back memory kept between moves (a search tree), at the cost of the next move
+    /// starting afresh. Returns whether there was any.
+    fn release_memory(&mut self) -> bool {
+        false
+    }
 }
 
 /// Any [`Agent`] as a [`Thinker`] that reports what the agent explains of its choice (Xiangqi's
@@ -184,6 +190,10 @@ impl<G: Game> Mcts<G> {
 }
 
 impl<G: Game> Thinker<G> for Mcts<G> {
+    fn release_memory(&mut self) -> bool {
+        self.agent.release()
+    }
+
     fn name(&self) -> String {
         format!("{} ({} visits)", self.agent.name(), self.visits)
     }

@@ -54,6 +54,12 @@ impl<G: Game> MctsAgent<G> {
         self.last.as_ref()
     }
 
+    /// Gives the search's memory back (its arenas and cache); the next move searches a fresh
+    /// tree. Returns whether there was any to give. For idle games of a server.
+    pub fn release(&mut self) -> bool {
+        self.search.take().is_some()
+    }
+
     /// The search as it stands (after the last move it chose or observed).
     pub fn search(&self) -> Option<&Search<G>> {
         self.search.as_ref()

@@ -62,6 +62,7 @@ pub struct Config {
     pub addr: SocketAddr,
     pub max_sessions: usize,
     pub idle_timeout_s: u64,
+    pub release_after_s: u64,
     pub max_visits: u64,
     pub default_visits: u64,
     pub default_agent: String,
@@ -76,6 +77,7 @@ impl Default for Config {
             addr: SocketAddr::from(([127, 0, 0, 1], 8080)),
             max_sessions: 64,
             idle_timeout_s: 3600,
+            release_after_s: 300,
             max_visits: 20_000,
             default_visits: 400,
             default_agent: AGENT_NAMES[0].to_string(),
@@ -92,6 +94,7 @@ impl Config {
         let positive = [
             ("max_sessions", self.max_sessions as u64),
             ("idle_timeout_s", self.idle_timeout_s),
+            ("release_after_s", self.release_after_s),
             ("max_visits", self.max_visits),
             ("max_thinking", self.max_thinking as u64),
             ("max_actions", self.max_actions as u64),
@@ -162,6 +165,9 @@ struct App {
     setups: Setups,
     store: Store,
     thinking: Arc<Semaphore>,
+    /// Whether the task that gives idle sessions' search memory back runs (started with the
+    /// first session, on the server's runtime).
+    sweeping: std::sync::Once,
 }
 
 type AppState = Arc<App>;
@@ -181,7 +187,28 @@ impl App {
             thinking: Arc::new(Semaphore::new(config.max_thinking)),
             setups,
             config,
+            sweeping: std::sync::Once::new(),
         })
+    }
+
+    /// Starts the sweep of idle sessions' search memory, once. It checks a few times per
+    /// `release_after_s` and ends with the app.
+    fn start_sweeping(self: &Arc<Self>) {
+        self.sweeping.call_once(|| {
+            let app = Arc::downgrade(self);
+            let after = Duration::from_secs(self.config.release_after_s);
+            tokio::spawn(async move {
+                let mut tick = tokio::time::interval((after / 4).max(Duration::from_secs(1)));
+                loop {
+                    tick.tick().await;
+                    let Some(app) = app.upgrade() else { break };
+                    let n = app.store.release_idle(after);
+                    if n > 0 {
+                        tracing::info!(sessions = n, "gave idle sessions' search memory back");
+                    }
+                }
+            });
+        });
     }
 }
 
@@ -465,6 +492,7 @@ async fn create(
     }
     .validate(app.config.max_visits)?;
     let session = new_session(&app, &order)?;
+    app.start_sweeping();
     let view = session.view();
     let id = order.id.clone();
     app.store

@@ -14,6 +14,8 @@ pub type Shared = Arc<tokio::sync::Mutex<Box<dyn WebSession>>>;
 struct Slot {
     session: Shared,
     last_used: Instant,
+    /// The engine's memory was given back since the session was last used.
+    released: bool,
 }
 
 /// Why a session could not be stored.
@@ -73,6 +75,7 @@ impl Store {
             Slot {
                 session: Arc::new(tokio::sync::Mutex::new(session)),
                 last_used: now,
+                released: false,
             },
         );
         Ok(())
@@ -87,7 +90,25 @@ impl Store {
             return None;
         }
         slot.last_used = Instant::now();
+        slot.released = false;
         Some(slot.session.clone())
+    }
+
+    /// Gives back the engine memory (search trees) of sessions unused for `after`, skipping
+    /// busy ones. Returns how many gave some back.
+    pub fn release_idle(&self, after: Duration) -> usize {
+        let mut slots = self.lock();
+        let mut count = 0;
+        for slot in slots.values_mut() {
+            if slot.released || slot.last_used.elapsed() < after {
+                continue;
+            }
+            if let Ok(mut session) = slot.session.try_lock() {
+                count += usize::from(session.release_memory());
+                slot.released = true;
+            }
+        }
+        count
     }
 
     pub fn remove(&self, id: &str) -> bool {

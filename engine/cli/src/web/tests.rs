@@ -770,6 +770,47 @@ async fn a_random_engine_does_not_wait_for_a_thinking_slot() {
 }
 
 #[tokio::test]
+async fn idle_sessions_give_their_search_memory_back() {
+    let app = app();
+    let s = new_game(
+        &app,
+        json!({"game": "go", "side": "black", "agent": "mcts", "strength": 50}),
+    )
+    .await;
+    let random = new_game(
+        &app,
+        json!({"game": "go", "side": "black", "agent": "random"}),
+    )
+    .await;
+    let base = format!("/api/sessions/{}", id(&s));
+    for (session, action) in [(&s, "E5"), (&random, "E5")] {
+        let path = format!("/api/sessions/{}", id(session));
+        let body = json!({ "action": action }).to_string();
+        let r = send(&app, Method::POST, &format!("{path}/play"), Some(&body)).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        let r = send(&app, Method::POST, &format!("{path}/engine"), None).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    }
+    assert_eq!(app.store.release_idle(Duration::from_secs(3600)), 0);
+    // Only the searching engine had a tree to give back, and gives it once.
+    assert_eq!(app.store.release_idle(Duration::ZERO), 1);
+    assert_eq!(app.store.release_idle(Duration::ZERO), 0);
+    // The game goes on: the next engine move searches a fresh tree.
+    let legal = send(&app, Method::GET, &format!("{base}/legal"), None)
+        .await
+        .json();
+    let a = legal["legal"][0]["action"].as_str().unwrap().to_string();
+    let body = json!({ "action": a }).to_string();
+    let r = send(&app, Method::POST, &format!("{base}/play"), Some(&body)).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    let r = send(&app, Method::POST, &format!("{base}/engine"), None).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    assert!(r.json()["session"]["eval"]["visits"].as_u64().unwrap() >= 50);
+    // Used again, it has a tree to give back again.
+    assert_eq!(app.store.release_idle(Duration::ZERO), 1);
+}
+
+#[tokio::test]
 async fn the_engine_thinks_off_the_request_thread() {
     use crate::thinkers::tests::GATE_OPEN;
     use std::sync::atomic::Ordering;
@@ -891,6 +932,11 @@ fn config_validation_names_the_bad_key() {
         ..Config::default()
     };
     assert!(bad.validate().unwrap_err().contains("max_sessions"));
+    let bad = Config {
+        release_after_s: 0,
+        ..Config::default()
+    };
+    assert!(bad.validate().unwrap_err().contains("release_after_s"));
     let bad = Config {
         default_visits: 0,
         ..Config::default()

@@ -263,6 +263,8 @@ pub trait WebSession: Send {
     fn resign(&mut self) -> Result<(), MatchError>;
     /// Whether the engine's next move is too cheap to need one of the server's thinking slots.
     fn moves_instantly(&self) -> bool;
+    /// Gives back the engine's memory kept between moves; whether there was any.
+    fn release_memory(&mut self) -> bool;
     fn record(&self) -> Record;
 }
 
@@ -390,6 +392,10 @@ impl<G: WebGame> WebSession for WebMatch<G> {
 
     fn moves_instantly(&self) -> bool {
         self.meta.agent == "random"
+    }
+
+    fn release_memory(&mut self) -> bool {
+        self.game.release_memory()
     }
 
     fn record(&self) -> Record {
