@@ -121,7 +121,7 @@ fn run_match<G: Game>(
     let name_a = spec_text(&args.black, "black");
     let name_b = spec_text(&args.white, "white");
     let mut a = agents::build(&args.black, &name_a, args.seed, load_net, game_agents)
-        .with_context(|| format!("--black {name_a}"))?;
+        .context("--black")?;
     let mut b = agents::build(
         &args.white,
         &name_b,
@@ -129,7 +129,7 @@ fn run_match<G: Game>(
         load_net,
         game_agents,
     )
-    .with_context(|| format!("--white {name_b}"))?;
+    .context("--white")?;
     outln!(
         "{}: {name_a} vs {name_b}, {} games, colours alternate ({name_a} is Black in odd-numbered games)",
         G::NAME,
