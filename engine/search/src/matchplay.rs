@@ -1,5 +1,7 @@
 //! Matches between two agents: alternating colours, results with a confidence interval.
 
+use std::collections::BTreeMap;
+
 use games::{Agent, AgentError, Game, Outcome, Player};
 
 /// Why a match stopped.
@@ -16,13 +18,15 @@ pub enum MatchError {
 }
 
 /// Results from the point of view of agent A (the one that plays First in even games).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct MatchResult {
     pub wins: u32,
     pub draws: u32,
     pub losses: u32,
     /// Games that hit the safety cap on actions (counted as draws too).
     pub capped: u32,
+    /// How many games each rule ended (see [`GameRecord::ending`]).
+    pub endings: BTreeMap<String, u32>,
 }
 
 impl MatchResult {
@@ -59,6 +63,16 @@ impl MatchResult {
         -400.0 * (1.0 / s - 1.0).log10()
     }
 
+    /// The endings, most frequent first: `checkmate 12, threefold repetition 3`.
+    pub fn endings_text(&self) -> String {
+        let mut v: Vec<(&String, &u32)> = self.endings.iter().collect();
+        v.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+        v.iter()
+            .map(|(k, n)| format!("{k} {n}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
     fn record(&mut self, outcome: Outcome, a_plays: Player) {
         match outcome {
             Outcome::Draw => self.draws += 1,
@@ -69,12 +83,15 @@ impl MatchResult {
 }
 
 /// How one game ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct GameRecord {
     pub outcome: Outcome,
     pub actions: usize,
     /// Stopped by the action cap rather than by the rules.
     pub capped: bool,
+    /// The rule that ended it, without the details after a colon (`both passed`, not
+    /// `both passed: W+3.5`), so that games can be counted by it.
+    pub ending: String,
 }
 
 /// Plays one game from `start`: `first` acts for `Player::First`, `second` for `Second`.
@@ -90,10 +107,12 @@ pub fn play_game<G: Game>(
     let mut state = start.clone();
     for n in 0..max_actions {
         if let Some(outcome) = state.outcome() {
+            let reason = state.end_reason().unwrap_or_default();
             return Ok(GameRecord {
                 outcome,
                 actions: n,
                 capped: false,
+                ending: reason.split(':').next().unwrap_or_default().to_string(),
             });
         }
         let agent: &mut dyn Agent<G> = match state.to_act() {
@@ -110,10 +129,16 @@ pub fn play_game<G: Game>(
         first.observe(&before, action)?;
         second.observe(&before, action)?;
     }
+    let outcome = state.outcome();
+    let ending = match state.end_reason() {
+        Some(r) => r.split(':').next().unwrap_or_default().to_string(),
+        None => "the action cap".to_string(),
+    };
     Ok(GameRecord {
-        outcome: state.outcome().unwrap_or(Outcome::Draw),
+        outcome: outcome.unwrap_or(Outcome::Draw),
         actions: max_actions,
-        capped: state.outcome().is_none(),
+        capped: outcome.is_none(),
+        ending,
     })
 }
 
@@ -136,6 +161,7 @@ pub fn play_match<G: Game>(
         };
         result.record(record.outcome, a_plays);
         result.capped += u32::from(record.capped);
+        *result.endings.entry(record.ending.clone()).or_default() += 1;
         on_game(g, &record, &result);
     }
     Ok(result)
@@ -152,6 +178,7 @@ mod tests {
             draws: 20,
             losses: 30,
             capped: 0,
+            ..Default::default()
         };
         assert_eq!(r.games(), 200);
         assert!((r.score() - 0.8).abs() < 1e-12);

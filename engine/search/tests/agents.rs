@@ -56,6 +56,25 @@ fn pure_mcts_with_random_playouts_beats_random() {
 }
 
 #[test]
+fn a_match_counts_games_by_the_rule_that_ended_them() {
+    use games::go::GoState;
+    let start = GoState::with_size(5);
+    let (mut a, mut b) = (RandomAgent::new(1), RandomAgent::new(2));
+    let r = play_match(&start, &mut a, &mut b, 6, 1000, |_, _, _| {}).unwrap();
+    assert_eq!(r.endings.values().sum::<u32>(), 6, "{r:?}");
+    // The score after the colon is left out, so games group by rule.
+    assert!(
+        r.endings
+            .keys()
+            .all(|k| k == "both passed" || k.starts_with("move cap of")),
+        "{r:?}"
+    );
+    // A game cut short by the caller's cap says so.
+    let r = play_match(&start, &mut a, &mut b, 2, 3, |_, _, _| {}).unwrap();
+    assert_eq!(r.endings_text(), "the action cap 2");
+}
+
+#[test]
 fn two_mcts_agents_keep_their_trees_through_a_game() {
     let fake: Arc<dyn Evaluator<Mnk>> = Arc::new(FakeEvaluator::new(4).seeded(1));
     let run = RunOptions {

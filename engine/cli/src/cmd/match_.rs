@@ -120,8 +120,8 @@ fn run_match<G: Game>(
 ) -> anyhow::Result<()> {
     let name_a = spec_text(&args.black, "black");
     let name_b = spec_text(&args.white, "white");
-    let mut a = agents::build(&args.black, &name_a, args.seed, load_net, game_agents)
-        .context("--black")?;
+    let mut a =
+        agents::build(&args.black, &name_a, args.seed, load_net, game_agents).context("--black")?;
     let mut b = agents::build(
         &args.white,
         &name_b,
@@ -203,6 +203,9 @@ fn print_result(a: &str, b: &str, r: &MatchResult) -> anyhow::Result<()> {
         r.score(),
         r.elo()
     )?;
+    if !r.endings.is_empty() {
+        outln!("endings: {}", r.endings_text())?;
+    }
     if r.capped > 0 {
         outln!(
             "warning: {} games hit --max-actions and were scored draws",
