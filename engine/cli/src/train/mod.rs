@@ -404,6 +404,14 @@ fn play<G: Game>(
         bar.set_position(u64::from(g) + 1)
     })?;
     bar.finish_and_clear();
+    tracing::info!(
+        what,
+        wins = result.wins,
+        draws = result.draws,
+        losses = result.losses,
+        endings = %result.endings_text(),
+        "match played"
+    );
     Ok(result.score())
 }
 
