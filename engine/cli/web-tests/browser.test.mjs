@@ -273,6 +273,13 @@ async function xiangqi(page, base) {
   check(await page.locator("#resign").isDisabled(), "no second resignation");
   const rec = await page.request.get(new URL(await page.getAttribute("#record", "href"), base).toString());
   check((await rec.text()).includes("{Red resigned} 0-1"), "the PGN says Red resigned");
+  check((await page.locator("#history li").first().textContent()).includes("炮二平五"), "moves in Chinese notation");
+
+  // Playing Black, the person sees Black at the bottom.
+  await openGame(page, base, "xiangqi", "second", 3, "random");
+  const y = (p) => page.evaluate((q) => Number(document.querySelector(`svg#board rect.hit[data-point="${q}"]`).getAttribute("y")), p);
+  check(await y("e9") > await y("e0"), "Black's general is drawn at the bottom");
+  await shot(page, "xiangqi-as-black");
 }
 
 async function go(page, base) {

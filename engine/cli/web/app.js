@@ -265,12 +265,21 @@ function el(tag, attrs, parent) {
   return e;
 }
 
+// Xiangqi is drawn from the person's side, as players sit: Black at the bottom when the person
+// plays Black (the board is the same turned half round; points keep their names).
+function oriented(s) {
+  const b = s.board;
+  if (s.game !== "xiangqi" || s.human !== "second") return b;
+  const turn = (rows) => rows.slice().reverse().map((r) => r.slice().reverse());
+  return { ...b, names: turn(b.names), cells: turn(b.cells) };
+}
+
 function render() {
   const s = page.session;
   const svg = $("board");
   svg.innerHTML = "";
   if (!s) return;
-  const b = s.board;
+  const b = oriented(s);
   const W = 2 * M + (b.cols - 1) * S;
   const H = 2 * M + (b.rows - 1) * S;
   svg.setAttribute("viewBox", `0 0 ${W} ${H}`);
@@ -562,8 +571,8 @@ function renderSide() {
   hist.innerHTML = "";
   s.history.forEach((h, k) => {
     const li = document.createElement("li");
-    li.textContent = `${sideName(s, h.player)[0]} ${h.action}`;
-    li.title = h.engine ? "engine" : "you";
+    li.textContent = `${sideName(s, h.player)[0]} ${h.display || h.action}`;
+    li.title = (h.engine ? "engine" : "you") + (h.display ? ` (${h.action})` : "");
     li.className = (h.engine ? "engine" : "") + (k === s.history.length - 1 ? " last" : "");
     hist.appendChild(li);
   });

@@ -660,6 +660,44 @@ async fn every_served_game_plays_to_its_end_through_the_api() {
 }
 
 #[tokio::test]
+async fn xiangqi_history_is_also_in_chinese_notation() {
+    let app = app();
+    let s = new_game(
+        &app,
+        json!({"game": "xiangqi", "side": "red", "agent": "random"}),
+    )
+    .await;
+    let base = format!("/api/sessions/{}", id(&s));
+    let r = send(
+        &app,
+        Method::POST,
+        &format!("{base}/play"),
+        Some(r#"{"action":"h2e2"}"#),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    let h = &r.json()["history"][0];
+    assert_eq!(
+        (h["action"].as_str(), h["display"].as_str()),
+        (Some("h2e2"), Some("炮二平五"))
+    );
+    // Games whose notation is the players' own have no second form.
+    let s = new_game(
+        &app,
+        json!({"game": "go", "side": "black", "agent": "random"}),
+    )
+    .await;
+    let r = send(
+        &app,
+        Method::POST,
+        &format!("/api/sessions/{}/play", id(&s)),
+        Some(r#"{"action":"E5"}"#),
+    )
+    .await;
+    assert!(r.json()["history"][0]["display"].is_null(), "{}", r.text);
+}
+
+#[tokio::test]
 async fn resigning_ends_the_game_and_the_record_says_so() {
     let app = app();
     for (game, side, reason, in_record) in [

@@ -29,6 +29,12 @@ pub trait WebGame: Game {
     /// The game record for download.
     fn record(game: &RecordInput<'_, Self>) -> Record;
 
+    /// The action as players of the game write it, where that differs from the notation the API
+    /// reads (Xiangqi: 炮二平五 for ICCS h2e2); played in `self`.
+    fn display_action(&self, _action: Self::Action) -> Option<String> {
+        None
+    }
+
     /// Agents only this game has (beside the generic ones), its preferred one first.
     const NATIVE_AGENTS: &'static [&'static str] = &[];
 
@@ -138,7 +144,12 @@ pub struct ActionView {
 /// One action of the game so far.
 #[derive(Clone, Debug, Serialize)]
 pub struct HistoryView {
+    /// In the notation the API reads.
     pub action: String,
+    /// As players write it, where that differs (see [`WebGame::display_action`]); absent
+    /// otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub display: Option<String>,
     /// `first` or `second`.
     pub player: &'static str,
     pub engine: bool,
@@ -318,14 +329,21 @@ impl<G: WebGame> WebSession for WebMatch<G> {
                 },
             }
         });
-        // The last action's points, seen from the state it was played in.
-        let last = self.game.history().last().map(|p| {
-            let mut before = self.game.start().clone();
-            for q in &self.game.history()[..self.game.history().len() - 1] {
-                before.play_unchecked(q.action);
-            }
-            Self::action_view(&before, p.action)
-        });
+        // Replayed for what needs the state each action was played in: the last action's
+        // points and the players' notation.
+        let mut before = self.game.start().clone();
+        let mut history = Vec::with_capacity(self.game.history().len());
+        let mut last = None;
+        for p in self.game.history() {
+            history.push(HistoryView {
+                action: p.text.clone(),
+                display: before.display_action(p.action),
+                player: player_key(p.player),
+                engine: p.by_engine,
+            });
+            last = Some(Self::action_view(&before, p.action));
+            before.play_unchecked(p.action);
+        }
         SessionView {
             id: self.meta.id.clone(),
             game: G::NAME,
@@ -341,16 +359,7 @@ impl<G: WebGame> WebSession for WebMatch<G> {
             position: state.to_text(),
             board: state.board(),
             legal: self.legal(),
-            history: self
-                .game
-                .history()
-                .iter()
-                .map(|p| HistoryView {
-                    action: p.text.clone(),
-                    player: player_key(p.player),
-                    engine: p.by_engine,
-                })
-                .collect(),
+            history,
             last,
             eval: self.game.evaluation().map(|e| EvalView {
                 visits: e.visits,

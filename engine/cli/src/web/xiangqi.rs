@@ -58,6 +58,10 @@ impl WebGame for Xiangqi {
         }
     }
 
+    fn display_action(&self, action: Self::Action) -> Option<String> {
+        Some(self.chinese_notation(action))
+    }
+
     fn action_points(&self, action: Self::Action) -> (Option<String>, Option<String>) {
         let iccs = self.format_action(action);
         let (from, to) = iccs.split_at(iccs.len() / 2);
