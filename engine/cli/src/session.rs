@@ -131,6 +131,11 @@ impl<G: Game> Match<G> {
         }
     }
 
+    /// Whether the engine answers without thinking (see [`Thinker::is_instant`]).
+    pub fn engine_is_instant(&self) -> bool {
+        self.thinker.is_instant()
+    }
+
     /// Gives back the engine's memory kept between moves (see [`Thinker::release_memory`]).
     pub fn release_memory(&mut self) -> bool {
         self.thinker.release_memory()
@@ -413,6 +418,23 @@ mod tests {
         let mut w = liuzhou(None);
         assert!(matches!(w.resign(), Err(MatchError::NoPerson)));
         assert_eq!(w.end_reason(["Black", "White"]), None);
+    }
+
+    #[test]
+    fn values_are_given_for_the_first_player_whoever_chose() {
+        use crate::thinkers::Plain;
+        use games::xiangqi::{AlphaBetaAgent, SearchLimits, Xiangqi};
+        // Black to move with a rook more: good for Black, so bad for Red, the first player.
+        let start = Xiangqi::from_fen("3k4r/9/9/9/9/9/9/9/9/4K4 b - - 0 1").unwrap();
+        let agent = AlphaBetaAgent::new(SearchLimits::depth(3), 1);
+        let mut m =
+            Match::new(start, Some(Player::First), Box::new(Plain::new(agent)), 100).unwrap();
+        m.engine_move().unwrap();
+        let e = m.evaluation().unwrap();
+        assert!(e.value_first.unwrap() < -0.5, "{e:?}");
+        assert!(e.nodes.unwrap() > 0 && e.visits.is_none(), "{e:?}");
+        assert!(!m.engine_is_instant());
+        assert!(liuzhou(None).engine_is_instant(), "the random agent");
     }
 
     #[test]

@@ -63,6 +63,11 @@ pub trait Thinker<G: Game>: Send {
     fn release_memory(&mut self) -> bool {
         false
     }
+
+    /// Whether it answers at once, without searching (a server need not ration its moves).
+    fn is_instant(&self) -> bool {
+        false
+    }
 }
 
 /// Any [`Agent`] as a [`Thinker`] that reports what the agent explains of its choice (Xiangqi's
@@ -72,18 +77,32 @@ pub struct Plain<A> {
     agent: A,
     /// The name for records; the agent's own name when `None`.
     label: Option<String>,
+    /// The agent does not search (see [`Thinker::is_instant`]).
+    instant: bool,
 }
 
 impl<A> Plain<A> {
     pub fn new(agent: A) -> Self {
-        Plain { agent, label: None }
+        Plain {
+            agent,
+            label: None,
+            instant: false,
+        }
+    }
+
+    /// An agent that answers at once (the random agent).
+    pub fn instant(agent: A) -> Self {
+        Plain {
+            instant: true,
+            ..Plain::new(agent)
+        }
     }
 
     /// Names the agent `label` in records.
     pub fn labelled(agent: A, label: String) -> Self {
         Plain {
-            agent,
             label: Some(label),
+            ..Plain::new(agent)
         }
     }
 }
@@ -114,6 +133,10 @@ impl<G: Game, A: Agent<G>> Thinker<G> for Plain<A> {
 
     fn observe(&mut self, before: &G, action: G::Action) -> Result<(), AgentError> {
         self.agent.observe(before, action)
+    }
+
+    fn is_instant(&self) -> bool {
+        self.instant
     }
 }
 
@@ -290,7 +313,7 @@ impl AgentSpec {
                 Some(e) => Ok(Box::new(Mcts::network(e.clone(), self.visits, self.seed))),
                 None => Err(AgentSpecError::NoModel { game: G::NAME }),
             },
-            "random" => Ok(Box::new(Plain::new(RandomAgent::new(self.seed)))),
+            "random" => Ok(Box::new(Plain::instant(RandomAgent::new(self.seed)))),
             // Thinks until the test opens the gate: proves the server answers meanwhile.
             #[cfg(test)]
             "gate" => Ok(Box::new(Plain::new(tests::Gate))),

@@ -76,6 +76,10 @@ fn perpetual_check_by_black_loses_too() {
     play(&mut g, "d0d1 i0i1 d1d0 i1i0 d0d1 i0i1 d1d0 i1i0");
     assert_eq!(g.end_rule(), Some(EndReason::PerpetualCheck));
     assert_eq!(g.outcome(), Some(Outcome::Win(Player::First)));
+    assert_eq!(
+        Game::end_reason(&g).as_deref(),
+        Some("perpetual check by Black")
+    );
 }
 
 #[test]

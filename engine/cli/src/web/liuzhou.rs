@@ -82,13 +82,15 @@ impl WebGame for Liuzhou {
             ("Black", game.names[0].clone()),
             ("White", game.names[1].clone()),
             ("Result", game.result().into()),
+        ];
+        if let Some(reason) = &game.reason {
+            tags.push(("Ending", reason.clone()));
+        }
+        tags.extend([
             ("StartLFEN", game.start.lfen()),
             ("FinalLFEN", game.end.lfen()),
             ("Actions", game.actions.len().to_string()),
-        ];
-        if let Some(reason) = &game.reason {
-            tags.insert(6, ("Ending", reason.clone()));
-        }
+        ]);
         let mut text = tag_pairs(&tags);
         text.push('\n');
         for (i, line) in game.actions.chunks(12).enumerate() {

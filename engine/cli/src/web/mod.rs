@@ -16,7 +16,7 @@
 //!
 //! A session is what [`view::SessionView`] shows. Every refusal is a 4xx with `{"error": reason}`:
 //! 400 malformed request or unknown game/side/agent, 404 unknown session, 409 not now (wrong
-//! turn, game over, nothing to undo, engine busy), 405 a method the path does not take, 413 body
+//! turn, game over, nothing to undo, engine busy, nobody to resign for), 405 a method the path does not take, 413 body
 //! too large, 415 not JSON, 422 an action that cannot be read or is illegal. The engine thinks
 //! on tokio's blocking pool, at most `max_thinking` sessions at once (a random agent, which does
 //! not think, takes no slot).
@@ -202,7 +202,10 @@ impl App {
                 loop {
                     tick.tick().await;
                     let Some(app) = app.upgrade() else { break };
-                    let n = app.store.release_idle(after);
+                    // Freeing tens of MB is blocking work.
+                    let n = tokio::task::spawn_blocking(move || app.store.release_idle(after))
+                        .await
+                        .unwrap_or(0);
                     if n > 0 {
                         tracing::info!(sessions = n, "gave idle sessions' search memory back");
                     }
@@ -605,9 +608,14 @@ async fn engine(
             })?)
         };
     // The search runs on the blocking pool: the async workers keep answering other requests.
+    let done = app.clone();
     let (played, view) = tokio::task::spawn_blocking(move || {
         let _permit = permit;
         let played = session.engine_move();
+        // Idle from now, not from the request's start: a think longer than `release_after_s`
+        // must not lose its fresh tree to the next sweep. (Touched while the session is still
+        // held, so no sweep sees it in between.)
+        done.store.touch(&id);
         (played, session.view())
     })
     .await

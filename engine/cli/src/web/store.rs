@@ -14,8 +14,6 @@ pub type Shared = Arc<tokio::sync::Mutex<Box<dyn WebSession>>>;
 struct Slot {
     session: Shared,
     last_used: Instant,
-    /// The engine's memory was given back since the session was last used.
-    released: bool,
 }
 
 /// Why a session could not be stored.
@@ -75,7 +73,6 @@ impl Store {
             Slot {
                 session: Arc::new(tokio::sync::Mutex::new(session)),
                 last_used: now,
-                released: false,
             },
         );
         Ok(())
@@ -90,25 +87,31 @@ impl Store {
             return None;
         }
         slot.last_used = Instant::now();
-        slot.released = false;
         Some(slot.session.clone())
     }
 
-    /// Gives back the engine memory (search trees) of sessions unused for `after`, skipping
-    /// busy ones. Returns how many gave some back.
-    pub fn release_idle(&self, after: Duration) -> usize {
-        let mut slots = self.lock();
-        let mut count = 0;
-        for slot in slots.values_mut() {
-            if slot.released || slot.last_used.elapsed() < after {
-                continue;
-            }
-            if let Ok(mut session) = slot.session.try_lock() {
-                count += usize::from(session.release_memory());
-                slot.released = true;
-            }
+    /// Marks `id` as used now: at the end of a long request (a think), so that idleness counts
+    /// from when the session was last busy, not from when the request began.
+    pub fn touch(&self, id: &str) {
+        if let Some(slot) = self.lock().get_mut(id) {
+            slot.last_used = Instant::now();
         }
-        count
+    }
+
+    /// Gives back the engine memory (search trees) of sessions unused for `after`, skipping
+    /// busy ones. Returns how many gave some back. Blocking (it frees memory): call it off the
+    /// async workers. The store's lock is held only to list the sessions.
+    pub fn release_idle(&self, after: Duration) -> usize {
+        let idle: Vec<Shared> = self
+            .lock()
+            .values()
+            .filter(|s| s.last_used.elapsed() >= after)
+            .map(|s| s.session.clone())
+            .collect();
+        idle.iter()
+            .filter_map(|s| s.try_lock().ok())
+            .map(|mut session| usize::from(session.release_memory()))
+            .sum()
     }
 
     pub fn remove(&self, id: &str) -> bool {

@@ -720,8 +720,8 @@ async fn resigning_ends_the_game_and_the_record_says_so() {
         assert_eq!(v["outcome"]["resigned"], true);
         assert_eq!(v["human_to_act"], false);
         assert_eq!(v["can_undo"], false);
-        // The position goes on, but the game does not.
-        assert!(!v["legal"].as_array().unwrap().is_empty());
+        // The position would go on, but the game does not.
+        assert!(v["legal"].as_array().unwrap().is_empty());
         for (method, path) in [
             (Method::POST, "resign"),
             (Method::POST, "engine"),
@@ -846,6 +846,54 @@ async fn idle_sessions_give_their_search_memory_back() {
     assert!(r.json()["session"]["eval"]["visits"].as_u64().unwrap() >= 50);
     // Used again, it has a tree to give back again.
     assert_eq!(app.store.release_idle(Duration::ZERO), 1);
+}
+
+#[tokio::test]
+async fn idleness_counts_from_the_end_of_a_think() {
+    let app = app();
+    let s = new_game(
+        &app,
+        json!({"game": "go", "side": "white", "agent": "mcts", "strength": 2000}),
+    )
+    .await;
+    let t0 = std::time::Instant::now();
+    let r = send(
+        &app,
+        Method::POST,
+        &format!("/api/sessions/{}/engine", id(&s)),
+        None,
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    let think = t0.elapsed();
+    // Idle for less than the think took: the fresh tree stays.
+    assert_eq!(app.store.release_idle(think / 2), 0);
+}
+
+#[tokio::test]
+async fn the_server_gives_idle_search_memory_back_by_itself() {
+    let app = App::new(
+        Config {
+            release_after_s: 1,
+            ..Config::default()
+        },
+        Setups::default(),
+    );
+    for _ in 0..2 {
+        let s = new_game(
+            &app,
+            json!({"game": "liuzhou", "side": "white", "agent": "mcts", "strength": 50}),
+        )
+        .await;
+        let path = format!("/api/sessions/{}/engine", id(&s));
+        assert_eq!(
+            send(&app, Method::POST, &path, None).await.status,
+            StatusCode::OK
+        );
+    }
+    // The sweep (every second here) has found both idle and taken their trees.
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    assert_eq!(app.store.release_idle(Duration::ZERO), 0);
 }
 
 #[tokio::test]

@@ -372,6 +372,10 @@ impl<G: WebGame> WebSession for WebMatch<G> {
     }
 
     fn legal(&self) -> Vec<ActionView> {
+        // After a resignation the position has moves, but the game has none.
+        if self.game.outcome().is_some() {
+            return Vec::new();
+        }
         let state = self.game.state();
         let mut actions = Vec::new();
         state.legal_actions(&mut actions);
@@ -400,7 +404,7 @@ impl<G: WebGame> WebSession for WebMatch<G> {
     }
 
     fn moves_instantly(&self) -> bool {
-        self.meta.agent == "random"
+        self.game.engine_is_instant()
     }
 
     fn release_memory(&mut self) -> bool {

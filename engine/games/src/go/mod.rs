@@ -818,7 +818,8 @@ impl Game for GoState {
         Some(if self.passes >= 2 {
             format!("both passed: {result}")
         } else {
-            format!("move cap of {} reached: {result}", self.moves)
+            let cap = self.rules.cap().unwrap_or(self.moves);
+            format!("move cap of {cap} reached: {result}")
         })
     }
 

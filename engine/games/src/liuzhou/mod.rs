@@ -422,6 +422,7 @@ impl Game for Liuzhou {
         // In the order `compute_outcome` checks them.
         Some(match out[..] {
             [p] => fewer(p),
+            [_, _] if lb == 1 => "neither side has stones left".to_string(),
             [_, _] => format!("both sides have fewer than {lb} stones"),
             _ if self.move_count >= MOVE_LIMIT => format!("the move limit of {MOVE_LIMIT} actions"),
             _ if self.moves_since_capture >= NO_CAPTURE_LIMIT => {

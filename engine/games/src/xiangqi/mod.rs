@@ -305,7 +305,8 @@ impl Game for Xiangqi {
             EndReason::NoMoves => format!("{} has no legal move", name(self.to_act())),
             EndReason::PerpetualCheck => match outcome {
                 Outcome::Win(p) => format!("perpetual check by {}", name(p.opponent())),
-                Outcome::Draw => "perpetual check".to_string(),
+                // `judge` scores checks by both sides as a repetition, so not reached.
+                Outcome::Draw => "perpetual check by both sides".to_string(),
             },
             EndReason::Repetition => "threefold repetition".to_string(),
             EndReason::NaturalLimit => {
