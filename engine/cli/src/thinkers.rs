@@ -149,67 +149,70 @@ pub struct Mcts<G: Game> {
 impl<G: Game> Mcts<G> {
     /// Pure MCTS: `visits` playouts per decision, each leaf valued by one random playout.
     pub fn rollouts(visits: u64, seed: u64) -> Self {
-        let search = SearchConfig {
-            // One random playout per position is a noisy value: a transposition should draw
-            // its own rather than reuse a cached one.
-            cache_entries: 0,
-            ..Self::bounded(visits)
-        };
-        Self::with(
-            "mcts",
-            search,
-            RunOptions::single(1),
-            Arc::new(RolloutEvaluator::<G>::new(seed)),
+        Mcts {
+            agent: mcts_agent(None, visits, 1, seed),
             visits,
-            seed,
-        )
+        }
     }
 
     /// MCTS guided by a network: `visits` per decision, leaves evaluated a few at a time.
     pub fn network(evaluator: Arc<dyn Evaluator<G>>, visits: u64, seed: u64) -> Self {
-        let leaves = evaluator.batch_size().clamp(1, 8);
-        Self::with(
-            "net",
-            Self::bounded(visits),
-            RunOptions::single(leaves),
-            evaluator,
-            visits,
-            seed,
-        )
-    }
-
-    /// Match-play settings with the arena sized by the strength.
-    fn bounded(visits: u64) -> SearchConfig {
-        SearchConfig {
-            max_nodes: (visits.saturating_mul(NODES_PER_VISIT) + 1024)
-                .min(SearchConfig::default().max_nodes as u64) as usize,
-            ..SearchConfig::default()
-        }
-    }
-
-    fn with(
-        name: &str,
-        search: SearchConfig,
-        run: RunOptions,
-        evaluator: Arc<dyn Evaluator<G>>,
-        visits: u64,
-        seed: u64,
-    ) -> Self {
         Mcts {
-            agent: MctsAgent::new(
-                MctsAgentConfig {
-                    name: name.into(),
-                    search,
-                    limit: Limit::visits(visits),
-                    run,
-                    temperature: 0.0,
-                    seed,
-                },
-                evaluator,
-            ),
+            agent: mcts_agent(Some(evaluator), visits, 1, seed),
             visits,
         }
     }
+}
+
+/// The engine's tree search as a match-play agent, for every face: guided by `network`, or
+/// (`None`) valuing leaves by random playouts; `visits` per decision (a protocol may add a
+/// time limit through [`games::Agent::set_move_time`]) on `threads` threads in one tree, the
+/// arena sized by the visits.
+pub fn mcts_agent<G: Game>(
+    network: Option<Arc<dyn Evaluator<G>>>,
+    visits: u64,
+    threads: usize,
+    seed: u64,
+) -> MctsAgent<G> {
+    let threads = threads.max(1);
+    let mut search = SearchConfig {
+        max_nodes: (visits.saturating_mul(NODES_PER_VISIT) + 1024)
+            .min(SearchConfig::default().max_nodes as u64) as usize,
+        ..SearchConfig::default()
+    };
+    let (name, evaluator, run): (_, Arc<dyn Evaluator<G>>, _) = match network {
+        Some(net) => {
+            let leaves = net.batch_size().clamp(1, 8);
+            let run = RunOptions {
+                threads,
+                // Several threads fill the network's batch together.
+                combine: threads > 1,
+                ..RunOptions::single(leaves)
+            };
+            ("net", net, run)
+        }
+        None => {
+            // One random playout per position is a noisy value: a transposition should draw
+            // its own rather than reuse a cached one.
+            search.cache_entries = 0;
+            let run = RunOptions {
+                threads,
+                ..RunOptions::single(1)
+            };
+            ("mcts", Arc::new(RolloutEvaluator::<G>::new(seed)), run)
+        }
+    };
+    MctsAgent::new(
+        MctsAgentConfig {
+            name: name.into(),
+            search,
+            limit: Limit::visits(visits),
+            run,
+            temperature: 0.0,
+            seed,
+        },
+        evaluator,
+    )
 }
 
 impl<G: Game> Thinker<G> for Mcts<G> {

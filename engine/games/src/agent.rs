@@ -72,6 +72,10 @@ pub trait Agent<G: Game>: Send {
         None
     }
 
+    /// The time the next decisions may take (a protocol's clock), or `None` for the agent's own
+    /// limit alone. Agents that do not search ignore it.
+    fn set_move_time(&mut self, _time: Option<std::time::Duration>) {}
+
     /// What the last `select_action` saw, for faces that show it (the web page's evaluation
     /// bar); `None` for agents that do not say.
     fn explain(&self) -> Option<Explanation<G::Action>> {
@@ -115,6 +119,10 @@ impl<G: Game> Agent<G> for Box<dyn Agent<G>> {
 
     fn explain(&self) -> Option<Explanation<G::Action>> {
         (**self).explain()
+    }
+
+    fn set_move_time(&mut self, time: Option<std::time::Duration>) {
+        (**self).set_move_time(time)
     }
 }
 

@@ -1,6 +1,8 @@
 //! The MCTS agent: a [`Search`] behind the [`Agent`] trait, keeping its tree across moves.
 
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
+use std::time::Duration;
 
 use games::{Agent, AgentError, Game};
 use infer::Evaluator;
@@ -34,6 +36,8 @@ pub struct MctsAgent<G: Game> {
     /// Every search so far, added up.
     total: SearchReport,
     searches: u64,
+    /// Ends a running search early (see [`MctsAgent::set_halt`]).
+    halt: Option<Arc<AtomicBool>>,
 }
 
 impl<G: Game> MctsAgent<G> {
@@ -46,7 +50,27 @@ impl<G: Game> MctsAgent<G> {
             last: None,
             total: SearchReport::default(),
             searches: 0,
+            halt: None,
         }
+    }
+
+    /// Changes the visits and time of the searches to come (a protocol's per-move budget).
+    pub fn set_limit(&mut self, limit: Limit) {
+        self.config.limit = limit;
+    }
+
+    /// The visits and time each search gets.
+    pub fn limit(&self) -> Limit {
+        self.config.limit
+    }
+
+    /// A flag that ends the running search at once when set (a protocol's `stop`); see
+    /// [`Search::set_halt`].
+    pub fn set_halt(&mut self, flag: Option<Arc<AtomicBool>>) {
+        if let Some(s) = &mut self.search {
+            s.set_halt(flag.clone());
+        }
+        self.halt = flag;
     }
 
     /// The report of the last search (None if the last move needed none).
@@ -105,8 +129,9 @@ impl<G: Game> Agent<G> for MctsAgent<G> {
                 s
             }
             None => {
-                self.search
-                    .insert(Search::new(state.clone(), self.config.search.clone(), seed))
+                let mut s = Search::new(state.clone(), self.config.search.clone(), seed);
+                s.set_halt(self.halt.clone());
+                self.search.insert(s)
             }
         };
         let report = search
@@ -161,6 +186,10 @@ impl<G: Game> Agent<G> for MctsAgent<G> {
             line += &format!(", {} leaves not expanded (tree full)", t.tree_full);
         }
         Some(line)
+    }
+
+    fn set_move_time(&mut self, time: Option<Duration>) {
+        self.config.limit.time = time;
     }
 
     fn observe(&mut self, before: &G, action: G::Action) -> Result<(), AgentError> {

@@ -266,6 +266,8 @@ pub struct Search<G: Game> {
     root_noised: AtomicBool,
     /// Whether roots get Dirichlet noise (when the config has any); see [`Search::set_root_noise`].
     noise_on: bool,
+    /// Set from outside (a protocol's `stop`) to end a running search early.
+    halt: Option<Arc<AtomicBool>>,
 }
 
 impl<G: Game> Search<G> {
@@ -288,7 +290,14 @@ impl<G: Game> Search<G> {
             rng: Mutex::new(SmallRng::seed_from_u64(seed)),
             root_noised: AtomicBool::new(false),
             noise_on: true,
+            halt: None,
         }
+    }
+
+    /// A flag that, once set, ends every `run` of this search at its next round (as soon as the
+    /// root has children to choose from): how a protocol's `stop` ends an open-ended search.
+    pub fn set_halt(&mut self, flag: Option<Arc<AtomicBool>>) {
+        self.halt = flag;
     }
 
     /// Turns root noise on or off for the roots to come: the next `reset` or `advance`, or a
@@ -643,9 +652,10 @@ impl<G: Game> Search<G> {
             // Per thread: shared counters would be one more cache line the threads fight over.
             let stats = BatchStats::default();
             loop {
-                // A timed search stops at its deadline, but never before the root has
-                // children to choose from.
-                let late = deadline.is_some_and(|d| Instant::now() >= d)
+                // A timed or halted search stops, but never before the root has children to
+                // choose from.
+                let late = (deadline.is_some_and(|d| Instant::now() >= d)
+                    || this.halt.as_ref().is_some_and(|h| h.load(Relaxed)))
                     && this.tree.is_expanded(this.tree.root());
                 if stop.load(Relaxed) || late {
                     break;

@@ -1,8 +1,11 @@
 //! `engine gtp`: Go over the Go Text Protocol, version 2, on stdin/stdout, for GUIs (Sabaki,
-//! GoGui), match drivers and other engines. Moves come from the configured agent.
+//! GoGui), match drivers and other engines. Moves come from the configured agent: the engine's
+//! tree search by default (`mcts`, or `net` with a model), under the controller's clock when
+//! it sends `time_settings`.
 
 use std::io::{self, BufRead, Write};
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use anyhow::Context;
 use clap::{Args as ClapArgs, ValueEnum};
@@ -13,7 +16,7 @@ use games::{Agent, Game, Player, RandomAgent};
 use serde::Deserialize;
 
 use super::GameKind;
-use crate::config;
+use crate::{config, models, thinkers};
 
 /// Speak GTP version 2 on stdin/stdout (Go).
 #[derive(ClapArgs)]
@@ -31,12 +34,18 @@ pub struct Args {
     /// The agent that answers `genmove`, overriding the config.
     #[arg(long, value_enum)]
     agent: Option<AgentKind>,
+    /// The ONNX model of the `net` agent, overriding the config.
+    #[arg(long)]
+    model: Option<String>,
+    /// Visits per move of the `mcts` and `net` agents, overriding the config.
+    #[arg(long)]
+    visits: Option<u64>,
     /// Seed of the agent's random choices, overriding the config.
     #[arg(long)]
     seed: Option<u64>,
 }
 
-/// Who answers `genmove`. The MCTS agents join here as further variants.
+/// Who answers `genmove`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, ValueEnum)]
 #[serde(rename_all = "snake_case")]
 pub enum AgentKind {
@@ -44,6 +53,10 @@ pub enum AgentKind {
     Random,
     /// Random moves that never fill the mover's own eyes; passes when nothing else is left.
     Playout,
+    /// The engine's tree search, leaves valued by random playouts (no network needed).
+    Mcts,
+    /// The engine's tree search guided by the network of `model`.
+    Net,
 }
 
 /// The `gtp` section of a Go config.
@@ -52,43 +65,96 @@ pub enum AgentKind {
 pub struct GtpConfig {
     pub agent: AgentKind,
     pub seed: u64,
+    /// Visits per move for `mcts` and `net`: the most a move gets (a clock may cut it short).
+    pub visits: u64,
+    /// Threads searching one tree for `mcts` and `net`.
+    pub threads: usize,
+    /// The ONNX model `net` plays with (or `uniform`, a network-free stand-in).
+    pub model: Option<String>,
 }
 
 impl Default for GtpConfig {
     fn default() -> Self {
         GtpConfig {
-            agent: AgentKind::Playout,
+            agent: AgentKind::Mcts,
             seed: 1,
+            visits: 800,
+            threads: 1,
+            model: None,
         }
     }
 }
 
-/// The agent for `spec`: the one place a new kind of player is wired into the GTP face.
-pub fn make_agent(spec: &GtpConfig) -> Box<dyn Agent<GoState>> {
-    match spec.agent {
-        AgentKind::Random => Box::new(RandomAgent::new(spec.seed)),
-        AgentKind::Playout => Box::new(PlayoutAgent::new(spec.seed)),
+/// The agent for `spec`, with the board size it is limited to (a network's): the one place a
+/// new kind of player is wired into the GTP face. `start` gives the rules a network must fit;
+/// `doc` and `path` the config its inference settings come from.
+pub fn make_agent(
+    spec: &GtpConfig,
+    start: &GoState,
+    doc: &serde_yaml::Value,
+    path: &Path,
+) -> anyhow::Result<(Box<dyn Agent<GoState>>, Option<usize>)> {
+    if !(1..=10_000_000).contains(&spec.visits) {
+        anyhow::bail!("gtp.visits {} is outside 1..=10000000", spec.visits);
     }
+    if !(1..=256).contains(&spec.threads) {
+        anyhow::bail!("gtp.threads {} is outside 1..=256", spec.threads);
+    }
+    Ok(match spec.agent {
+        AgentKind::Random => (Box::new(RandomAgent::new(spec.seed)), None),
+        AgentKind::Playout => (Box::new(PlayoutAgent::new(spec.seed)), None),
+        AgentKind::Mcts => (
+            Box::new(thinkers::mcts_agent(
+                None,
+                spec.visits,
+                spec.threads,
+                spec.seed,
+            )),
+            None,
+        ),
+        AgentKind::Net => {
+            let model = spec
+                .model
+                .as_deref()
+                .context("agent net needs a model (gtp.model in the config, or --model)")?;
+            let net = models::evaluator(start, model, doc, path)
+                .with_context(|| format!("gtp.model {model}"))?;
+            let agent = thinkers::mcts_agent(Some(net), spec.visits, spec.threads, spec.seed);
+            // The network's input planes are one board size.
+            (Box::new(agent), Some(start.size()))
+        }
+    })
 }
 
-/// The rules and the agent settings of the Go config at `path`.
-fn read_config(path: &Path) -> anyhow::Result<(GoRules, GtpConfig)> {
+/// The config document at `path` with its rules and agent settings.
+fn read_config(path: &Path) -> anyhow::Result<(serde_yaml::Value, GoRules, GtpConfig)> {
     let doc = config::load(path)?;
-    Ok((
-        config::rules::<GoRules>(&doc, path, "go")?,
-        config::section::<GtpConfig>(&doc, "gtp", path)?,
-    ))
+    let rules = config::rules::<GoRules>(&doc, path, "go")?;
+    let gtp = config::section::<GtpConfig>(&doc, "gtp", path)?;
+    Ok((doc, rules, gtp))
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
     let default = GameKind::Go.default_config();
-    let (mut rules, mut gtp) = match &args.config {
-        Some(path) => read_config(path)?,
-        None if default.exists() => read_config(&default)?,
+    let (doc, path, mut rules, mut gtp) = match &args.config {
+        Some(path) => {
+            let (doc, rules, gtp) = read_config(path)?;
+            (doc, path.clone(), rules, gtp)
+        }
+        None if default.exists() => {
+            let (doc, rules, gtp) = read_config(&default)?;
+            (doc, default, rules, gtp)
+        }
         // GUIs start engines from directories of their own: the built-in rules then.
         None => {
             tracing::info!("no config at {}: default Go rules", default.display());
-            (GoRules::default(), GtpConfig::default())
+            let none = PathBuf::from("(defaults)");
+            (
+                serde_yaml::Value::Null,
+                none,
+                GoRules::default(),
+                GtpConfig::default(),
+            )
         }
     };
     if let Some(size) = args.size {
@@ -103,8 +169,17 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if let Some(seed) = args.seed {
         gtp.seed = seed;
     }
+    if let Some(model) = args.model {
+        gtp.model = Some(model);
+    }
+    if let Some(visits) = args.visits {
+        gtp.visits = visits;
+    }
     rules.validate().context("Go rules")?;
-    let mut session = Session::new(rules, make_agent(&gtp))?;
+    let start = GoState::new(rules.clone())?;
+    let (agent, only_size) = make_agent(&gtp, &start, &doc, &path)?;
+    let mut session = Session::new(rules, agent)?;
+    session.only_size = only_size;
     let mut stdin = io::stdin().lock();
     let mut out = io::stdout().lock();
     let mut raw = Vec::new();
@@ -163,6 +238,12 @@ pub struct Session {
     /// States before each move, for `undo`.
     undo: Vec<GoState>,
     agent: Box<dyn Agent<GoState>>,
+    /// The one board size the agent plays (a network's), if it is bound to one.
+    pub only_size: Option<usize>,
+    /// `time_settings`: main time, byo-yomi time (seconds) and stones; `None` until given.
+    clock: Option<(u32, u32, u32)>,
+    /// `time_left` per colour: seconds and stones left in the period.
+    left: [Option<(u32, u32)>; 2],
     /// Set by `quit`.
     pub quit: bool,
 }
@@ -181,6 +262,9 @@ impl Session {
             state,
             undo: Vec::new(),
             agent,
+            only_size: None,
+            clock: None,
+            left: [None; 2],
             quit: false,
         };
         s.new_game()?;
@@ -252,7 +336,7 @@ impl Session {
                 let n: usize = args[0]
                     .parse()
                     .map_err(|_| "syntax error: boardsize takes an integer".to_string())?;
-                if !(MIN_SIZE..=MAX_SIZE).contains(&n) {
+                if !(MIN_SIZE..=MAX_SIZE).contains(&n) || self.only_size.is_some_and(|m| m != n) {
                     return Err("unacceptable size".into());
                 }
                 self.rules.size = n;
@@ -297,6 +381,7 @@ impl Session {
                     // After two passes the game is over for the rules; GTP may still ask.
                     Move::Pass
                 } else {
+                    self.agent.set_move_time(self.move_time(who));
                     self.agent
                         .select_action(&before)
                         .map_err(|e| e.to_string())?
@@ -356,15 +441,14 @@ impl Session {
                 };
                 self.load_sgf(Path::new(args[0]), limit)
             }
-            // Time is accepted and checked, not used: the agents think for a fixed effort.
+            // The searching agents take their share of the clock (see `move_time`).
             "time_settings" => {
                 arity(3)?;
-                for (what, t) in ["main time", "byo-yomi time", "byo-yomi stones"]
-                    .into_iter()
-                    .zip(args)
-                {
-                    parse_count(what, t)?;
-                }
+                let main = parse_count("main time", args[0])?;
+                let byo = parse_count("byo-yomi time", args[1])?;
+                let stones = parse_count("byo-yomi stones", args[2])?;
+                self.clock = Some((main, byo, stones));
+                self.left = [None; 2];
                 Ok(String::new())
             }
             "time_left" => {
@@ -375,8 +459,10 @@ impl Session {
                         args[0]
                     )
                 })?;
-                parse_count("time", args[1])?;
-                parse_count("stones", args[2])?;
+                let who = parse_color(args[0]).unwrap_or(Player::First);
+                let secs = parse_count("time", args[1])?;
+                let stones = parse_count("stones", args[2])?;
+                self.left[who.index()] = Some((secs, stones));
                 Ok(String::new())
             }
             _ => Err("unknown command".into()),
@@ -389,6 +475,27 @@ impl Session {
             s.set_komi(komi).map_err(|e| e.to_string())?;
         }
         Ok(())
+    }
+
+    /// The time `who`'s next move may take by the clock, if there is one: in byo-yomi the period
+    /// shared by its stones, in main time a fortieth of it; four fifths of that, less 0.1 s
+    /// for the pipe. `None` without time settings or when they mean no limit (byo-yomi time
+    /// with no stones, as GTP says; or no time at all).
+    pub fn move_time(&self, who: Player) -> Option<Duration> {
+        let (main, byo, byo_stones) = self.clock?;
+        if (byo > 0 && byo_stones == 0) || (main == 0 && byo == 0) {
+            return None;
+        }
+        let (secs, stones) = self.left[who.index()].unwrap_or((main, 0));
+        let share = if stones > 0 {
+            f64::from(secs) / f64::from(stones)
+        } else if secs > 0 {
+            f64::from(secs) / 40.0
+        } else {
+            // Main time is spent and byo-yomi not yet reported: one period's share.
+            f64::from(byo) / f64::from(byo_stones.max(1))
+        };
+        Some(Duration::from_secs_f64((share * 0.8 - 0.1).max(0.05)))
     }
 
     /// Tells the agent the whole game again after the position jumped (undo, loadsgf).
@@ -409,6 +516,12 @@ impl Session {
         let text = std::fs::read_to_string(path)
             .map_err(|e| format!("cannot load file: {}: {e}", path.display()))?;
         let game = SgfGame::parse(&text).map_err(|e| format!("cannot load file: {e}"))?;
+        if let Some(n) = self.only_size.filter(|&n| n != game.size) {
+            return Err(format!(
+                "cannot load file: a {0}×{0} record, and this agent plays {n}×{n} only",
+                game.size
+            ));
+        }
         // A record without KM keeps the session's komi, as other GTP engines do.
         let komi = game.komi.unwrap_or(self.rules.komi);
         let rules = GoRules {
@@ -469,7 +582,7 @@ mod tests {
     use super::*;
 
     fn session(size: usize) -> Session {
-        Session::new(GoRules::with_size(size), make_agent(&GtpConfig::default())).unwrap()
+        Session::new(GoRules::with_size(size), Box::new(PlayoutAgent::new(1))).unwrap()
     }
 
     #[test]
@@ -648,6 +761,77 @@ mod tests {
         // Both passed: the game is over by the rules, genmove still answers.
         assert_eq!(s.handle("genmove b").as_deref(), Some("= pass\n\n"));
     }
+
+    fn searching(agent: AgentKind, model: Option<&str>) -> Session {
+        let spec = GtpConfig {
+            agent,
+            visits: 200,
+            model: model.map(String::from),
+            ..GtpConfig::default()
+        };
+        let rules = GoRules::with_size(5);
+        let start = GoState::new(rules.clone()).unwrap();
+        let none = PathBuf::from("(defaults)");
+        let (agent, only) = make_agent(&spec, &start, &serde_yaml::Value::Null, &none).unwrap();
+        let mut s = Session::new(rules, agent).unwrap();
+        s.only_size = only;
+        s
+    }
+
+    #[test]
+    fn the_tree_search_answers_genmove_and_follows_the_game() {
+        for (kind, model) in [(AgentKind::Mcts, None), (AgentKind::Net, Some("uniform"))] {
+            let mut s = searching(kind, model);
+            for cmd in ["genmove b", "play w C3", "genmove b", "undo", "genmove b"] {
+                let reply = s.handle(cmd).unwrap();
+                assert!(reply.starts_with('='), "{kind:?} {cmd}: {reply}");
+            }
+            assert_eq!(s.state.moves_since_start().len(), 3, "{kind:?}");
+        }
+        // A network plays the board size it was made for, and refuses others.
+        let mut s = searching(AgentKind::Net, Some("uniform"));
+        assert_eq!(
+            s.handle("boardsize 9").as_deref(),
+            Some("? unacceptable size\n\n")
+        );
+        assert_eq!(s.handle("boardsize 5").as_deref(), Some("=\n\n"));
+        // Without a model there is no network agent.
+        let spec = GtpConfig {
+            agent: AgentKind::Net,
+            ..GtpConfig::default()
+        };
+        let start = GoState::with_size(9);
+        let e = make_agent(&spec, &start, &serde_yaml::Value::Null, Path::new("x"))
+            .err()
+            .unwrap();
+        assert!(e.to_string().contains("needs a model"), "{e}");
+    }
+
+    #[test]
+    fn the_clock_gives_each_move_a_share() {
+        let mut s = session(5);
+        assert_eq!(
+            s.move_time(Player::First),
+            None,
+            "no time settings: no limit"
+        );
+        s.handle("time_settings 600 0 0");
+        // Sudden death, ten minutes: a fortieth, four fifths of it, less the pipe's margin.
+        let t = s.move_time(Player::First).unwrap().as_secs_f64();
+        assert!((t - (600.0 / 40.0 * 0.8 - 0.1)).abs() < 1e-9, "{t}");
+        // In byo-yomi, the period shared by the stones left.
+        s.handle("time_settings 0 30 5");
+        s.handle("time_left w 20 4");
+        let t = s.move_time(Player::Second).unwrap().as_secs_f64();
+        assert!((t - (20.0 / 4.0 * 0.8 - 0.1)).abs() < 1e-9, "{t}");
+        // Byo-yomi time without stones means no limit, as GTP says.
+        s.handle("time_settings 0 1 0");
+        assert_eq!(s.move_time(Player::First), None);
+        // Nearly out of time: still a little.
+        s.handle("time_settings 1 0 0");
+        s.handle("time_left b 1 0");
+        assert_eq!(s.move_time(Player::First), Some(Duration::from_millis(50)));
+    }
 }
 
 #[cfg(test)]
@@ -656,7 +840,7 @@ mod status_tests {
 
     #[test]
     fn final_status_lists_dead_stones() {
-        let mut s = Session::new(GoRules::with_size(5), make_agent(&GtpConfig::default())).unwrap();
+        let mut s = Session::new(GoRules::with_size(5), Box::new(PlayoutAgent::new(1))).unwrap();
         // White's two-eyed wall around a lone black stone at C2.
         for v in [
             "A1", "B1", "C1", "D1", "E1", "A2", "E2", "A3", "B3", "C3", "D3", "E3", "A4", "C4",
@@ -699,7 +883,7 @@ mod random_input_tests {
     #[test]
     fn random_command_lines_always_get_a_well_formed_answer() {
         let mut rng = SmallRng::seed_from_u64(3);
-        let mut s = Session::new(GoRules::with_size(5), make_agent(&GtpConfig::default())).unwrap();
+        let mut s = Session::new(GoRules::with_size(5), Box::new(PlayoutAgent::new(1))).unwrap();
         let words: Vec<&str> = COMMANDS
             .iter()
             .copied()
