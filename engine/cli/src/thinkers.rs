@@ -6,7 +6,9 @@ use std::sync::Arc;
 
 use games::{Agent, AgentError, Game, RandomAgent};
 use infer::Evaluator;
-use search::{Limit, MctsAgent, MctsAgentConfig, RolloutEvaluator, RunOptions, SearchConfig};
+use search::{
+    Limit, MctsAgent, MctsAgentConfig, RolloutEvaluator, RunOptions, Search, SearchConfig,
+};
 
 /// The agents a person can choose, by the name the CLI flags and the web API use: `mcts` is
 /// Monte Carlo tree search with random playouts, `net` the same search guided by a trained
@@ -150,7 +152,7 @@ impl<G: Game> Mcts<G> {
     /// Pure MCTS: `visits` playouts per decision, each leaf valued by one random playout.
     pub fn rollouts(visits: u64, seed: u64) -> Self {
         Mcts {
-            agent: mcts_agent(None, visits, 1, seed),
+            agent: mcts_agent(None, visits, 1, seed, true),
             visits,
         }
     }
@@ -158,7 +160,7 @@ impl<G: Game> Mcts<G> {
     /// MCTS guided by a network: `visits` per decision, leaves evaluated a few at a time.
     pub fn network(evaluator: Arc<dyn Evaluator<G>>, visits: u64, seed: u64) -> Self {
         Mcts {
-            agent: mcts_agent(Some(evaluator), visits, 1, seed),
+            agent: mcts_agent(Some(evaluator), visits, 1, seed, true),
             visits,
         }
     }
@@ -166,18 +168,24 @@ impl<G: Game> Mcts<G> {
 
 /// The engine's tree search as a match-play agent, for every face: guided by `network`, or
 /// (`None`) valuing leaves by random playouts; `visits` per decision (a protocol may add a
-/// time limit through [`games::Agent::set_move_time`]) on `threads` threads in one tree, the
-/// arena sized by the visits.
+/// time limit through [`games::Agent::set_move_time`]) on `threads` threads in one tree.
+/// `bounded`: the arena is sized by the visits (a server's many sessions), else it is the
+/// search's default, room for the long searches a clock allows (memory is touched as used).
 pub fn mcts_agent<G: Game>(
     network: Option<Arc<dyn Evaluator<G>>>,
     visits: u64,
     threads: usize,
     seed: u64,
+    bounded: bool,
 ) -> MctsAgent<G> {
     let threads = threads.max(1);
+    let default_nodes = SearchConfig::default().max_nodes as u64;
     let mut search = SearchConfig {
-        max_nodes: (visits.saturating_mul(NODES_PER_VISIT) + 1024)
-            .min(SearchConfig::default().max_nodes as u64) as usize,
+        max_nodes: if bounded {
+            (visits.saturating_mul(NODES_PER_VISIT) + 1024).min(default_nodes) as usize
+        } else {
+            default_nodes as usize
+        },
         ..SearchConfig::default()
     };
     let (name, evaluator, run): (_, Arc<dyn Evaluator<G>>, _) = match network {
@@ -244,22 +252,7 @@ impl<G: Game> Thinker<G> for Mcts<G> {
         thought.visits = Some(report.playouts);
         if let Some(search) = self.agent.search() {
             thought.value = Some(search.root_value());
-            // The chosen child, then the most visited child at each level.
-            let t = search.tree();
-            let mut node = t.children(t.root()).find(|&c| t.action(c) == action);
-            while let Some(n) = node {
-                if thought.pv.len() >= PV_MAX || !t.is_expanded(n) {
-                    break;
-                }
-                // A child seen once is a guess, not an expectation: the line stops there.
-                node = t
-                    .children(n)
-                    .max_by_key(|&c| t.stats(c).visits)
-                    .filter(|&c| t.stats(c).visits >= PV_MIN_VISITS);
-                if let Some(c) = node {
-                    thought.pv.push(t.action(c));
-                }
-            }
+            thought.pv = principal_variation(search, action);
         }
         Ok(thought)
     }
@@ -267,6 +260,28 @@ impl<G: Game> Thinker<G> for Mcts<G> {
     fn observe(&mut self, before: &G, action: G::Action) -> Result<(), AgentError> {
         self.agent.observe(before, action)
     }
+}
+
+/// The line a search expects after choosing `action` at its root: `action`, then the most
+/// visited child at each level, while that child was seen at least twice (once is a guess, not
+/// an expectation), at most `PV_MAX` actions.
+pub fn principal_variation<G: Game>(search: &Search<G>, action: G::Action) -> Vec<G::Action> {
+    let t = search.tree();
+    let mut pv = vec![action];
+    let mut node = t.children(t.root()).find(|&c| t.action(c) == action);
+    while let Some(n) = node {
+        if pv.len() >= PV_MAX || !t.is_expanded(n) {
+            break;
+        }
+        node = t
+            .children(n)
+            .max_by_key(|&c| t.stats(c).visits)
+            .filter(|&c| t.stats(c).visits >= PV_MIN_VISITS);
+        if let Some(c) = node {
+            pv.push(t.action(c));
+        }
+    }
+    pv
 }
 
 /// Why no thinker could be made.

@@ -7,7 +7,7 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use games::xiangqi::{UciEngineAgent, UciEngineConfig, Xiangqi};
-use games::{Agent, Game};
+use games::{Agent, Game, Outcome, Player};
 
 const ENGINE: &str = env!("CARGO_BIN_EXE_engine");
 
@@ -208,6 +208,70 @@ fn uci_session_through_a_pipe() {
     uci.send("quit");
     let status = uci.child.wait().unwrap();
     assert!(status.success());
+}
+
+#[test]
+fn uci_plays_with_the_engine_tree_search() {
+    let mut uci = Uci::start();
+    // The network agent needs a model first; `uniform` stands in for one.
+    uci.send("setoption name Agent value net");
+    let e = uci.until("info string error");
+    assert!(e.last().unwrap().contains("Model"), "{e:?}");
+    uci.send("setoption name Model value uniform");
+    uci.send("setoption name Agent value net");
+    uci.send("position startpos moves h2e2");
+    uci.send("go nodes 50");
+    let lines = uci.until("bestmove");
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("info ") && l.contains(" nodes 50 ")),
+        "{lines:?}"
+    );
+    let best = lines.last().unwrap().split_whitespace().nth(1).unwrap();
+    let mut g = Xiangqi::start();
+    g.play(g.parse_action("h2e2").unwrap()).unwrap();
+    assert!(g.is_legal(g.parse_action(best).unwrap()), "{best}");
+
+    // Pure MCTS takes a win at once: terminals are scored exactly. (Here most moves win at
+    // once, by mate or by leaving Black no move, which loses in Xiangqi; a few do not.)
+    uci.send("setoption name Agent value mcts");
+    let fen = "3k5/4R4/R8/9/9/9/9/9/9/4K4 w - - 0 1";
+    uci.send(&format!("position fen {fen}"));
+    uci.send("go nodes 400");
+    let line = uci.until("bestmove").last().unwrap().clone();
+    let best = line.split_whitespace().nth(1).unwrap();
+    let mut g = Xiangqi::from_fen(fen).unwrap();
+    g.play(g.parse_action(best).unwrap()).unwrap();
+    assert_eq!(g.outcome(), Some(Outcome::Win(Player::First)), "{line}");
+    // Open-ended search until stop.
+    uci.send("position startpos");
+    uci.send("go infinite");
+    std::thread::sleep(Duration::from_millis(300));
+    uci.send("isready");
+    let lines = uci.until("readyok");
+    assert!(
+        !lines.iter().any(|l| l.starts_with("bestmove")),
+        "{lines:?}"
+    );
+    uci.send("stop");
+    uci.until("bestmove");
+    uci.send("setoption name Visits value 0");
+    uci.until("info string error");
+    uci.send("quit");
+    assert!(uci.child.wait().unwrap().success());
+}
+
+#[test]
+fn uci_net_without_a_model_is_an_error_at_start() {
+    let out = Command::new(ENGINE)
+        .args(["uci", "--agent", "net"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--agent") && err.contains("Model"), "{err}");
 }
 
 #[test]

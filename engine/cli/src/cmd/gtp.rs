@@ -109,6 +109,7 @@ pub fn make_agent(
                 spec.visits,
                 spec.threads,
                 spec.seed,
+                false,
             )),
             None,
         ),
@@ -119,7 +120,8 @@ pub fn make_agent(
                 .context("agent net needs a model (gtp.model in the config, or --model)")?;
             let net = models::evaluator(start, model, doc, path)
                 .with_context(|| format!("gtp.model {model}"))?;
-            let agent = thinkers::mcts_agent(Some(net), spec.visits, spec.threads, spec.seed);
+            let agent =
+                thinkers::mcts_agent(Some(net), spec.visits, spec.threads, spec.seed, false);
             // The network's input planes are one board size.
             (Box::new(agent), Some(start.size()))
         }

@@ -6,22 +6,30 @@
 //!
 //! Commands: `uci`, `isready`, `ucinewgame`, `position startpos|fen FEN [moves M…]`,
 //! `go [depth N] [movetime MS] [nodes N] [wtime MS btime MS winc MS binc MS movestogo N]
-//! [infinite]`, `stop`, `quit`, `setoption name N [value V]` with options `Agent` (alphabeta;
-//! the place where MCTS with a model will plug in), `Hash` (MiB, 1 to 4096), `UCI_Variant`
-//! (xiangqi), `UCI_RankBase` (0 or 1). A bad line (a line that is not UTF-8 too) is answered
-//! with `info string error: …` and ignored: a GUI session survives it.
+//! [infinite]`, `stop`, `quit`, `setoption name N [value V]` with options `Agent` (`alphabeta`;
+//! `mcts`, the engine's tree search with random playouts; `net`, the tree search guided by
+//! `Model`), `Model` (an ONNX file, or `uniform`), `Visits` and `Threads` (of the tree
+//! search), `Hash` (MiB, 1 to 4096, alpha-beta's table), `UCI_Variant` (xiangqi),
+//! `UCI_RankBase` (0 or 1). A bad line (a line that is not UTF-8 too) is answered with
+//! `info string error: …` and ignored: a GUI session survives it.
 
 use std::io::{BufRead, Write};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
+use anyhow::Context;
 use clap::Args as ClapArgs;
 use games::xiangqi::fen::{format_move_with_base, parse_move_with_base};
-use games::xiangqi::search::{SearchInfo, SearchResult};
-use games::xiangqi::{AlphaBeta, SearchLimits, Xiangqi, MAX_HASH_MB, START_FEN};
-use games::Game;
+use games::xiangqi::search::{value_score, SearchInfo, SearchResult};
+use games::xiangqi::{AlphaBeta, Move, SearchLimits, Xiangqi, MAX_HASH_MB, START_FEN};
+use games::{Agent, Game};
+use search::{Limit, MctsAgent};
+
+use super::GameKind;
+use crate::{config, models, thinkers};
 
 #[derive(ClapArgs)]
 pub struct Args {
@@ -31,7 +39,26 @@ pub struct Args {
     /// Transposition table size in MiB, 1 to 4096 (the `Hash` option's start value).
     #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u64).range(1..=MAX_HASH_MB as u64))]
     hash: u64,
+    /// The searcher at start (the `Agent` option): alphabeta, mcts or net.
+    #[arg(long, default_value = "alphabeta")]
+    agent: String,
+    /// The ONNX model of the `net` agent (the `Model` option's start value).
+    #[arg(long)]
+    model: Option<String>,
+    /// Visits per move of `mcts` and `net` when `go` names no nodes, time or clock.
+    #[arg(long, default_value_t = DEFAULT_VISITS)]
+    visits: u64,
+    /// Config file whose `inference` section loads the model [default: configs/xiangqi.yaml
+    /// if it is there, else built-in settings].
+    #[arg(long)]
+    config: Option<PathBuf>,
 }
+
+/// Visits per move of the tree search when `go` sets no limit of its own.
+const DEFAULT_VISITS: u64 = 800;
+/// Largest `Visits` and `Threads` the options offer.
+const MAX_VISITS: u64 = 100_000_000;
+const MAX_THREADS: usize = 256;
 
 /// A malformed or impossible UCI command: which command and why.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -207,16 +234,20 @@ impl GoParams {
     }
 }
 
-/// What a UCI session searches with. Alpha-beta today; MCTS with a model implements this
-/// trait too and is chosen with `setoption name Agent value …`.
+/// What a UCI session searches with, chosen with `setoption name Agent value …`: alpha-beta, or
+/// the engine's tree search (with random playouts or a network).
 pub trait UciSearcher: Send {
     /// Forgets everything learned from the previous game.
     fn new_game(&mut self);
-    /// Searches `game` within `limits` (until `stop` is set), reporting progress to `info`.
+    /// The GUI set up `start` and `moves` after it: a searcher that keeps its tree follows.
+    fn follow(&mut self, _start: &Xiangqi, _moves: &[Move]) {}
+    /// Searches `game` within `limits` (until `stop` is set; `infinite`: only then), reporting
+    /// progress to `info`.
     fn search(
         &mut self,
         game: &Xiangqi,
         limits: SearchLimits,
+        infinite: bool,
         stop: &Arc<AtomicBool>,
         info: &mut dyn FnMut(&SearchInfo),
     ) -> SearchResult;
@@ -232,6 +263,7 @@ impl UciSearcher for AlphaBetaSearcher {
         &mut self,
         game: &Xiangqi,
         limits: SearchLimits,
+        _infinite: bool,
         stop: &Arc<AtomicBool>,
         info: &mut dyn FnMut(&SearchInfo),
     ) -> SearchResult {
@@ -240,17 +272,77 @@ impl UciSearcher for AlphaBetaSearcher {
     }
 }
 
-/// Builds the searcher an `Agent` option names, with a `hash_mb` MiB table.
-fn make_searcher(agent: &str, hash_mb: usize) -> Result<Box<dyn UciSearcher>, UciError> {
-    match agent {
-        "alphabeta" => AlphaBeta::try_new(hash_mb)
-            .map(|ab| Box::new(AlphaBetaSearcher(ab)) as Box<dyn UciSearcher>)
-            .map_err(|e| err("setoption", format!("Hash {hash_mb}: {e}"))),
-        "mcts" => Err(err(
-            "setoption",
-            "Agent mcts is not available in this build yet (alphabeta is)",
-        )),
-        other => Err(err("setoption", format!("unknown Agent '{other}'"))),
+/// The engine's tree search (random playouts or a network) as a UCI searcher. It keeps its
+/// tree from move to move when the GUI's positions follow one game.
+struct MctsSearcher {
+    agent: MctsAgent<Xiangqi>,
+    /// Visits per move when `go` sets no limit.
+    visits: u64,
+}
+
+impl UciSearcher for MctsSearcher {
+    fn new_game(&mut self) {
+        let _ = self.agent.release();
+    }
+
+    fn follow(&mut self, start: &Xiangqi, moves: &[Move]) {
+        // The agent advances its tree through the moves after its root and ignores the rest.
+        let mut s = start.clone();
+        for &m in moves {
+            let _ = self.agent.observe(&s, m);
+            s.play_unchecked(m);
+        }
+    }
+
+    fn search(
+        &mut self,
+        game: &Xiangqi,
+        limits: SearchLimits,
+        infinite: bool,
+        stop: &Arc<AtomicBool>,
+        info: &mut dyn FnMut(&SearchInfo),
+    ) -> SearchResult {
+        const FOREVER: Duration = Duration::from_secs(365 * 24 * 3600);
+        let limit = if infinite {
+            Limit::time(FOREVER)
+        } else {
+            // A tree search has no depth: it searches `nodes` visits, or for the time given
+            // (`movetime` or the clock's share), or else the `Visits` option's number.
+            Limit {
+                visits: match (limits.nodes, limits.movetime) {
+                    (Some(n), _) => Some(n.max(1)),
+                    (None, Some(_)) => None,
+                    (None, None) => Some(self.visits),
+                },
+                time: limits.movetime,
+            }
+        };
+        self.agent.set_limit(limit);
+        self.agent.set_halt(Some(Arc::clone(stop)));
+        let start = Instant::now();
+        let best = self.agent.select_action(game).ok();
+        let mut result = SearchResult {
+            best,
+            score: 0,
+            depth: 0,
+            nodes: 0,
+        };
+        if let (Some(best), Some(report), Some(search)) =
+            (best, self.agent.last_report(), self.agent.search())
+        {
+            let pv = thinkers::principal_variation(search, best);
+            result.score = value_score(search.root_value());
+            result.depth = pv.len() as u32;
+            result.nodes = report.playouts;
+            info(&SearchInfo {
+                depth: result.depth,
+                score: result.score,
+                nodes: result.nodes,
+                time: start.elapsed(),
+                pv,
+            });
+        }
+        result
     }
 }
 
@@ -274,22 +366,73 @@ pub struct Session {
     agent: String,
     hash_mb: usize,
     rank_base: u32,
+    /// The tree search's settings: its model (`net`), visits and threads.
+    model: Option<String>,
+    visits: u64,
+    threads: usize,
+    /// The config whose `inference` section loads a model, and its path for messages.
+    config: (serde_yaml::Value, PathBuf),
 }
 
 impl Session {
     /// A session writing to `out`, searching with alpha-beta and a `hash_mb` MiB table; an
     /// error when that table cannot be had.
     pub fn new(out: Box<dyn Write + Send>, hash_mb: usize) -> Result<Session, UciError> {
-        Ok(Session {
+        let mut s = Session {
             out: Arc::new(Mutex::new(out)),
             game: Xiangqi::start(),
-            searcher: Some(make_searcher("alphabeta", hash_mb)?),
+            searcher: None,
             search: None,
             stop: Arc::new(AtomicBool::new(false)),
             agent: "alphabeta".into(),
             hash_mb,
             rank_base: 0,
-        })
+            model: None,
+            visits: DEFAULT_VISITS,
+            threads: 1,
+            config: (serde_yaml::Value::Null, PathBuf::from("(defaults)")),
+        };
+        s.searcher = Some(s.make_searcher("alphabeta", hash_mb)?);
+        Ok(s)
+    }
+
+    /// Loads models with the `inference` section of `doc` (read from `path`).
+    pub fn with_config(mut self, doc: serde_yaml::Value, path: PathBuf) -> Self {
+        self.config = (doc, path);
+        self
+    }
+
+    /// Builds the searcher an `Agent` option names: alpha-beta with a `hash_mb` MiB table, or
+    /// the tree search with this session's model, visits and threads.
+    fn make_searcher(&self, agent: &str, hash_mb: usize) -> Result<Box<dyn UciSearcher>, UciError> {
+        let tree = |net| -> Box<dyn UciSearcher> {
+            Box::new(MctsSearcher {
+                agent: thinkers::mcts_agent(net, self.visits, self.threads, 1, false),
+                visits: self.visits,
+            })
+        };
+        match agent {
+            "alphabeta" => AlphaBeta::try_new(hash_mb)
+                .map(|ab| Box::new(AlphaBetaSearcher(ab)) as Box<dyn UciSearcher>)
+                .map_err(|e| err("setoption", format!("Hash {hash_mb}: {e}"))),
+            "mcts" => Ok(tree(None)),
+            "net" => {
+                let model = self.model.as_deref().ok_or_else(|| {
+                    err(
+                        "setoption",
+                        "Agent net needs a model: set the Model option first",
+                    )
+                })?;
+                let (doc, path) = &self.config;
+                let net = models::evaluator(&Xiangqi::start(), model, doc, path)
+                    .map_err(|e| err("setoption", format!("Model {model}: {e:#}")))?;
+                Ok(tree(Some(net)))
+            }
+            other => Err(err(
+                "setoption",
+                format!("unknown Agent '{other}' (alphabeta, mcts, net)"),
+            )),
+        }
     }
 
     /// Reads commands until `quit` or the end of input.
@@ -332,7 +475,7 @@ impl Session {
                 Ok(s) => self.searcher = Some(s),
                 Err(_) => {
                     say(&self.out, "info string error: the search thread failed");
-                    self.searcher = make_searcher(&self.agent, self.hash_mb).ok();
+                    self.searcher = self.make_searcher(&self.agent, self.hash_mb).ok();
                 }
             }
         }
@@ -341,11 +484,35 @@ impl Session {
     fn handle(&mut self, cmd: UciCommand) -> Result<(), UciError> {
         match cmd {
             UciCommand::Uci => {
-                say(&self.out, "id name xiangqi-engine (alphabeta)");
+                say(
+                    &self.out,
+                    &format!("id name xiangqi-engine ({})", self.agent),
+                );
                 say(&self.out, "id author the engine authors");
                 say(
                     &self.out,
-                    "option name Agent type combo default alphabeta var alphabeta var mcts",
+                    &format!(
+                        "option name Agent type combo default {} var alphabeta var mcts var net",
+                        self.agent
+                    ),
+                );
+                say(
+                    &self.out,
+                    &format!(
+                        "option name Model type string default {}",
+                        self.model.as_deref().unwrap_or("<empty>")
+                    ),
+                );
+                say(
+                    &self.out,
+                    &format!(
+                        "option name Visits type spin default {} min 1 max {MAX_VISITS}",
+                        self.visits
+                    ),
+                );
+                say(
+                    &self.out,
+                    &format!("option name Threads type spin default 1 min 1 max {MAX_THREADS}"),
                 );
                 say(
                     &self.out,
@@ -374,7 +541,11 @@ impl Session {
             }
             UciCommand::Position { fen, moves } => {
                 self.finish_search(true);
-                self.game = self.build_position(&fen, &moves)?;
+                let (start, played, game) = self.build_position(&fen, &moves)?;
+                if let Some(s) = self.searcher.as_mut() {
+                    s.follow(&start, &played);
+                }
+                self.game = game;
             }
             UciCommand::Go(params) => {
                 self.finish_search(true);
@@ -395,8 +566,15 @@ impl Session {
         Ok(())
     }
 
-    fn build_position(&self, fen: &str, moves: &[String]) -> Result<Xiangqi, UciError> {
-        let mut game = Xiangqi::from_fen(fen).map_err(|e| err("position", e.to_string()))?;
+    /// The start position, the moves played from it, and the position they lead to.
+    fn build_position(
+        &self,
+        fen: &str,
+        moves: &[String],
+    ) -> Result<(Xiangqi, Vec<Move>, Xiangqi), UciError> {
+        let start = Xiangqi::from_fen(fen).map_err(|e| err("position", e.to_string()))?;
+        let mut game = start.clone();
+        let mut played = Vec::with_capacity(moves.len());
         for (i, text) in moves.iter().enumerate() {
             let m = parse_move_with_base(text, self.rank_base)
                 .map_err(|e| err("position", format!("move {}: {e}", i + 1)))?;
@@ -406,15 +584,56 @@ impl Session {
                     format!("move {} '{text}': {e} in {}", i + 1, game.to_text()),
                 )
             })?;
+            played.push(m);
         }
-        Ok(game)
+        Ok((start, played, game))
     }
 
     fn set_option(&mut self, name: &str, value: &str) -> Result<(), UciError> {
         match name.to_ascii_lowercase().as_str() {
             "agent" => {
-                self.searcher = Some(make_searcher(value, self.hash_mb)?);
+                self.searcher = Some(self.make_searcher(value, self.hash_mb)?);
                 self.agent = value.to_string();
+            }
+            "model" => {
+                let before = self.model.replace(value.to_string());
+                if self.agent == "net" {
+                    match self.make_searcher("net", self.hash_mb) {
+                        Ok(s) => self.searcher = Some(s),
+                        Err(e) => {
+                            self.model = before;
+                            return Err(e);
+                        }
+                    }
+                }
+            }
+            "visits" | "threads" => {
+                let bad = || {
+                    err(
+                        "setoption",
+                        format!("{name} '{value}' is not 1..{}", {
+                            if name.eq_ignore_ascii_case("visits") {
+                                MAX_VISITS
+                            } else {
+                                MAX_THREADS as u64
+                            }
+                        }),
+                    )
+                };
+                let n: u64 = value.parse().map_err(|_| bad())?;
+                if name.eq_ignore_ascii_case("visits") {
+                    self.visits = Some(n)
+                        .filter(|n| (1..=MAX_VISITS).contains(n))
+                        .ok_or_else(bad)?;
+                } else {
+                    self.threads = usize::try_from(n)
+                        .ok()
+                        .filter(|n| (1..=MAX_THREADS).contains(n))
+                        .ok_or_else(bad)?;
+                }
+                if self.agent != "alphabeta" {
+                    self.searcher = Some(self.make_searcher(&self.agent, self.hash_mb)?);
+                }
             }
             "hash" => {
                 let mb: usize = value
@@ -428,7 +647,7 @@ impl Session {
                         )
                     })?;
                 // Built before the old one goes, so a size that cannot be had changes nothing.
-                let searcher = make_searcher(&self.agent, mb).map_err(|e| UciError {
+                let searcher = self.make_searcher(&self.agent, mb).map_err(|e| UciError {
                     reason: format!("{}; the table stays {} MiB", e.reason, self.hash_mb),
                     ..e
                 })?;
@@ -489,7 +708,7 @@ impl Session {
                     ),
                 );
             };
-            let result = searcher.search(&game, limits, &stop, &mut info);
+            let result = searcher.search(&game, limits, infinite, &stop, &mut info);
             // `go infinite` must not answer before `stop`.
             while infinite && !stop.load(Ordering::Relaxed) {
                 std::thread::sleep(Duration::from_millis(5));
@@ -512,6 +731,29 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let hash = usize::try_from(args.hash).unwrap_or(MAX_HASH_MB);
     let mut session = Session::new(Box::new(std::io::stdout()), hash)
         .map_err(|e| anyhow::anyhow!("uci: --hash {}: {}", args.hash, e.reason))?;
+    let default = GameKind::Xiangqi.default_config();
+    let (doc, path) = match args.config {
+        Some(p) => (config::load(&p)?, p),
+        None if default.exists() => (config::load(&default)?, default),
+        // GUIs start engines from directories of their own: built-in settings then.
+        None => (serde_yaml::Value::Null, PathBuf::from("(defaults)")),
+    };
+    config::xiangqi_start(&doc, &path)?;
+    session = session.with_config(doc, path);
+    // The flags set the options' start values, as `setoption` would.
+    let settings = [
+        ("Visits", Some(args.visits.to_string())),
+        ("Model", args.model.clone()),
+        ("Agent", Some(args.agent.clone())),
+    ];
+    for (name, value) in settings {
+        if let Some(v) = value {
+            session
+                .set_option(name, &v)
+                .map_err(|e| anyhow::anyhow!("uci: --{}: {}", name.to_lowercase(), e.reason))
+                .context("starting the UCI session")?;
+        }
+    }
     session.run(std::io::stdin().lock())
 }
 
@@ -570,6 +812,33 @@ mod tests {
             }),
             Ok(Some(5))
         );
+    }
+
+    #[test]
+    fn the_tree_search_follows_the_gui_positions() {
+        let mut s = MctsSearcher {
+            agent: thinkers::mcts_agent(None, 200, 1, 1, true),
+            visits: 200,
+        };
+        let start = Xiangqi::start();
+        let stop = Arc::new(AtomicBool::new(false));
+        let limits = SearchLimits::default();
+        let first = s.search(&start, limits, false, &stop, &mut |_| {});
+        let best = first.best.unwrap();
+        assert_eq!(first.nodes, 200);
+        // The GUI sends the game so far: our move and a reply.
+        let mut after = start.clone();
+        after.play(best).unwrap();
+        let reply = after.parse_action("h9g7").unwrap();
+        s.follow(&start, &[best, reply]);
+        after.play(reply).unwrap();
+        let search = s.agent.search().unwrap();
+        assert_eq!(search.state().hash(), after.hash(), "the tree followed");
+        // The subtree under the two moves was kept (when the search went there at all).
+        let kept = search.root_visits();
+        let second = s.search(&after, limits, false, &stop, &mut |_| {});
+        assert_eq!(second.nodes, 200);
+        assert_eq!(s.agent.search().unwrap().root_visits(), kept + 200);
     }
 
     #[test]

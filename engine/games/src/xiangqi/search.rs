@@ -737,9 +737,18 @@ pub fn score_value(score: i32) -> f32 {
     if score.abs() >= RULE_WIN - MAX_PLY as i32 {
         score.signum() as f32
     } else {
-        (score as f32 / 350.0).tanh()
+        (score as f32 / SCORE_SCALE).tanh()
     }
 }
+
+/// The inverse of [`score_value`] short of certainty: an expected result as a score in the
+/// same units (what a UCI `score cp` reports for a search that yields values).
+pub fn value_score(value: f32) -> i32 {
+    (SCORE_SCALE * value.clamp(-0.999, 0.999).atanh()).round() as i32
+}
+
+/// Score units per unit of `atanh(value)`.
+const SCORE_SCALE: f32 = 350.0;
 
 impl AlphaBetaAgent {
     /// An agent searching every move within `limits`, with a `hash_mb` MiB table (clamped as
@@ -837,6 +846,9 @@ mod tests {
         // Material decides the sign and the size.
         assert!(score_value(600) > 0.9 && score_value(-600) < -0.9);
         assert!(score_value(75).abs() < 0.25 && score_value(0) == 0.0);
+        for cp in [-1000, -600, -75, 0, 75, 600, 1000] {
+            assert!((value_score(score_value(cp)) - cp).abs() <= 2, "{cp}");
+        }
         agent.new_game(&Xiangqi::start()).unwrap();
         assert_eq!(agent.explain(), None, "a new game forgets the last one");
     }
