@@ -1,6 +1,7 @@
 //! The ONNX model written by trainer-bridge, run through the engine's ONNX Runtime evaluator,
-//! must compute what candle computes (policy logits and values within 1e-4), for every board
-//! shape, and through the `Game` trait for every game.
+//! must compute what candle computes (policy logits and values within 1e-4, or 1e-5 of the
+//! outputs' largest magnitude where that exceeds 10), for every board shape, and through the
+//! `Game` trait for every game.
 //!
 //! Needs ONNX Runtime: provisioned automatically (see `infer::runtime`), or from
 //! `ORT_DYLIB_PATH`.
@@ -69,6 +70,12 @@ fn candle_forward(net: &Net, inputs: &[f32], n: usize) -> (Vec<f32>, Vec<f32>) {
 
 fn assert_close(what: &str, ours: &[f32], theirs: &[f32]) {
     assert_eq!(ours.len(), theirs.len(), "{what}: lengths");
+    // A random network's logits reach the hundreds, and f32 sums taken in another order then
+    // differ by more than 1e-4 anywhere in the output (seen: 1.2e-4 at a logit of 190, 1.0e-4
+    // at 0.39 beside it). So the bound scales with the outputs' size; a wrong export is off by
+    // about that size itself.
+    let scale = theirs.iter().fold(10.0f32, |m, x| m.max(x.abs()));
+    let tolerance = TOLERANCE.max(1e-5 * scale);
     let (i, diff) = ours
         .iter()
         .zip(theirs)
@@ -79,8 +86,8 @@ fn assert_close(what: &str, ours: &[f32], theirs: &[f32]) {
             |best, (i, d)| if d > best.1 { (i, d) } else { best },
         );
     assert!(
-        diff <= TOLERANCE,
-        "{what}: largest difference {diff} at {i} (onnx {}, candle {})",
+        diff <= tolerance,
+        "{what}: largest difference {diff} (bound {tolerance}) at {i} (onnx {}, candle {})",
         ours[i],
         theirs[i]
     );

@@ -24,6 +24,15 @@ pub fn available_agents(has_net: bool) -> Vec<&'static str> {
         .collect()
 }
 
+/// Most visits per move and threads per tree the protocol faces (GTP, UCI) accept.
+pub const MAX_VISITS: u64 = 100_000_000;
+pub const MAX_THREADS: usize = 256;
+
+/// Arena nodes of an unbounded search (GTP, UCI): 2^24, 512 MiB of address space at 32 bytes a
+/// node, touched only as used. A 19 × 19 expansion takes 362 nodes, so this holds about 46 000
+/// expanded positions, many seconds of search.
+const PROTOCOL_NODES: usize = 1 << 24;
+
 /// Longest principal variation reported.
 const PV_MAX: usize = 12;
 /// Visits a move needs to extend the principal variation.
@@ -169,8 +178,8 @@ impl<G: Game> Mcts<G> {
 /// The engine's tree search as a match-play agent, for every face: guided by `network`, or
 /// (`None`) valuing leaves by random playouts; `visits` per decision (a protocol may add a
 /// time limit through [`games::Agent::set_move_time`]) on `threads` threads in one tree.
-/// `bounded`: the arena is sized by the visits (a server's many sessions), else it is the
-/// search's default, room for the long searches a clock allows (memory is touched as used).
+/// `bounded`: the arena is sized by the visits (a server's many sessions), else it holds
+/// `PROTOCOL_NODES`, room for the long searches a clock allows (memory is touched as used).
 pub fn mcts_agent<G: Game>(
     network: Option<Arc<dyn Evaluator<G>>>,
     visits: u64,
@@ -184,7 +193,7 @@ pub fn mcts_agent<G: Game>(
         max_nodes: if bounded {
             (visits.saturating_mul(NODES_PER_VISIT) + 1024).min(default_nodes) as usize
         } else {
-            default_nodes as usize
+            PROTOCOL_NODES
         },
         ..SearchConfig::default()
     };

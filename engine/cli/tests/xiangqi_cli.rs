@@ -213,12 +213,17 @@ fn uci_session_through_a_pipe() {
 #[test]
 fn uci_plays_with_the_engine_tree_search() {
     let mut uci = Uci::start();
-    // The network agent needs a model first; `uniform` stands in for one.
+    // The network agent waits for its model (GUIs send options in any order); `go` before
+    // it still answers. `uniform` stands in for a model.
     uci.send("setoption name Agent value net");
-    let e = uci.until("info string error");
+    let e = uci.until("info string");
     assert!(e.last().unwrap().contains("Model"), "{e:?}");
+    uci.send("go nodes 10");
+    assert_eq!(uci.until("bestmove").last().unwrap(), "bestmove (none)");
+    uci.send("setoption name Model value /nonexistent.onnx");
+    let e = uci.until("info string error");
+    assert!(e.last().unwrap().contains("/nonexistent.onnx"), "{e:?}");
     uci.send("setoption name Model value uniform");
-    uci.send("setoption name Agent value net");
     uci.send("position startpos moves h2e2");
     uci.send("go nodes 50");
     let lines = uci.until("bestmove");
@@ -258,6 +263,25 @@ fn uci_plays_with_the_engine_tree_search() {
     uci.until("bestmove");
     uci.send("setoption name Visits value 0");
     uci.until("info string error");
+    // `stop` ends a long search early; a new game drops the tree.
+    uci.send("go nodes 100000000");
+    std::thread::sleep(Duration::from_millis(200));
+    uci.send("stop");
+    uci.until("bestmove");
+    uci.send("ucinewgame");
+    uci.send("setoption name Threads value 2");
+    uci.send("uci");
+    let hello = uci.until("uciok");
+    assert!(
+        hello
+            .iter()
+            .any(|l| l.starts_with("option name Threads type spin default 2 ")),
+        "{hello:?}"
+    );
+    uci.send("position startpos");
+    uci.send("go nodes 100");
+    let lines = uci.until("bestmove");
+    assert!(lines.iter().any(|l| l.contains(" nodes 100 ")), "{lines:?}");
     uci.send("quit");
     assert!(uci.child.wait().unwrap().success());
 }
@@ -271,7 +295,7 @@ fn uci_net_without_a_model_is_an_error_at_start() {
         .unwrap();
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("--agent") && err.contains("Model"), "{err}");
+    assert!(err.contains("--agent net needs --model"), "{err}");
 }
 
 #[test]

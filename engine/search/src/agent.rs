@@ -38,6 +38,11 @@ pub struct MctsAgent<G: Game> {
     searches: u64,
     /// Ends a running search early (see [`MctsAgent::set_halt`]).
     halt: Option<Arc<AtomicBool>>,
+    /// A protocol's time for the next moves (see [`Agent::set_move_time`]), within the
+    /// configured limit.
+    move_time: Option<Duration>,
+    /// A search filled the arena (said once: later searches would repeat it).
+    warned_full: bool,
 }
 
 impl<G: Game> MctsAgent<G> {
@@ -51,6 +56,8 @@ impl<G: Game> MctsAgent<G> {
             total: SearchReport::default(),
             searches: 0,
             halt: None,
+            move_time: None,
+            warned_full: false,
         }
     }
 
@@ -59,9 +66,14 @@ impl<G: Game> MctsAgent<G> {
         self.config.limit = limit;
     }
 
-    /// The visits and time each search gets.
+    /// The visits and time the next search gets: the configured limit, its time shortened to a
+    /// protocol's move time when that is shorter.
     pub fn limit(&self) -> Limit {
-        self.config.limit
+        let mut limit = self.config.limit;
+        if let Some(t) = self.move_time {
+            limit.time = Some(limit.time.map_or(t, |own| own.min(t)));
+        }
+        limit
     }
 
     /// A flag that ends the running search at once when set (a protocol's `stop`); see
@@ -120,6 +132,7 @@ impl<G: Game> Agent<G> for MctsAgent<G> {
             _ => {}
         }
         let seed = self.rng_seed();
+        let limit = self.limit();
         let search = match &mut self.search {
             // Usually the tree followed the game through `observe`: keep it.
             Some(s) if s.state().hash() == state.hash() => s,
@@ -135,7 +148,7 @@ impl<G: Game> Agent<G> for MctsAgent<G> {
             }
         };
         let report = search
-            .run(&*self.evaluator, self.config.limit, self.config.run)
+            .run(&*self.evaluator, limit, self.config.run)
             .map_err(|e| AgentError {
                 agent: self.config.name.clone(),
                 reason: e.to_string(),
@@ -148,6 +161,15 @@ impl<G: Game> Agent<G> for MctsAgent<G> {
             root_value = search.root_value(),
             "searched"
         );
+        if report.tree_full > 0 && !self.warned_full {
+            self.warned_full = true;
+            tracing::warn!(
+                agent = %self.config.name,
+                leaves = report.tree_full,
+                nodes = search.tree().capacity(),
+                "the search tree is full: later leaves are evaluated but not expanded, so more time adds little"
+            );
+        }
         self.last = Some(report);
         self.searches += 1;
         let t = &mut self.total;
@@ -189,7 +211,7 @@ impl<G: Game> Agent<G> for MctsAgent<G> {
     }
 
     fn set_move_time(&mut self, time: Option<Duration>) {
-        self.config.limit.time = time;
+        self.move_time = time;
     }
 
     fn observe(&mut self, before: &G, action: G::Action) -> Result<(), AgentError> {

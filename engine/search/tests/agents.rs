@@ -136,3 +136,37 @@ fn random_playouts_score_from_the_player_to_act() {
     e.evaluate(&[&forced], &mut policy, &mut value).unwrap();
     assert_eq!(value, [1.0]);
 }
+
+#[test]
+fn a_protocol_can_shorten_the_time_change_the_limit_and_halt_a_search() {
+    let fake: Arc<dyn Evaluator<Mnk>> = Arc::new(FakeEvaluator::new(8));
+    let own = Limit::time(Duration::from_millis(500));
+    let mut a = mcts(fake, own, RunOptions::single(8));
+    // A move time shortens the agent's own time, never lengthens it; none restores it.
+    a.set_move_time(Some(Duration::from_millis(100)));
+    assert_eq!(a.limit().time, Some(Duration::from_millis(100)));
+    a.set_move_time(Some(Duration::from_secs(10)));
+    assert_eq!(a.limit(), own);
+    a.set_move_time(None);
+    assert_eq!(a.limit(), own);
+
+    // A new limit is searched to the visit.
+    a.set_limit(Limit::visits(300));
+    let board = Mnk::new(4, 4, 3);
+    a.select_action(&board).unwrap();
+    assert_eq!(a.last_report().unwrap().playouts, 300);
+
+    // A raised halt flag ends even a long search once the root has children.
+    let halt = Arc::new(std::sync::atomic::AtomicBool::new(true));
+    a.set_halt(Some(halt));
+    a.set_limit(Limit::time(Duration::from_secs(600)));
+    a.new_game(&board).unwrap();
+    let t0 = std::time::Instant::now();
+    a.select_action(&board).unwrap();
+    assert!(
+        a.last_report().unwrap().playouts <= 16,
+        "{:?}",
+        a.last_report()
+    );
+    assert!(t0.elapsed() < Duration::from_secs(60));
+}

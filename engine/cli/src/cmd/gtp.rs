@@ -94,11 +94,19 @@ pub fn make_agent(
     doc: &serde_yaml::Value,
     path: &Path,
 ) -> anyhow::Result<(Box<dyn Agent<GoState>>, Option<usize>)> {
-    if !(1..=10_000_000).contains(&spec.visits) {
-        anyhow::bail!("gtp.visits {} is outside 1..=10000000", spec.visits);
+    if !(1..=thinkers::MAX_VISITS).contains(&spec.visits) {
+        anyhow::bail!(
+            "visits {} (gtp.visits or --visits) is outside 1..={}",
+            spec.visits,
+            thinkers::MAX_VISITS
+        );
     }
-    if !(1..=256).contains(&spec.threads) {
-        anyhow::bail!("gtp.threads {} is outside 1..=256", spec.threads);
+    if !(1..=thinkers::MAX_THREADS).contains(&spec.threads) {
+        anyhow::bail!(
+            "gtp.threads {} is outside 1..={}",
+            spec.threads,
+            thinkers::MAX_THREADS
+        );
     }
     Ok(match spec.agent {
         AgentKind::Random => (Box::new(RandomAgent::new(spec.seed)), None),
@@ -244,8 +252,10 @@ pub struct Session {
     pub only_size: Option<usize>,
     /// `time_settings`: main time, byo-yomi time (seconds) and stones; `None` until given.
     clock: Option<(u32, u32, u32)>,
-    /// `time_left` per colour: seconds and stones left in the period.
-    left: [Option<(u32, u32)>; 2],
+    /// Per colour, seconds and stones left in the current period (0 stones: main time). Counted
+    /// down by our own moves, since a controller need not send `time_left`; `time_left`
+    /// overwrites it.
+    left: [Option<(f64, u32)>; 2],
     /// Set by `quit`.
     pub quit: bool,
 }
@@ -277,7 +287,42 @@ impl Session {
         self.state = GoState::new(self.rules.clone())?;
         self.undo.clear();
         self.agent.new_game(&self.state)?;
+        self.reset_clocks();
         Ok(())
+    }
+
+    /// Both colours' time back to the start of the `time_settings` (a new game, new settings).
+    fn reset_clocks(&mut self) {
+        self.left = match self.clock {
+            Some((main, _, _)) if main > 0 => [Some((f64::from(main), 0)); 2],
+            Some((_, byo, stones)) => [Some((f64::from(byo), stones)); 2],
+            None => [None; 2],
+        };
+    }
+
+    /// Takes `used` off `who`'s clock: main time first, then byo-yomi periods (a period's
+    /// stones all played, a new period starts).
+    fn account(&mut self, who: Player, used: Duration) {
+        let Some((_, byo, byo_stones)) = self.clock else {
+            return;
+        };
+        let Some((secs, stones)) = &mut self.left[who.index()] else {
+            return;
+        };
+        *secs -= used.as_secs_f64();
+        if *stones == 0 {
+            if *secs > 0.0 || byo_stones == 0 {
+                return;
+            }
+            // Main time ran out during this move: it ends in the first byo-yomi period.
+            *secs += f64::from(byo);
+            *stones = byo_stones;
+        }
+        *stones -= 1;
+        if *stones == 0 {
+            *secs = f64::from(byo);
+            *stones = byo_stones;
+        }
     }
 
     /// Answers one input line, or `None` for a line with no command (empty or a comment).
@@ -384,9 +429,13 @@ impl Session {
                     Move::Pass
                 } else {
                     self.agent.set_move_time(self.move_time(who));
-                    self.agent
+                    let t0 = std::time::Instant::now();
+                    let mv = self
+                        .agent
                         .select_action(&before)
-                        .map_err(|e| e.to_string())?
+                        .map_err(|e| e.to_string())?;
+                    self.account(who, t0.elapsed());
+                    mv
                 };
                 self.state
                     .play_as(who, mv)
@@ -450,7 +499,7 @@ impl Session {
                 let byo = parse_count("byo-yomi time", args[1])?;
                 let stones = parse_count("byo-yomi stones", args[2])?;
                 self.clock = Some((main, byo, stones));
-                self.left = [None; 2];
+                self.reset_clocks();
                 Ok(String::new())
             }
             "time_left" => {
@@ -464,7 +513,7 @@ impl Session {
                 let who = parse_color(args[0]).unwrap_or(Player::First);
                 let secs = parse_count("time", args[1])?;
                 let stones = parse_count("stones", args[2])?;
-                self.left[who.index()] = Some((secs, stones));
+                self.left[who.index()] = Some((f64::from(secs), stones));
                 Ok(String::new())
             }
             _ => Err("unknown command".into()),
@@ -479,23 +528,23 @@ impl Session {
         Ok(())
     }
 
-    /// The time `who`'s next move may take by the clock, if there is one: in byo-yomi the period
-    /// shared by its stones, in main time a fortieth of it; four fifths of that, less 0.1 s
-    /// for the pipe. `None` without time settings or when they mean no limit (byo-yomi time
-    /// with no stones, as GTP says; or no time at all).
+    /// The time `who`'s next move may take by the clock, if there is one: in byo-yomi the
+    /// period shared by its stones left; in main time a fortieth of what is left, or a
+    /// byo-yomi stone's share if that is more (the period follows); four fifths of that, less
+    /// 0.1 s for the pipe, and never under 0.05 s. `None` without time settings or when they
+    /// mean no limit (byo-yomi time with no stones, as GTP says; or no time at all).
     pub fn move_time(&self, who: Player) -> Option<Duration> {
         let (main, byo, byo_stones) = self.clock?;
         if (byo > 0 && byo_stones == 0) || (main == 0 && byo == 0) {
             return None;
         }
-        let (secs, stones) = self.left[who.index()].unwrap_or((main, 0));
+        let (secs, stones) = self.left[who.index()]?;
+        let secs = secs.max(0.0);
         let share = if stones > 0 {
-            f64::from(secs) / f64::from(stones)
-        } else if secs > 0 {
-            f64::from(secs) / 40.0
+            secs / f64::from(stones)
         } else {
-            // Main time is spent and byo-yomi not yet reported: one period's share.
-            f64::from(byo) / f64::from(byo_stones.max(1))
+            let period = f64::from(byo) / f64::from(byo_stones.max(1));
+            (secs / 40.0).max(period)
         };
         Some(Duration::from_secs_f64((share * 0.8 - 0.1).max(0.05)))
     }
@@ -797,6 +846,14 @@ mod tests {
             Some("? unacceptable size\n\n")
         );
         assert_eq!(s.handle("boardsize 5").as_deref(), Some("=\n\n"));
+        // Nor a record of another size.
+        let dir = std::env::temp_dir().join(format!("gtp-net-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let sgf = dir.join("nine.sgf");
+        std::fs::write(&sgf, "(;GM[1]FF[4]SZ[9];B[ee])").unwrap();
+        let reply = s.handle(&format!("loadsgf {}", sgf.display())).unwrap();
+        assert!(reply.contains("plays 5×5 only"), "{reply}");
+        std::fs::remove_dir_all(&dir).unwrap();
         // Without a model there is no network agent.
         let spec = GtpConfig {
             agent: AgentKind::Net,
@@ -811,6 +868,8 @@ mod tests {
 
     #[test]
     fn the_clock_gives_each_move_a_share() {
+        let share = |s: &Session, who| s.move_time(who).map(|t| t.as_secs_f64());
+        let close = |a: Option<f64>, b: f64| a.is_some_and(|a| (a - b).abs() < 1e-9);
         let mut s = session(5);
         assert_eq!(
             s.move_time(Player::First),
@@ -819,13 +878,29 @@ mod tests {
         );
         s.handle("time_settings 600 0 0");
         // Sudden death, ten minutes: a fortieth, four fifths of it, less the pipe's margin.
-        let t = s.move_time(Player::First).unwrap().as_secs_f64();
-        assert!((t - (600.0 / 40.0 * 0.8 - 0.1)).abs() < 1e-9, "{t}");
+        assert!(close(share(&s, Player::First), 600.0 / 40.0 * 0.8 - 0.1));
+        // Our own moves count down the clock when the controller sends no time_left.
+        s.account(Player::First, Duration::from_secs(200));
+        assert!(close(share(&s, Player::First), 400.0 / 40.0 * 0.8 - 0.1));
+        assert!(close(share(&s, Player::Second), 600.0 / 40.0 * 0.8 - 0.1));
+        // A new game starts the clocks again.
+        s.handle("clear_board");
+        assert!(close(share(&s, Player::First), 600.0 / 40.0 * 0.8 - 0.1));
         // In byo-yomi, the period shared by the stones left.
         s.handle("time_settings 0 30 5");
         s.handle("time_left w 20 4");
-        let t = s.move_time(Player::Second).unwrap().as_secs_f64();
-        assert!((t - (20.0 / 4.0 * 0.8 - 0.1)).abs() < 1e-9, "{t}");
+        assert!(close(share(&s, Player::Second), 20.0 / 4.0 * 0.8 - 0.1));
+        // Late in main time, a byo-yomi stone's share (the period follows).
+        s.handle("time_settings 60 30 5");
+        s.handle("time_left b 2 0");
+        assert!(close(share(&s, Player::First), 30.0 / 5.0 * 0.8 - 0.1));
+        // Main time running out goes on into byo-yomi; a period's last stone starts a new one.
+        s.account(Player::First, Duration::from_secs(3));
+        assert_eq!(s.left[0], Some((29.0, 4)));
+        for _ in 0..4 {
+            s.account(Player::First, Duration::from_secs(1));
+        }
+        assert_eq!(s.left[0], Some((30.0, 5)));
         // Byo-yomi time without stones means no limit, as GTP says.
         s.handle("time_settings 0 1 0");
         assert_eq!(s.move_time(Player::First), None);
@@ -833,6 +908,30 @@ mod tests {
         s.handle("time_settings 1 0 0");
         s.handle("time_left b 1 0");
         assert_eq!(s.move_time(Player::First), Some(Duration::from_millis(50)));
+    }
+
+    #[test]
+    fn a_timed_genmove_keeps_to_its_share() {
+        let spec = GtpConfig {
+            agent: AgentKind::Mcts,
+            visits: 100_000_000,
+            ..GtpConfig::default()
+        };
+        let rules = GoRules::with_size(9);
+        let start = GoState::new(rules.clone()).unwrap();
+        let none = PathBuf::from("(defaults)");
+        let (agent, _) = make_agent(&spec, &start, &serde_yaml::Value::Null, &none).unwrap();
+        let mut s = Session::new(rules, agent).unwrap();
+        // Ten seconds sudden death: about 0.1 s a move, where the visits would take minutes.
+        s.handle("time_settings 10 0 0");
+        let t0 = std::time::Instant::now();
+        assert!(s.handle("genmove b").unwrap().starts_with("= "));
+        assert!(t0.elapsed() < Duration::from_secs(5), "{:?}", t0.elapsed());
+        let (left, stones) = s.left[0].unwrap();
+        assert!(
+            left < 10.0 && stones == 0,
+            "the move's time came off the clock"
+        );
     }
 }
 

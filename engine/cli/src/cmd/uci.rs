@@ -26,6 +26,7 @@ use games::xiangqi::fen::{format_move_with_base, parse_move_with_base};
 use games::xiangqi::search::{value_score, SearchInfo, SearchResult};
 use games::xiangqi::{AlphaBeta, Move, SearchLimits, Xiangqi, MAX_HASH_MB, START_FEN};
 use games::{Agent, Game};
+use infer::Evaluator;
 use search::{Limit, MctsAgent};
 
 use super::GameKind;
@@ -56,9 +57,7 @@ pub struct Args {
 
 /// Visits per move of the tree search when `go` sets no limit of its own.
 const DEFAULT_VISITS: u64 = 800;
-/// Largest `Visits` and `Threads` the options offer.
-const MAX_VISITS: u64 = 100_000_000;
-const MAX_THREADS: usize = 256;
+use thinkers::{MAX_THREADS, MAX_VISITS};
 
 /// A malformed or impossible UCI command: which command and why.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -366,68 +365,84 @@ pub struct Session {
     agent: String,
     hash_mb: usize,
     rank_base: u32,
-    /// The tree search's settings: its model (`net`), visits and threads.
-    model: Option<String>,
+    /// The tree search's settings: its network (`net`; the `Model` option, loaded once),
+    /// visits and threads.
+    net: Option<(String, Arc<dyn Evaluator<Xiangqi>>)>,
     visits: u64,
     threads: usize,
     /// The config whose `inference` section loads a model, and its path for messages.
     config: (serde_yaml::Value, PathBuf),
 }
 
+/// How a session starts: the options' first values (the command line's flags).
+pub struct Start {
+    pub hash_mb: usize,
+    pub agent: String,
+    pub model: Option<String>,
+    pub visits: u64,
+    /// The config whose `inference` section loads a model, and its path.
+    pub config: (serde_yaml::Value, PathBuf),
+}
+
 impl Session {
-    /// A session writing to `out`, searching with alpha-beta and a `hash_mb` MiB table; an
-    /// error when that table cannot be had.
-    pub fn new(out: Box<dyn Write + Send>, hash_mb: usize) -> Result<Session, UciError> {
+    /// A session as `start` says, building only the searcher its agent needs. Errors name the
+    /// option at fault (`Model`, `Agent`, `Hash`).
+    pub fn open(out: Box<dyn Write + Send>, start: Start) -> Result<Session, UciError> {
         let mut s = Session {
             out: Arc::new(Mutex::new(out)),
             game: Xiangqi::start(),
             searcher: None,
             search: None,
             stop: Arc::new(AtomicBool::new(false)),
-            agent: "alphabeta".into(),
-            hash_mb,
+            agent: start.agent,
+            hash_mb: start.hash_mb,
             rank_base: 0,
-            model: None,
-            visits: DEFAULT_VISITS,
+            net: None,
+            visits: start.visits,
             threads: 1,
-            config: (serde_yaml::Value::Null, PathBuf::from("(defaults)")),
+            config: start.config,
         };
-        s.searcher = Some(s.make_searcher("alphabeta", hash_mb)?);
+        if !(1..=MAX_VISITS).contains(&s.visits) {
+            return Err(err(
+                "setoption",
+                format!("Visits {} is not 1..{MAX_VISITS}", s.visits),
+            ));
+        }
+        if let Some(model) = start.model {
+            s.load_model(&model)?;
+        }
+        s.searcher = s.make_searcher(&s.agent)?;
         Ok(s)
     }
 
-    /// Loads models with the `inference` section of `doc` (read from `path`).
-    pub fn with_config(mut self, doc: serde_yaml::Value, path: PathBuf) -> Self {
-        self.config = (doc, path);
-        self
+    /// Loads the network of the `Model` option (kept for every tree search built after).
+    fn load_model(&mut self, model: &str) -> Result<(), UciError> {
+        let (doc, path) = &self.config;
+        let net = models::evaluator(&Xiangqi::start(), model, doc, path)
+            .map_err(|e| err("setoption", format!("Model {model}: {e:#}")))?;
+        self.net = Some((model.to_string(), net));
+        Ok(())
     }
 
-    /// Builds the searcher an `Agent` option names: alpha-beta with a `hash_mb` MiB table, or
-    /// the tree search with this session's model, visits and threads.
-    fn make_searcher(&self, agent: &str, hash_mb: usize) -> Result<Box<dyn UciSearcher>, UciError> {
-        let tree = |net| -> Box<dyn UciSearcher> {
-            Box::new(MctsSearcher {
+    /// Builds the searcher an `Agent` option names: alpha-beta with this session's table size,
+    /// or the tree search with its network, visits and threads. `None` for `net` until the
+    /// `Model` option is set (GUIs send options in any order).
+    fn make_searcher(&self, agent: &str) -> Result<Option<Box<dyn UciSearcher>>, UciError> {
+        let tree = |net| -> Option<Box<dyn UciSearcher>> {
+            Some(Box::new(MctsSearcher {
                 agent: thinkers::mcts_agent(net, self.visits, self.threads, 1, false),
                 visits: self.visits,
-            })
+            }))
         };
         match agent {
-            "alphabeta" => AlphaBeta::try_new(hash_mb)
-                .map(|ab| Box::new(AlphaBetaSearcher(ab)) as Box<dyn UciSearcher>)
-                .map_err(|e| err("setoption", format!("Hash {hash_mb}: {e}"))),
+            "alphabeta" => AlphaBeta::try_new(self.hash_mb)
+                .map(|ab| Some(Box::new(AlphaBetaSearcher(ab)) as Box<dyn UciSearcher>))
+                .map_err(|e| err("setoption", format!("Hash {}: {e}", self.hash_mb))),
             "mcts" => Ok(tree(None)),
-            "net" => {
-                let model = self.model.as_deref().ok_or_else(|| {
-                    err(
-                        "setoption",
-                        "Agent net needs a model: set the Model option first",
-                    )
-                })?;
-                let (doc, path) = &self.config;
-                let net = models::evaluator(&Xiangqi::start(), model, doc, path)
-                    .map_err(|e| err("setoption", format!("Model {model}: {e:#}")))?;
-                Ok(tree(Some(net)))
-            }
+            "net" => Ok(self
+                .net
+                .as_ref()
+                .and_then(|(_, net)| tree(Some(Arc::clone(net))))),
             other => Err(err(
                 "setoption",
                 format!("unknown Agent '{other}' (alphabeta, mcts, net)"),
@@ -475,7 +490,7 @@ impl Session {
                 Ok(s) => self.searcher = Some(s),
                 Err(_) => {
                     say(&self.out, "info string error: the search thread failed");
-                    self.searcher = self.make_searcher(&self.agent, self.hash_mb).ok();
+                    self.searcher = self.make_searcher(&self.agent).ok().flatten();
                 }
             }
         }
@@ -500,7 +515,7 @@ impl Session {
                     &self.out,
                     &format!(
                         "option name Model type string default {}",
-                        self.model.as_deref().unwrap_or("<empty>")
+                        self.net.as_ref().map_or("<empty>", |(m, _)| m.as_str())
                     ),
                 );
                 say(
@@ -512,7 +527,10 @@ impl Session {
                 );
                 say(
                     &self.out,
-                    &format!("option name Threads type spin default 1 min 1 max {MAX_THREADS}"),
+                    &format!(
+                        "option name Threads type spin default {} min 1 max {MAX_THREADS}",
+                        self.threads
+                    ),
                 );
                 say(
                     &self.out,
@@ -592,19 +610,26 @@ impl Session {
     fn set_option(&mut self, name: &str, value: &str) -> Result<(), UciError> {
         match name.to_ascii_lowercase().as_str() {
             "agent" => {
-                self.searcher = Some(self.make_searcher(value, self.hash_mb)?);
+                if value == self.agent && self.searcher.is_some() {
+                    return Ok(());
+                }
+                self.searcher = self.make_searcher(value)?;
                 self.agent = value.to_string();
+                if self.searcher.is_none() {
+                    say(
+                        &self.out,
+                        "info string Agent net waits for the Model option",
+                    );
+                }
             }
             "model" => {
-                let before = self.model.replace(value.to_string());
+                if self.net.as_ref().is_some_and(|(m, _)| m == value) {
+                    return Ok(());
+                }
+                // Loaded now, so that a bad file is reported at once and the old model stays.
+                self.load_model(value)?;
                 if self.agent == "net" {
-                    match self.make_searcher("net", self.hash_mb) {
-                        Ok(s) => self.searcher = Some(s),
-                        Err(e) => {
-                            self.model = before;
-                            return Err(e);
-                        }
-                    }
+                    self.searcher = self.make_searcher("net")?;
                 }
             }
             "visits" | "threads" => {
@@ -632,7 +657,7 @@ impl Session {
                         .ok_or_else(bad)?;
                 }
                 if self.agent != "alphabeta" {
-                    self.searcher = Some(self.make_searcher(&self.agent, self.hash_mb)?);
+                    self.searcher = self.make_searcher(&self.agent)?;
                 }
             }
             "hash" => {
@@ -646,12 +671,17 @@ impl Session {
                             format!("Hash '{value}' is not 1..{MAX_HASH_MB}"),
                         )
                     })?;
-                // Built before the old one goes, so a size that cannot be had changes nothing.
-                let searcher = self.make_searcher(&self.agent, mb).map_err(|e| UciError {
-                    reason: format!("{}; the table stays {} MiB", e.reason, self.hash_mb),
-                    ..e
-                })?;
-                self.searcher = Some(searcher);
+                // Only alpha-beta has a table. Built before the old one goes, so a size that
+                // cannot be had changes nothing.
+                if self.agent == "alphabeta" {
+                    let table = AlphaBeta::try_new(mb).map_err(|e| {
+                        err(
+                            "setoption",
+                            format!("Hash {mb}: {e}; the table stays {} MiB", self.hash_mb),
+                        )
+                    })?;
+                    self.searcher = Some(Box::new(AlphaBetaSearcher(table)));
+                }
                 self.hash_mb = mb;
             }
             "uci_variant" => {
@@ -676,7 +706,15 @@ impl Session {
 
     fn go(&mut self, params: GoParams) {
         let Some(mut searcher) = self.searcher.take() else {
-            say(&self.out, "info string error: no searcher");
+            // A GUI waits for `bestmove` after every `go`.
+            say(
+                &self.out,
+                &format!(
+                    "info string error: Agent {} has no searcher: set the Model option",
+                    self.agent
+                ),
+            );
+            say(&self.out, "bestmove (none)");
             return;
         };
         let game = self.game.clone();
@@ -727,10 +765,6 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if args.game != "xiangqi" {
         anyhow::bail!("uci: only xiangqi speaks UCI, not '{}'", args.game);
     }
-    // The range is checked by clap: this converts, it cannot clamp.
-    let hash = usize::try_from(args.hash).unwrap_or(MAX_HASH_MB);
-    let mut session = Session::new(Box::new(std::io::stdout()), hash)
-        .map_err(|e| anyhow::anyhow!("uci: --hash {}: {}", args.hash, e.reason))?;
     let default = GameKind::Xiangqi.default_config();
     let (doc, path) = match args.config {
         Some(p) => (config::load(&p)?, p),
@@ -739,20 +773,19 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         None => (serde_yaml::Value::Null, PathBuf::from("(defaults)")),
     };
     config::xiangqi_start(&doc, &path)?;
-    session = session.with_config(doc, path);
-    // The flags set the options' start values, as `setoption` would.
-    let settings = [
-        ("Visits", Some(args.visits.to_string())),
-        ("Model", args.model.clone()),
-        ("Agent", Some(args.agent.clone())),
-    ];
-    for (name, value) in settings {
-        if let Some(v) = value {
-            session
-                .set_option(name, &v)
-                .map_err(|e| anyhow::anyhow!("uci: --{}: {}", name.to_lowercase(), e.reason))
-                .context("starting the UCI session")?;
-        }
+    let start = Start {
+        // The range is checked by clap: this converts, it cannot clamp.
+        hash_mb: usize::try_from(args.hash).unwrap_or(MAX_HASH_MB),
+        agent: args.agent,
+        model: args.model,
+        visits: args.visits,
+        config: (doc, path),
+    };
+    let mut session = Session::open(Box::new(std::io::stdout()), start)
+        .map_err(|e| anyhow::anyhow!("uci: {}", e.reason))
+        .context("starting the UCI session (--agent, --model, --visits, --hash)")?;
+    if session.searcher.is_none() {
+        anyhow::bail!("uci: --agent net needs --model");
     }
     session.run(std::io::stdin().lock())
 }
