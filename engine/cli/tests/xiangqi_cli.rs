@@ -244,11 +244,16 @@ fn uci_plays_with_the_engine_tree_search() {
     let fen = "3k5/4R4/R8/9/9/9/9/9/9/4K4 w - - 0 1";
     uci.send(&format!("position fen {fen}"));
     uci.send("go nodes 400");
-    let line = uci.until("bestmove").last().unwrap().clone();
+    let lines = uci.until("bestmove");
+    let line = lines.last().unwrap().clone();
     let best = line.split_whitespace().nth(1).unwrap();
     let mut g = Xiangqi::from_fen(fen).unwrap();
     g.play(g.parse_action(best).unwrap()).unwrap();
     assert_eq!(g.outcome(), Some(Outcome::Win(Player::First)), "{line}");
+    assert!(
+        lines.iter().any(|l| l.contains("score mate 1 ")),
+        "{lines:?}"
+    );
     // Open-ended search until stop.
     uci.send("position startpos");
     uci.send("go infinite");

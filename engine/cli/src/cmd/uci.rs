@@ -23,9 +23,9 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 use clap::Args as ClapArgs;
 use games::xiangqi::fen::{format_move_with_base, parse_move_with_base};
-use games::xiangqi::search::{value_score, SearchInfo, SearchResult};
+use games::xiangqi::search::{value_score, SearchInfo, SearchResult, MATE};
 use games::xiangqi::{AlphaBeta, Move, SearchLimits, Xiangqi, MAX_HASH_MB, START_FEN};
-use games::{Agent, Game};
+use games::{Agent, Game, Outcome};
 use infer::Evaluator;
 use search::{Limit, MctsAgent};
 
@@ -330,7 +330,14 @@ impl UciSearcher for MctsSearcher {
             (best, self.agent.last_report(), self.agent.search())
         {
             let pv = thinkers::principal_variation(search, best);
-            result.score = value_score(search.root_value());
+            let mut after = game.clone();
+            after.play_unchecked(best);
+            result.score = if after.outcome() == Some(Outcome::Win(game.to_act())) {
+                // A win on the spot is a mate in one (or a rule win), as alpha-beta says it.
+                MATE - 1
+            } else {
+                value_score(search.root_value())
+            };
             result.depth = pv.len() as u32;
             result.nodes = report.playouts;
             info(&SearchInfo {
