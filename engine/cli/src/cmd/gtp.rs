@@ -813,14 +813,15 @@ mod tests {
         assert_eq!(s.handle("genmove b").as_deref(), Some("= pass\n\n"));
     }
 
-    fn searching(agent: AgentKind, model: Option<&str>) -> Session {
+    /// A session whose genmove is answered by a searching agent on a `size` board.
+    fn searching(agent: AgentKind, model: Option<&str>, size: usize, visits: u64) -> Session {
         let spec = GtpConfig {
             agent,
-            visits: 200,
+            visits,
             model: model.map(String::from),
             ..GtpConfig::default()
         };
-        let rules = GoRules::with_size(5);
+        let rules = GoRules::with_size(size);
         let start = GoState::new(rules.clone()).unwrap();
         let none = PathBuf::from("(defaults)");
         let (agent, only) = make_agent(&spec, &start, &serde_yaml::Value::Null, &none).unwrap();
@@ -832,7 +833,7 @@ mod tests {
     #[test]
     fn the_tree_search_answers_genmove_and_follows_the_game() {
         for (kind, model) in [(AgentKind::Mcts, None), (AgentKind::Net, Some("uniform"))] {
-            let mut s = searching(kind, model);
+            let mut s = searching(kind, model, 5, 200);
             for cmd in ["genmove b", "play w C3", "genmove b", "undo", "genmove b"] {
                 let reply = s.handle(cmd).unwrap();
                 assert!(reply.starts_with('='), "{kind:?} {cmd}: {reply}");
@@ -840,7 +841,7 @@ mod tests {
             assert_eq!(s.state.moves_since_start().len(), 3, "{kind:?}");
         }
         // A network plays the board size it was made for, and refuses others.
-        let mut s = searching(AgentKind::Net, Some("uniform"));
+        let mut s = searching(AgentKind::Net, Some("uniform"), 5, 200);
         assert_eq!(
             s.handle("boardsize 9").as_deref(),
             Some("? unacceptable size\n\n")
@@ -912,16 +913,7 @@ mod tests {
 
     #[test]
     fn a_timed_genmove_keeps_to_its_share() {
-        let spec = GtpConfig {
-            agent: AgentKind::Mcts,
-            visits: 100_000_000,
-            ..GtpConfig::default()
-        };
-        let rules = GoRules::with_size(9);
-        let start = GoState::new(rules.clone()).unwrap();
-        let none = PathBuf::from("(defaults)");
-        let (agent, _) = make_agent(&spec, &start, &serde_yaml::Value::Null, &none).unwrap();
-        let mut s = Session::new(rules, agent).unwrap();
+        let mut s = searching(AgentKind::Mcts, None, 9, 100_000_000);
         // Ten seconds sudden death: about 0.1 s a move, where the visits would take minutes.
         s.handle("time_settings 10 0 0");
         let t0 = std::time::Instant::now();
