@@ -108,11 +108,25 @@ const AGENT_TITLES = {
   random: "random moves",
 };
 
+// One request of the person's: the page is busy meanwhile, a refusal is shown, and the page is
+// drawn again after.
+async function request(fn) {
+  page.busy = true;
+  try {
+    await fn();
+  } catch (e) {
+    showError(e);
+  } finally {
+    page.busy = false;
+    render();
+    updateReady();
+  }
+}
+
 async function newGame() {
   if (page.busy) return;
   const old = page.session;
-  try {
-    page.busy = true;
+  await request(async () => {
     // A game the engine is thinking in is deleted by engineTurns once the answer is in.
     if (old && page.thinking !== old.id) await api("DELETE", `/api/sessions/${old.id}`).catch(() => {});
     const s = await api("POST", "/api/sessions", {
@@ -124,13 +138,7 @@ async function newGame() {
     });
     page.selected = null;
     show(s);
-  } catch (e) {
-    showError(e);
-  } finally {
-    page.busy = false;
-    render();
-    updateReady();
-  }
+  });
   await engineTurns();
 }
 
@@ -138,18 +146,9 @@ async function newGame() {
 
 async function play(action) {
   if (page.busy || !page.session || page.thinking === page.session.id) return;
-  page.busy = true;
   page.selected = null;
-  try {
-    show(await api("POST", `/api/sessions/${page.session.id}/play`, { action }));
-  } catch (e) {
-    showError(e);
-    render();
-  } finally {
-    page.busy = false;
-    render();
-    updateReady();
-  }
+  const id = page.session.id;
+  await request(async () => show(await api("POST", `/api/sessions/${id}/play`, { action })));
   await engineTurns();
 }
 
@@ -185,18 +184,12 @@ async function undo() {
     showError("The engine is thinking: undo after its move.");
     return;
   }
-  page.busy = true;
-  try {
-    const r = await api("POST", `/api/sessions/${page.session.id}/undo`);
+  const id = page.session.id;
+  await request(async () => {
+    const r = await api("POST", `/api/sessions/${id}/undo`);
     page.selected = null;
     show(r.session);
-  } catch (e) {
-    showError(e);
-  } finally {
-    page.busy = false;
-    render();
-    updateReady();
-  }
+  });
   await engineTurns();
 }
 
@@ -208,16 +201,7 @@ async function resign() {
     return;
   }
   if (!window.confirm("Resign this game?")) return;
-  page.busy = true;
-  try {
-    show(await api("POST", `/api/sessions/${s.id}/resign`));
-  } catch (e) {
-    showError(e);
-  } finally {
-    page.busy = false;
-    render();
-    updateReady();
-  }
+  await request(async () => show(await api("POST", `/api/sessions/${s.id}/resign`)));
 }
 
 // ---- state → page ----
