@@ -107,12 +107,11 @@ pub fn play_game<G: Game>(
     let mut state = start.clone();
     for n in 0..max_actions {
         if let Some(outcome) = state.outcome() {
-            let reason = state.end_reason().unwrap_or_default();
             return Ok(GameRecord {
                 outcome,
                 actions: n,
                 capped: false,
-                ending: reason.split(':').next().unwrap_or_default().to_string(),
+                ending: ending(&state),
             });
         }
         let agent: &mut dyn Agent<G> = match state.to_act() {
@@ -130,16 +129,21 @@ pub fn play_game<G: Game>(
         second.observe(&before, action)?;
     }
     let outcome = state.outcome();
-    let ending = match state.end_reason() {
-        Some(r) => r.split(':').next().unwrap_or_default().to_string(),
-        None => "the action cap".to_string(),
-    };
     Ok(GameRecord {
         outcome: outcome.unwrap_or(Outcome::Draw),
         actions: max_actions,
         capped: outcome.is_none(),
-        ending,
+        ending: ending(&state),
     })
+}
+
+/// The rule that ended `state`'s game, without the details after a colon; "the action cap"
+/// for a game still running.
+fn ending<G: Game>(state: &G) -> String {
+    match state.end_reason() {
+        Some(r) => r.split(':').next().unwrap_or_default().to_string(),
+        None => "the action cap".to_string(),
+    }
 }
 
 /// Plays `games` games between `a` and `b`, swapping colours every game (A is First in even

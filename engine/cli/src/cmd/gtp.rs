@@ -504,13 +504,12 @@ impl Session {
             }
             "time_left" => {
                 arity(3)?;
-                parse_color(args[0]).map_err(|_| {
+                let who = parse_color(args[0]).map_err(|_| {
                     format!(
                         "syntax error: invalid color {:?} (b, w, black, white)",
                         args[0]
                     )
                 })?;
-                let who = parse_color(args[0]).unwrap_or(Player::First);
                 let secs = parse_count("time", args[1])?;
                 let stones = parse_count("stones", args[2])?;
                 self.left[who.index()] = Some((f64::from(secs), stones));

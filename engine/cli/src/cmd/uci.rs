@@ -639,29 +639,21 @@ impl Session {
                     self.searcher = self.make_searcher("net")?;
                 }
             }
-            "visits" | "threads" => {
-                let bad = || {
-                    err(
-                        "setoption",
-                        format!("{name} '{value}' is not 1..{}", {
-                            if name.eq_ignore_ascii_case("visits") {
-                                MAX_VISITS
-                            } else {
-                                MAX_THREADS as u64
-                            }
-                        }),
-                    )
-                };
-                let n: u64 = value.parse().map_err(|_| bad())?;
-                if name.eq_ignore_ascii_case("visits") {
-                    self.visits = Some(n)
-                        .filter(|n| (1..=MAX_VISITS).contains(n))
-                        .ok_or_else(bad)?;
+            key @ ("visits" | "threads") => {
+                let max = if key == "visits" {
+                    MAX_VISITS
                 } else {
-                    self.threads = usize::try_from(n)
-                        .ok()
-                        .filter(|n| (1..=MAX_THREADS).contains(n))
-                        .ok_or_else(bad)?;
+                    MAX_THREADS as u64
+                };
+                let n = value
+                    .parse::<u64>()
+                    .ok()
+                    .filter(|n| (1..=max).contains(n))
+                    .ok_or_else(|| err("setoption", format!("{name} '{value}' is not 1..{max}")))?;
+                if key == "visits" {
+                    self.visits = n;
+                } else {
+                    self.threads = n as usize;
                 }
                 if self.agent != "alphabeta" {
                     self.searcher = self.make_searcher(&self.agent)?;

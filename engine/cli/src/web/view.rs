@@ -312,21 +312,15 @@ impl<G: WebGame> WebSession for WebMatch<G> {
     fn view(&self) -> SessionView {
         let state = self.game.state();
         let outcome = self.game.outcome().map(|o| {
-            let reason = self.game.end_reason(G::SIDES).unwrap_or_default();
-            let resigned = self.game.resigned().is_some();
-            match o {
-                Outcome::Win(p) => OutcomeView {
-                    winner: Some(player_key(p)),
-                    text: format!("{} wins", G::SIDES[p.index()]),
-                    reason,
-                    resigned,
-                },
-                Outcome::Draw => OutcomeView {
-                    winner: None,
-                    text: "draw".into(),
-                    reason,
-                    resigned,
-                },
+            let (winner, text) = match o {
+                Outcome::Win(p) => (Some(player_key(p)), format!("{} wins", G::SIDES[p.index()])),
+                Outcome::Draw => (None, "draw".into()),
+            };
+            OutcomeView {
+                winner,
+                text,
+                reason: self.game.end_reason(G::SIDES).unwrap_or_default(),
+                resigned: self.game.resigned().is_some(),
             }
         });
         // Replayed for what needs the state each action was played in: the last action's
