@@ -41,6 +41,9 @@ pub struct MctsSpec {
     pub c_puct: Option<f32>,
     /// Seed of the agent's randomness (`seed=N`).
     pub seed: Option<u64>,
+    /// Resign when the chosen move's searched value is below this (`resign=V`, −1 < V < 1);
+    /// never by default, so that match results count only games played out.
+    pub resign_below: Option<f32>,
 }
 
 impl Default for MctsSpec {
@@ -53,6 +56,7 @@ impl Default for MctsSpec {
             temperature: 0.0,
             c_puct: None,
             seed: None,
+            resign_below: None,
         }
     }
 }
@@ -95,9 +99,11 @@ impl AgentSpec {
         let mut seed = None;
         let allowed: &[&str] = match kind.trim() {
             "random" => &["seed"],
-            "mcts" => &["visits", "time", "threads", "temp", "cpuct", "seed"],
+            "mcts" => &[
+                "visits", "time", "threads", "temp", "cpuct", "seed", "resign",
+            ],
             "net" => &[
-                "model", "visits", "time", "threads", "batch", "temp", "cpuct", "seed",
+                "model", "visits", "time", "threads", "batch", "temp", "cpuct", "seed", "resign",
             ],
             "" => return Err(err(None, "no agent kind".into())),
             // Another kind: the game's own factory reads it (and names what is wrong).
@@ -162,6 +168,14 @@ impl AgentSpec {
                         return Err(bad("a positive number"));
                     }
                     mcts.c_puct = Some(c);
+                }
+                "resign" => {
+                    let r = v.parse::<f32>().map_err(|_| bad("a number"))?;
+                    // Values lie in [−1, 1]: −1 or less never resigns, 1 or more always would.
+                    if !(r > -1.0 && r < 1.0) {
+                        return Err(bad("a value between −1 and 1 (exclusive)"));
+                    }
+                    mcts.resign_below = Some(r);
                 }
                 "model" => {
                     if v.is_empty() {
@@ -298,6 +312,7 @@ fn mcts_config(name: &str, m: &MctsSpec, search: SearchConfig, run: RunOptions) 
         run,
         temperature: m.temperature,
         seed: m.seed.unwrap_or(0),
+        resign_below: m.resign_below,
     }
 }
 
@@ -346,6 +361,11 @@ mod tests {
         };
         assert_eq!(model, PathBuf::from("models/liuzhou/x.onnx"));
         assert_eq!((mcts.visits, mcts.batch), (Some(200), Some(64)));
+        assert_eq!(mcts.resign_below, None);
+        let AgentSpec::Mcts(m) = AgentSpec::parse("mcts:resign=-0.95").unwrap() else {
+            panic!("not mcts")
+        };
+        assert_eq!(m.resign_below, Some(-0.95));
     }
 
     #[test]
@@ -374,5 +394,13 @@ mod tests {
         assert!(AgentSpec::parse("mcts:threads=0").is_err());
         assert!(AgentSpec::parse("mcts:time=-1").is_err());
         assert!(AgentSpec::parse("mcts:temp=nan").is_err());
+        for bad in [
+            "mcts:resign=-1",
+            "mcts:resign=1",
+            "net:model=m.onnx,resign=x",
+        ] {
+            let e = AgentSpec::parse(bad).unwrap_err();
+            assert_eq!(e.key.as_deref(), Some("resign"), "{bad}");
+        }
     }
 }

@@ -6,9 +6,7 @@ use std::sync::Arc;
 
 use games::{Agent, AgentError, Game, RandomAgent};
 use infer::Evaluator;
-use search::{
-    Limit, MctsAgent, MctsAgentConfig, RolloutEvaluator, RunOptions, Search, SearchConfig,
-};
+use search::{Limit, MctsAgent, MctsAgentConfig, RolloutEvaluator, RunOptions, SearchConfig};
 
 /// The agents a person can choose, by the name the CLI flags and the web API use: `mcts` is
 /// Monte Carlo tree search with random playouts, `net` the same search guided by a trained
@@ -33,10 +31,6 @@ pub const MAX_THREADS: usize = 256;
 /// expanded positions, many seconds of search.
 const PROTOCOL_NODES: usize = 1 << 24;
 
-/// Longest principal variation reported.
-const PV_MAX: usize = 12;
-/// Visits a move needs to extend the principal variation.
-const PV_MIN_VISITS: u32 = 2;
 /// Arena nodes allowed per visit: an expansion adds one node per legal action, so this bounds a
 /// session's tree (32 bytes a node) by its strength rather than by the search's default.
 const NODES_PER_VISIT: u64 = 128;
@@ -227,6 +221,7 @@ pub fn mcts_agent<G: Game>(
             run,
             temperature: 0.0,
             seed,
+            resign_below: None,
         },
         evaluator,
     )
@@ -261,7 +256,7 @@ impl<G: Game> Thinker<G> for Mcts<G> {
         thought.visits = Some(report.playouts);
         if let Some(search) = self.agent.search() {
             thought.value = Some(search.root_value());
-            thought.pv = principal_variation(search, action);
+            thought.pv = search.principal_variation(action);
         }
         Ok(thought)
     }
@@ -269,28 +264,6 @@ impl<G: Game> Thinker<G> for Mcts<G> {
     fn observe(&mut self, before: &G, action: G::Action) -> Result<(), AgentError> {
         self.agent.observe(before, action)
     }
-}
-
-/// The line a search expects after choosing `action` at its root: `action`, then the most
-/// visited child at each level, while that child was seen at least twice (once is a guess, not
-/// an expectation), at most `PV_MAX` actions.
-pub fn principal_variation<G: Game>(search: &Search<G>, action: G::Action) -> Vec<G::Action> {
-    let t = search.tree();
-    let mut pv = vec![action];
-    let mut node = t.children(t.root()).find(|&c| t.action(c) == action);
-    while let Some(n) = node {
-        if pv.len() >= PV_MAX || !t.is_expanded(n) {
-            break;
-        }
-        node = t
-            .children(n)
-            .max_by_key(|&c| t.stats(c).visits)
-            .filter(|&c| t.stats(c).visits >= PV_MIN_VISITS);
-        if let Some(c) = node {
-            pv.push(t.action(c));
-        }
-    }
-    pv
 }
 
 /// Why no thinker could be made.
@@ -422,7 +395,11 @@ pub mod tests {
         let v = th.value.unwrap();
         assert!((-1.0..=1.0).contains(&v), "{v}");
         assert_eq!(th.pv[0], th.action);
-        assert!(th.pv.len() >= 2 && th.pv.len() <= PV_MAX, "{:?}", th.pv);
+        assert!(
+            th.pv.len() >= 2 && th.pv.len() <= search::PV_MAX,
+            "{:?}",
+            th.pv
+        );
         // The line is playable from the position.
         let mut line = s.clone();
         for &a in &th.pv {

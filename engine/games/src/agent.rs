@@ -56,6 +56,13 @@ pub trait Agent<G: Game>: Send {
     /// Chooses an action for the player to act in `state`, which is not finished.
     fn select_action(&mut self, state: &G) -> Result<G::Action, AgentError>;
 
+    /// Chooses an action or resigns. Matches and protocol faces call this; by default an agent
+    /// never resigns and this is `select_action`. After a resignation nothing is observed: the
+    /// game is over.
+    fn decide(&mut self, state: &G) -> Result<Decision<G::Action>, AgentError> {
+        self.select_action(state).map(Decision::Play)
+    }
+
     /// A new game starts from `start`.
     fn new_game(&mut self, _start: &G) -> Result<(), AgentError> {
         Ok(())
@@ -83,6 +90,14 @@ pub trait Agent<G: Game>: Send {
     }
 }
 
+/// What an agent does on its turn.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Decision<A> {
+    Play(A),
+    /// Gives the game up: the opponent wins.
+    Resign,
+}
+
 /// An agent's account of its last decision.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Explanation<A> {
@@ -103,6 +118,10 @@ impl<G: Game> Agent<G> for Box<dyn Agent<G>> {
 
     fn select_action(&mut self, state: &G) -> Result<G::Action, AgentError> {
         (**self).select_action(state)
+    }
+
+    fn decide(&mut self, state: &G) -> Result<Decision<G::Action>, AgentError> {
+        (**self).decide(state)
     }
 
     fn new_game(&mut self, start: &G) -> Result<(), AgentError> {

@@ -4,7 +4,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
 
-use games::{Agent, AgentError, Game};
+use games::{Agent, AgentError, Decision, Explanation, Game};
 use infer::Evaluator;
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
@@ -24,6 +24,10 @@ pub struct MctsAgentConfig {
     /// Move choice: 0 plays the most visited child, > 0 samples ∝ visits^(1/temperature).
     pub temperature: f32,
     pub seed: u64,
+    /// Resign (in [`Agent::decide`]) when the searched value of the chosen action, for the
+    /// player to act, is below this; `None` never resigns. Forced moves are not searched and
+    /// never resign.
+    pub resign_below: Option<f32>,
 }
 
 /// Plays by MCTS with any evaluator: a network, a fake, or random playouts.
@@ -43,6 +47,8 @@ pub struct MctsAgent<G: Game> {
     move_time: Option<Duration>,
     /// A search filled the arena (said once: later searches would repeat it).
     warned_full: bool,
+    /// The action the last search chose (None when the last move needed no search).
+    chosen: Option<G::Action>,
 }
 
 impl<G: Game> MctsAgent<G> {
@@ -58,6 +64,7 @@ impl<G: Game> MctsAgent<G> {
             halt: None,
             move_time: None,
             warned_full: false,
+            chosen: None,
         }
     }
 
@@ -83,6 +90,16 @@ impl<G: Game> MctsAgent<G> {
             s.set_halt(flag.clone());
         }
         self.halt = flag;
+    }
+
+    /// The value below which [`Agent::decide`] resigns, if any.
+    pub fn resign_below(&self) -> Option<f32> {
+        self.config.resign_below
+    }
+
+    /// Changes when [`Agent::decide`] resigns (`None`: never).
+    pub fn set_resign_below(&mut self, below: Option<f32>) {
+        self.config.resign_below = below;
     }
 
     /// The report of the last search (None if the last move needed none).
@@ -125,6 +142,7 @@ impl<G: Game> Agent<G> for MctsAgent<G> {
         let mut actions = Vec::new();
         state.legal_actions(&mut actions);
         self.last = None;
+        self.chosen = None;
         match actions.len() {
             0 => return Err(self.error("no legal action")),
             // Nothing to think about (common in Liuzhou: one capture target, one step).
@@ -183,7 +201,35 @@ impl<G: Game> Agent<G> for MctsAgent<G> {
         let chosen = search
             .choose_action(self.config.temperature, &mut self.rng)
             .ok_or_else(|| self.error("the search found no action"))?;
+        self.chosen = Some(chosen);
         Ok(chosen)
+    }
+
+    fn decide(&mut self, state: &G) -> Result<Decision<G::Action>, AgentError> {
+        let action = self.select_action(state)?;
+        let hopeless = self
+            .resign_below()
+            .zip(self.explain().and_then(|e| e.value))
+            .is_some_and(|(below, value)| value < below);
+        Ok(if hopeless {
+            Decision::Resign
+        } else {
+            Decision::Play(action)
+        })
+    }
+
+    /// The chosen action's value (the root's before any visit), its line, and the playouts.
+    fn explain(&self) -> Option<Explanation<G::Action>> {
+        let (search, action, report) = (self.search.as_ref()?, self.chosen?, self.last?);
+        let chosen = search
+            .root_children()
+            .into_iter()
+            .find(|c| c.action == action && c.visits > 0);
+        Some(Explanation {
+            value: Some(chosen.map_or(search.root_value(), |c| c.q as f32)),
+            pv: search.principal_variation(action),
+            nodes: Some(report.playouts),
+        })
     }
 
     fn summary(&self) -> Option<String> {

@@ -28,5 +28,5 @@ pub use cache::EvalCache;
 pub use config::{Limit, RunOptions, SearchConfig};
 pub use rollout::RolloutEvaluator;
 pub use search::{
-    batched_round, ChildInfo, GatherCounts, LeafBatch, Search, SearchError, SearchReport,
+    batched_round, ChildInfo, GatherCounts, LeafBatch, Search, SearchError, SearchReport, PV_MAX,
 };

@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use games::{Agent, AgentError, Game, Outcome, Player};
+use games::{Agent, AgentError, Decision, Game, Outcome, Player};
 
 /// Why a match stopped.
 #[derive(Debug, thiserror::Error)]
@@ -94,8 +94,11 @@ pub struct GameRecord {
     pub ending: String,
 }
 
+/// The ending of a game an agent gave up.
+pub const RESIGNATION: &str = "resignation";
+
 /// Plays one game from `start`: `first` acts for `Player::First`, `second` for `Second`.
-/// A game still running after `max_actions` is scored a draw.
+/// A game still running after `max_actions` is scored a draw; an agent that resigns loses.
 pub fn play_game<G: Game>(
     start: &G,
     first: &mut dyn Agent<G>,
@@ -118,7 +121,17 @@ pub fn play_game<G: Game>(
             Player::First => &mut *first,
             Player::Second => &mut *second,
         };
-        let action = agent.select_action(&state)?;
+        let action = match agent.decide(&state)? {
+            Decision::Play(a) => a,
+            Decision::Resign => {
+                return Ok(GameRecord {
+                    outcome: Outcome::Win(state.to_act().opponent()),
+                    actions: n,
+                    capped: false,
+                    ending: RESIGNATION.to_string(),
+                })
+            }
+        };
         let before = state.clone();
         state.play(action).map_err(|e| MatchError::Illegal {
             agent: agent.name(),

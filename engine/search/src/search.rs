@@ -249,6 +249,9 @@ impl<G: Game> LeafBatch<G> {
     }
 }
 
+/// Longest principal variation [`Search::principal_variation`] gives.
+pub const PV_MAX: usize = 12;
+
 /// The search of one game.
 pub struct Search<G: Game> {
     state: G,
@@ -388,6 +391,28 @@ impl<G: Game> Search<G> {
         } else {
             -q
         }
+    }
+
+    /// The line the search expects after choosing `action` at the root: `action`, then the
+    /// most visited child at each level while that child was seen at least twice (once is a
+    /// guess, not an expectation), at most [`PV_MAX`] actions.
+    pub fn principal_variation(&self, action: G::Action) -> Vec<G::Action> {
+        let t = &self.tree;
+        let mut pv = vec![action];
+        let mut node = t.children(t.root()).find(|&c| t.action(c) == action);
+        while let Some(n) = node {
+            if pv.len() >= PV_MAX || !t.is_expanded(n) {
+                break;
+            }
+            node = t
+                .children(n)
+                .max_by_key(|&c| t.stats(c).visits)
+                .filter(|&c| t.stats(c).visits >= 2);
+            if let Some(c) = node {
+                pv.push(t.action(c));
+            }
+        }
+        pv
     }
 
     /// The root's children, by decreasing prior (empty before the root is expanded).

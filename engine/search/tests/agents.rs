@@ -6,10 +6,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use common::Mnk;
-use games::{Agent, Game, Player, RandomAgent};
+use games::{Agent, Decision, Game, Outcome, Player, RandomAgent};
 use infer::fake::FakeEvaluator;
 use infer::Evaluator;
-use search::matchplay::{play_game, play_match};
+use search::matchplay::{play_game, play_match, RESIGNATION};
 use search::{Limit, MctsAgent, MctsAgentConfig, RolloutEvaluator, RunOptions, SearchConfig};
 
 fn mcts(evaluator: Arc<dyn Evaluator<Mnk>>, limit: Limit, run: RunOptions) -> MctsAgent<Mnk> {
@@ -24,6 +24,7 @@ fn mcts(evaluator: Arc<dyn Evaluator<Mnk>>, limit: Limit, run: RunOptions) -> Mc
             run,
             temperature: 0.0,
             seed: 3,
+            resign_below: None,
         },
         evaluator,
     )
@@ -169,4 +170,27 @@ fn a_protocol_can_shorten_the_time_change_the_limit_and_halt_a_search() {
         a.last_report()
     );
     assert!(t0.elapsed() < Duration::from_secs(60));
+}
+
+#[test]
+fn a_lost_agent_resigns_below_its_threshold_and_the_match_scores_it() {
+    // X (First) threatens both the top row and the left column: O, to act, cannot block both.
+    let lost = Mnk::from_rows(3, 3, 3, "x.x .o. x.o", Player::Second);
+    let fake: Arc<dyn Evaluator<Mnk>> = Arc::new(FakeEvaluator::new(8));
+    let mut o = mcts(fake.clone(), Limit::visits(500), RunOptions::single(8));
+    // By default an agent plays on, and says how it sees its move.
+    assert!(matches!(o.decide(&lost).unwrap(), Decision::Play(_)));
+    let seen = o.explain().unwrap().value.unwrap();
+    assert!(seen < -0.9, "a lost position valued {seen}");
+    o.set_resign_below(Some(-0.5));
+    assert_eq!(o.decide(&lost).unwrap(), Decision::Resign);
+    let mut x = RandomAgent::new(1);
+    let record = play_game(&lost, &mut x, &mut o, 100).unwrap();
+    assert_eq!(record.outcome, Outcome::Win(Player::First));
+    assert_eq!((record.actions, record.ending.as_str()), (0, RESIGNATION));
+    // Where it still has a chance it plays.
+    let open = Mnk::tic_tac_toe();
+    let mut first = mcts(fake, Limit::visits(500), RunOptions::single(8));
+    first.set_resign_below(Some(-0.5));
+    assert!(matches!(first.decide(&open).unwrap(), Decision::Play(_)));
 }

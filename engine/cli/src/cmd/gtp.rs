@@ -12,7 +12,7 @@ use clap::{Args as ClapArgs, ValueEnum};
 use games::go::playout::estimate_score;
 use games::go::sgf::SgfGame;
 use games::go::{GoRules, GoState, Move, MoveCap, PlayoutAgent, Point, MAX_SIZE, MIN_SIZE};
-use games::{Agent, Game, Player, RandomAgent};
+use games::{Agent, Decision, Game, Player, RandomAgent};
 use serde::Deserialize;
 
 use super::GameKind;
@@ -71,6 +71,9 @@ pub struct GtpConfig {
     pub threads: usize,
     /// The ONNX model `net` plays with (or `uniform`, a network-free stand-in).
     pub model: Option<String>,
+    /// `mcts` and `net` answer `genmove` with `resign` when their chosen move's value is below
+    /// this (values lie in −1..=1; −1 never resigns).
+    pub resign_threshold: f32,
 }
 
 impl Default for GtpConfig {
@@ -81,6 +84,7 @@ impl Default for GtpConfig {
             visits: 800,
             threads: 1,
             model: None,
+            resign_threshold: -0.9,
         }
     }
 }
@@ -108,19 +112,19 @@ pub fn make_agent(
             thinkers::MAX_THREADS
         );
     }
+    let r = spec.resign_threshold;
+    if !(-1.0..1.0).contains(&r) {
+        anyhow::bail!("gtp.resign_threshold {r} is outside -1 (never resign) up to 1");
+    }
+    let resign_below = (r > -1.0).then_some(r);
     Ok(match spec.agent {
         AgentKind::Random => (Box::new(RandomAgent::new(spec.seed)), None),
         AgentKind::Playout => (Box::new(PlayoutAgent::new(spec.seed)), None),
-        AgentKind::Mcts => (
-            Box::new(thinkers::mcts_agent(
-                None,
-                spec.visits,
-                spec.threads,
-                spec.seed,
-                false,
-            )),
-            None,
-        ),
+        AgentKind::Mcts => {
+            let mut agent = thinkers::mcts_agent(None, spec.visits, spec.threads, spec.seed, false);
+            agent.set_resign_below(resign_below);
+            (Box::new(agent), None)
+        }
         AgentKind::Net => {
             let model = spec
                 .model
@@ -128,8 +132,9 @@ pub fn make_agent(
                 .context("agent net needs a model (gtp.model in the config, or --model)")?;
             let net = models::evaluator(start, model, doc, path)
                 .with_context(|| format!("gtp.model {model}"))?;
-            let agent =
+            let mut agent =
                 thinkers::mcts_agent(Some(net), spec.visits, spec.threads, spec.seed, false);
+            agent.set_resign_below(resign_below);
             // The network's input planes are one board size.
             (Box::new(agent), Some(start.size()))
         }
@@ -430,12 +435,13 @@ impl Session {
                 } else {
                     self.agent.set_move_time(self.move_time(who));
                     let t0 = std::time::Instant::now();
-                    let mv = self
-                        .agent
-                        .select_action(&before)
-                        .map_err(|e| e.to_string())?;
+                    let decision = self.agent.decide(&before).map_err(|e| e.to_string())?;
                     self.account(who, t0.elapsed());
-                    mv
+                    match decision {
+                        Decision::Play(mv) => mv,
+                        // The board stays as it is: the controller ends the game.
+                        Decision::Resign => return Ok("resign".into()),
+                    }
                 };
                 self.state
                     .play_as(who, mv)
@@ -827,6 +833,44 @@ mod tests {
         let mut s = Session::new(rules, agent).unwrap();
         s.only_size = only;
         s
+    }
+
+    #[test]
+    fn a_hopeless_search_resigns_unless_told_never_to() {
+        // White walls on the second and fourth lines of a 5 × 5 board: Black cannot live.
+        let walls: Vec<String> = ["2", "4"]
+            .iter()
+            .flat_map(|row| ["A", "B", "C", "D", "E"].map(|col| format!("play w {col}{row}")))
+            .collect();
+        let mut s = searching(AgentKind::Mcts, None, 5, 400);
+        for cmd in &walls {
+            assert_eq!(s.handle(cmd).as_deref(), Some("=\n\n"), "{cmd}");
+        }
+        assert_eq!(s.handle("genmove b").as_deref(), Some("= resign\n\n"));
+        // Resigning changes nothing on the board: the controller ends the game.
+        assert_eq!(s.state.moves_since_start().len(), 10);
+        let never = GtpConfig {
+            resign_threshold: -1.0,
+            ..GtpConfig::default()
+        };
+        let start = GoState::new(GoRules::with_size(5)).unwrap();
+        let none = PathBuf::from("(defaults)");
+        let (agent, _) = make_agent(&never, &start, &serde_yaml::Value::Null, &none).unwrap();
+        let mut s = Session::new(GoRules::with_size(5), agent).unwrap();
+        for cmd in &walls {
+            s.handle(cmd);
+        }
+        let reply = s.handle("genmove b").unwrap();
+        assert!(Move::parse_gtp(reply[2..].trim(), 5).is_ok(), "{reply}");
+        // Out of range: refused with the key's name.
+        let bad = GtpConfig {
+            resign_threshold: 1.0,
+            ..GtpConfig::default()
+        };
+        let e = make_agent(&bad, &start, &serde_yaml::Value::Null, &none)
+            .err()
+            .unwrap();
+        assert!(e.to_string().contains("gtp.resign_threshold"), "{e}");
     }
 
     #[test]

@@ -329,7 +329,7 @@ impl UciSearcher for MctsSearcher {
         if let (Some(best), Some(report), Some(search)) =
             (best, self.agent.last_report(), self.agent.search())
         {
-            let pv = thinkers::principal_variation(search, best);
+            let pv = search.principal_variation(best);
             let mut after = game.clone();
             after.play_unchecked(best);
             result.score = if after.outcome() == Some(Outcome::Win(game.to_act())) {

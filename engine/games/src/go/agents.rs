@@ -62,15 +62,14 @@ mod tests {
     use super::*;
     use std::time::Instant;
 
-    /// A GTP engine in a few lines of shell: answers everything with an empty success, passes
-    /// on `genmove`, or (with `hang`) stops answering there.
-    fn fake_engine(name: &str, hang: bool) -> String {
+    /// A GTP engine in a few lines of shell: answers everything with an empty success, and
+    /// `genmove` with `pass`, with `resign`, or (`hang`) not at all.
+    fn fake_engine(name: &str) -> String {
         let path = std::env::temp_dir().join(format!("fake_gtp_{}_{name}.sh", std::process::id()));
-        let genmove = if hang {
+        let genmove = match name {
             // exec: the process that hangs is the one killed, no orphan is left.
-            "exec sleep 30"
-        } else {
-            "printf '= pass\\n\\n'"
+            "hang" => "exec sleep 30".to_string(),
+            answer => format!("printf '= {answer}\\n\\n'"),
         };
         let script = format!(
             "while IFS= read -r line; do case \"$line\" in \
@@ -86,12 +85,21 @@ mod tests {
     #[test]
     fn a_gtp_engine_plays_and_a_hung_one_times_out() {
         let state = GoState::with_size(5);
-        let mut ok = agent_from_spec(&format!("gtp:cmd={}", fake_engine("ok", false))).unwrap();
+        let mut ok = agent_from_spec(&format!("gtp:cmd={}", fake_engine("pass"))).unwrap();
         assert_eq!(ok.name(), "fake");
         ok.new_game(&state).unwrap();
         assert_eq!(ok.select_action(&state).unwrap(), super::super::Move::Pass);
 
-        let cmd = fake_engine("hang", true);
+        // A resignation ends the game for matches; callers that cannot end one get a pass.
+        let mut quitter = agent_from_spec(&format!("gtp:cmd={}", fake_engine("resign"))).unwrap();
+        quitter.new_game(&state).unwrap();
+        assert_eq!(quitter.decide(&state).unwrap(), crate::Decision::Resign);
+        assert_eq!(
+            quitter.select_action(&state).unwrap(),
+            super::super::Move::Pass
+        );
+
+        let cmd = fake_engine("hang");
         let mut hung = agent_from_spec(&format!("gtp:cmd={cmd},timeout=0.3")).unwrap();
         hung.new_game(&state).unwrap();
         let asked = Instant::now();

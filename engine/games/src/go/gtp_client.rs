@@ -7,7 +7,7 @@ use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
 use super::{color_letter, GoState, Move};
-use crate::{Agent, AgentError, Game, Player};
+use crate::{Agent, AgentError, Decision, Game, Player};
 
 /// A failure talking to the external program.
 #[derive(Debug, thiserror::Error)]
@@ -239,7 +239,7 @@ impl Drop for GtpClient {
 }
 
 /// An external GTP engine as an [`Agent`]: it is told every move (`play`) and asked for its own
-/// (`genmove`). A `resign` answer is played as a pass, since agents cannot resign.
+/// (`genmove`). A `resign` answer is a resignation ([`Agent::decide`]).
 pub struct GtpAgent {
     client: GtpClient,
     name: String,
@@ -313,13 +313,25 @@ impl Agent<GoState> for GtpAgent {
         Ok(())
     }
 
+    /// For callers that cannot end a game early, a resignation is played as a pass (which the
+    /// engine is then told, since it did not play it).
     fn select_action(&mut self, state: &GoState) -> Result<Move, AgentError> {
+        match self.decide(state)? {
+            Decision::Play(mv) => Ok(mv),
+            Decision::Resign => Ok(Move::Pass),
+        }
+    }
+
+    fn decide(&mut self, state: &GoState) -> Result<Decision<Move>, AgentError> {
         let who = state.to_act();
-        let mv = self
+        self.own_move = None;
+        let Some(mv) = self
             .client
             .genmove(who, state.size())
             .map_err(|e| self.error(e))?
-            .unwrap_or(Move::Pass);
+        else {
+            return Ok(Decision::Resign);
+        };
         if !state.is_legal(mv) {
             return Err(self.error(format!(
                 "answered genmove with {}, illegal here",
@@ -327,7 +339,7 @@ impl Agent<GoState> for GtpAgent {
             )));
         }
         self.own_move = Some((who, mv));
-        Ok(mv)
+        Ok(Decision::Play(mv))
     }
 
     fn observe(&mut self, before: &GoState, action: Move) -> Result<(), AgentError> {
