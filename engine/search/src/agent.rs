@@ -218,15 +218,22 @@ impl<G: Game> Agent<G> for MctsAgent<G> {
         })
     }
 
-    /// The chosen action's value (the root's before any visit), its line, and the playouts.
+    /// The chosen action's value (exact when proven; the root's before any visit), its line,
+    /// and the playouts.
     fn explain(&self) -> Option<Explanation<G::Action>> {
         let (search, action, report) = (self.search.as_ref()?, self.chosen?, self.last?);
         let chosen = search
             .root_children()
             .into_iter()
             .find(|c| c.action == action && c.visits > 0);
+        let value = match chosen {
+            Some(c) => c
+                .proven
+                .map_or(c.q as f32, |o| o.value_for(search.state().to_act())),
+            None => search.root_value(),
+        };
         Some(Explanation {
-            value: Some(chosen.map_or(search.root_value(), |c| c.q as f32)),
+            value: Some(value),
             pv: search.principal_variation(action),
             nodes: Some(report.playouts),
         })

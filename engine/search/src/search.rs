@@ -21,7 +21,7 @@ use crate::batch::{evaluate_recorded, BatchReport, BatchStats, Batcher};
 use crate::cache::EvalCache;
 use crate::config::{Limit, RunOptions, SearchConfig};
 use crate::noise::dirichlet;
-use crate::tree::{status, terminal_outcome, CacheLine, Cursor, NodeStats, Puct, Tree};
+use crate::tree::{exact_outcome, status, CacheLine, Cursor, NodeStats, Puct, Tree};
 
 /// Why a search could not run.
 #[derive(Debug, thiserror::Error)]
@@ -74,6 +74,9 @@ pub struct ChildInfo<A> {
     pub q: f64,
     /// Prior after root noise.
     pub prior: f32,
+    /// The result with best play after this action, when the game ended there or the solver
+    /// proved it.
+    pub proven: Option<Outcome>,
 }
 
 /// Counters from gathering (and applying) leaves.
@@ -382,9 +385,13 @@ impl<G: Game> Search<G> {
         self.tree.stats(self.tree.root()).visits
     }
 
-    /// The root's mean value for its player to act, in [−1, 1].
+    /// The root's mean value for its player to act, in [−1, 1]; exactly 1, 0 or −1 once the
+    /// result is proven.
     pub fn root_value(&self) -> f32 {
         let root = self.tree.root();
+        if let Some(outcome) = self.tree.proven(root) {
+            return outcome.value_for(self.state.to_act());
+        }
         let q = self.tree.stats(root).q() as f32;
         if self.tree.mover(root) == self.state.to_act() {
             q
@@ -426,6 +433,7 @@ impl<G: Game> Search<G> {
                     visits: s.visits,
                     q: s.q(),
                     prior: s.prior,
+                    proven: t.proven(c),
                 }
             })
             .collect()
@@ -451,11 +459,18 @@ impl<G: Game> Search<G> {
 
     /// The most visited child (ties broken by value, then prior).
     pub fn best_action(&self) -> Option<G::Action> {
+        let me = self.state.to_act();
+        // A proven win first, a proven loss last, then the most visited.
+        let rank = |c: &ChildInfo<G::Action>| match c.proven {
+            Some(Outcome::Win(p)) if p == me => 2,
+            Some(Outcome::Win(_)) => 0,
+            _ => 1,
+        };
         self.root_children()
             .into_iter()
             .max_by(|a, b| {
-                (a.visits, a.q, a.prior)
-                    .partial_cmp(&(b.visits, b.q, b.prior))
+                (rank(a), a.visits, a.q, a.prior)
+                    .partial_cmp(&(rank(b), b.visits, b.q, b.prior))
                     .unwrap_or(std::cmp::Ordering::Equal)
             })
             .map(|c| c.action)
@@ -468,10 +483,11 @@ impl<G: Game> Search<G> {
         temperature: f32,
         rng: &mut R,
     ) -> Option<G::Action> {
-        if temperature <= 1e-3 {
+        let children = self.root_children();
+        let me = self.state.to_act();
+        if temperature <= 1e-3 || children.iter().any(|c| c.proven == Some(Outcome::Win(me))) {
             return self.best_action();
         }
-        let children = self.root_children();
         let max = children.iter().map(|c| c.visits).max()?;
         if max == 0 {
             return self.best_action();
@@ -532,6 +548,7 @@ impl<G: Game> Search<G> {
                     if let Some(outcome) = state.outcome() {
                         t.set_terminal(node, outcome);
                         t.backup(&batch.paths[path_start..], outcome.value_for(Player::First));
+                        t.prove_up(&batch.paths[path_start..]);
                         c.terminal += 1;
                         c.playouts += 1;
                         break;
@@ -582,9 +599,20 @@ impl<G: Game> Search<G> {
                     c.collisions += 1;
                     return;
                 }
+                s if status::has_children(s) => {
+                    // Proven: follow a line that carries the proof to the game's end, so the
+                    // playout's value is exact and every visit still ends at a leaf.
+                    let outcome = exact_outcome(s).expect("a proven status");
+                    let child = t.proof_child(node, outcome);
+                    t.add_in_flight(child);
+                    state.play_unchecked(t.action(child));
+                    batch.paths.push(child);
+                    node = child;
+                }
                 s => {
-                    let outcome: Outcome = terminal_outcome(s).expect("terminal status");
+                    let outcome: Outcome = exact_outcome(s).expect("terminal status");
                     t.backup(&batch.paths[path_start..], outcome.value_for(Player::First));
+                    t.prove_up(&batch.paths[path_start..]);
                     c.terminal += 1;
                     c.playouts += 1;
                     break;

@@ -47,6 +47,17 @@ pub(crate) mod status {
     pub const DRAW: u8 = 3;
     pub const FIRST_WON: u8 = 4;
     pub const SECOND_WON: u8 = 5;
+    /// Expanded, and the result with best play from here is proven (MCTS-solver): the children
+    /// stay published, and descents follow a proof line down to the game's end.
+    pub const PROVEN_DRAW: u8 = 6;
+    pub const PROVEN_FIRST_WON: u8 = 7;
+    pub const PROVEN_SECOND_WON: u8 = 8;
+
+    /// Whether a node in status `s` has published children.
+    #[inline]
+    pub fn has_children(s: u8) -> bool {
+        s == EXPANDED || s >= PROVEN_DRAW
+    }
 }
 
 /// One node: 32 bytes with an action of up to 4 bytes, aligned so that none straddles two
@@ -68,8 +79,8 @@ pub struct Node<A> {
     first_child: AtomicU32,
     /// Number of children; meaningful once `status` is EXPANDED (read after `Acquire`).
     num_children: AtomicU16,
-    /// See [`status`]. Only moves NEW → EXPANDING → EXPANDED or terminal, except EXPANDING →
-    /// NEW when the arena is full. Exactly one thread wins the NEW → EXPANDING exchange and owns
+    /// See [`status`]. Only moves NEW → EXPANDING → EXPANDED → proven, or EXPANDING →
+    /// terminal, except EXPANDING → NEW when the arena is full. Exactly one thread wins the NEW → EXPANDING exchange and owns
     /// the expansion.
     status: AtomicU8,
     /// `Player::index()` of the player who took `action` into this node. Written with `action`
@@ -222,19 +233,25 @@ impl<A: Copy> Tree<A> {
 
     /// Whether the node's children are published.
     pub fn is_expanded(&self, i: u32) -> bool {
-        self.status(i) == status::EXPANDED
+        status::has_children(self.status(i))
     }
 
-    /// The game's outcome at this node if it is a known terminal.
+    /// The game's outcome at this node if the game is over there.
     pub fn terminal(&self, i: u32) -> Option<Outcome> {
         terminal_outcome(self.status(i))
+    }
+
+    /// The result with best play from this node if it is known: the game is over there, or
+    /// the solver proved it.
+    pub fn proven(&self, i: u32) -> Option<Outcome> {
+        exact_outcome(self.status(i))
     }
 
     /// The node's children (empty unless expanded).
     #[inline]
     pub fn children(&self, i: u32) -> Range<u32> {
         let n = self.node(i);
-        if n.status.load(Acquire) != status::EXPANDED {
+        if !status::has_children(n.status.load(Acquire)) {
             return 0..0;
         }
         let first = n.first_child.load(Relaxed);
@@ -273,6 +290,73 @@ impl<A: Copy> Tree<A> {
             Outcome::Win(Player::Second) => status::SECOND_WON,
         };
         self.node(i).status.store(s, Release);
+    }
+
+    /// MCTS-solver, after a playout that ended at a game's end: walks `path` (root first) up
+    /// from its last node, proving each parent whose result its children now settle. A parent
+    /// is won for its player to act (`chooser`, the mover of its children) as soon as one child
+    /// is; otherwise it is settled once every child is, as a draw if one is a draw, else lost.
+    /// Stops at the first parent that is not settled or that another thread proved first.
+    pub(crate) fn prove_up(&self, path: &[u32]) {
+        for pair in path.windows(2).rev() {
+            let (parent, child) = (pair[0], pair[1]);
+            let Some(outcome) = self.proven(child) else {
+                return;
+            };
+            let chooser = self.mover(child);
+            let settled = if outcome == Outcome::Win(chooser) {
+                outcome
+            } else {
+                match self.settled_by_all_children(parent, chooser) {
+                    Some(o) => o,
+                    None => return,
+                }
+            };
+            let proven = match settled {
+                Outcome::Draw => status::PROVEN_DRAW,
+                Outcome::Win(Player::First) => status::PROVEN_FIRST_WON,
+                Outcome::Win(Player::Second) => status::PROVEN_SECOND_WON,
+            };
+            // Only an expanded node is proven; each is proven once.
+            if self
+                .node(parent)
+                .status
+                .compare_exchange(status::EXPANDED, proven, AcqRel, Acquire)
+                .is_err()
+            {
+                return;
+            }
+        }
+    }
+
+    /// The result of `parent` if every child's is known: the best of them for `chooser`.
+    fn settled_by_all_children(&self, parent: u32, chooser: Player) -> Option<Outcome> {
+        let mut draw = false;
+        for c in self.children(parent) {
+            match self.proven(c)? {
+                Outcome::Win(p) if p == chooser => return Some(Outcome::Win(p)),
+                Outcome::Draw => draw = true,
+                Outcome::Win(_) => {}
+            }
+        }
+        Some(if draw {
+            Outcome::Draw
+        } else {
+            Outcome::Win(chooser.opponent())
+        })
+    }
+
+    /// The child of proven node `i` that carries its proof: one whose result is `outcome`
+    /// (one exists by construction), so that a descent through proven nodes ends at a game's
+    /// end with exactly that result.
+    #[inline]
+    pub(crate) fn proof_child(&self, i: u32, outcome: Outcome) -> u32 {
+        let range = self.children(i);
+        let first = range.start;
+        range
+            .into_iter()
+            .find(|&c| self.proven(c) == Some(outcome))
+            .unwrap_or(first)
     }
 
     /// Gives a claimed node back unexpanded (evaluation failed, or the arena is full).
@@ -383,7 +467,9 @@ impl<A: Copy> Tree<A> {
                 w / n as f32
             };
             let score = q + explore * prior / (1 + n) as f32;
-            if score > best_score {
+            // A child proven lost for the chooser is never worth a descent (the status is on
+            // the line just read; it is looked at only for a would-be best).
+            if score > best_score && !loses(child.status.load(Relaxed), chooser) {
                 best_score = score;
                 best = c;
             }
@@ -451,8 +537,9 @@ impl<A: Copy> Tree<A> {
         while let Some((old, new)) = queue.pop_front() {
             let range = self.children(old);
             if range.is_empty() || len + range.len() > cap {
-                // Not expanded, or no room: the copy stays a leaf, to be evaluated again.
-                if self.status(old) == status::EXPANDED {
+                // Not expanded, or no room: the copy stays a leaf, to be evaluated again (a
+                // proof without its children to follow is dropped too).
+                if self.is_expanded(old) {
                     out.nodes[new as usize].status.store(status::NEW, Relaxed);
                 }
                 continue;
@@ -490,6 +577,22 @@ pub(crate) fn player_from(index: u8) -> Player {
         Player::First
     } else {
         Player::Second
+    }
+}
+
+/// Whether status `s` says the game is lost from here for `chooser` (who moved into the node).
+#[inline]
+fn loses(s: u8, chooser: Player) -> bool {
+    matches!(exact_outcome(s), Some(Outcome::Win(p)) if p != chooser)
+}
+
+/// The result of status `s` if it is a game's end or a proof.
+pub(crate) fn exact_outcome(s: u8) -> Option<Outcome> {
+    match s {
+        status::PROVEN_DRAW => Some(Outcome::Draw),
+        status::PROVEN_FIRST_WON => Some(Outcome::Win(Player::First)),
+        status::PROVEN_SECOND_WON => Some(Outcome::Win(Player::Second)),
+        _ => terminal_outcome(s),
     }
 }
 

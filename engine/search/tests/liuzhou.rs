@@ -2,7 +2,7 @@
 //! shape, then its captures). The search must back values up by each node's own player.
 
 use games::liuzhou::{Liuzhou, Rules};
-use games::{Game, Player};
+use games::{Game, Outcome, Player};
 use infer::fake::FakeEvaluator;
 use search::{Limit, RunOptions, Search, SearchConfig};
 
@@ -40,7 +40,17 @@ fn the_second_of_two_captures_is_seen_through() {
     s.run(&fake, Limit::visits(200), RunOptions::single(1))
         .unwrap();
     assert!(s.root_value() > 0.95, "root value {}", s.root_value());
-    for c in s.root_children() {
+    // The solver proves the win through the first capture it sees through and then follows
+    // that proof, so the other captures keep the one visit (the fake network's 0) they had.
+    // Any capture seen through is a proven win for Black, and valued as one.
+    assert_eq!(s.root_value(), 1.0);
+    let children = s.root_children();
+    assert!(children.iter().any(|c| c.proven.is_some()));
+    for c in children
+        .iter()
+        .filter(|c| c.proven.is_some() || c.visits > 1)
+    {
+        assert_eq!(c.proven, Some(Outcome::Win(Player::First)));
         assert!(c.q > 0.95, "a first capture valued {}", c.q);
     }
 }

@@ -313,3 +313,95 @@ fn many_trees_fill_one_batch() {
     s.advance(best).unwrap();
     assert!(s.root_visits() > 0);
 }
+
+/// Every node the solver marked proven, under `node` (whose state is `state`), has exactly
+/// the result exhaustive search gives it. Returns how many were checked.
+fn check_proofs<G: Game>(
+    t: &search::tree::Tree<G::Action>,
+    node: u32,
+    state: &G,
+    memo: &mut HashMap<u64, i8>,
+) -> usize {
+    let mut checked = 0;
+    if let Some(o) = t.proven(node) {
+        assert_eq!(
+            o.value_for(state.to_act()) as i8,
+            solve(state, memo),
+            "proof at {}",
+            state.to_text()
+        );
+        checked += 1;
+    }
+    for c in t.children(node) {
+        let mut next = state.clone();
+        next.play_unchecked(t.action(c));
+        checked += check_proofs(t, c, &next, memo);
+    }
+    checked
+}
+
+#[test]
+fn every_proof_of_the_solver_is_exact_on_one_thread_and_two() {
+    // (position, visits, whether the search should settle the root itself: a draw needs every
+    // line of its proof tree expanded, more than these searches make for the full boards).
+    let starts = [
+        (Mnk::tic_tac_toe(), 100_000, false),
+        (Mnk::new(4, 3, 3), 50_000, false),
+        (
+            Mnk::from_rows(3, 3, 3, "x.x .o. x.o", Player::Second),
+            2_000,
+            true,
+        ),
+        (
+            Mnk::from_rows(3, 3, 3, "xo. .x. ..o", Player::First),
+            5_000,
+            true,
+        ),
+        (
+            Mnk::from_rows(3, 3, 3, "x.. .o. ..x", Player::Second),
+            20_000,
+            true,
+        ),
+    ];
+    for threads in [1, 2] {
+        let run = RunOptions {
+            threads,
+            ..RunOptions::single(4)
+        };
+        for (start, visits, settled) in &starts {
+            // One table per board: the hash does not tell board sizes apart.
+            let mut memo = HashMap::new();
+            let fake = FakeEvaluator::new(4).seeded(5);
+            let mut s = Search::new(start.clone(), config(), 7);
+            s.run(&fake, Limit::visits(*visits), run).unwrap();
+            let t = s.tree();
+            let checked = check_proofs(t, t.root(), start, &mut memo);
+            assert!(checked > 0, "{}: nothing proven", start.to_text());
+            if *settled {
+                let exact = solve(start, &mut memo);
+                assert_eq!(s.root_value(), f32::from(exact), "{}", start.to_text());
+                let chosen = s.best_action().unwrap();
+                assert_eq!(
+                    action_value(start, chosen, start.to_act(), &mut memo),
+                    exact
+                );
+            }
+        }
+    }
+    // Turns that span several actions: BonusNim's take-2 keeps the turn.
+    let mut memo = HashMap::new();
+    for pile in 3..=13 {
+        let p = BonusNim {
+            pile,
+            to_act: Player::First,
+        };
+        let s = searched(p.clone(), 5_000, u64::from(pile));
+        let t = s.tree();
+        check_proofs(t, t.root(), &p, &mut memo);
+        assert_eq!(
+            s.root_value(),
+            f32::from(solve(&p, &mut memo)),
+            "pile {pile}"
+        );
+    }
+}
