@@ -400,9 +400,63 @@ impl<G: Game> Search<G> {
         }
     }
 
-    /// The line the search expects after choosing `action` at the root: `action`, then the
-    /// most visited child at each level while that child was seen at least twice (once is a
-    /// guess, not an expectation), at most [`PV_MAX`] actions.
+    /// The root's proven result (a win or a loss; `None` for a draw or nothing proven) and the
+    /// actions to the game's end along the proof: the fewest the winner's proof needs, the
+    /// most the loser can hold out against it. The winner may have a shorter win the search
+    /// did not prove, so the count is one it can force, at most.
+    pub fn proven_result(&self) -> Option<(Outcome, u32)> {
+        let root = self.tree.root();
+        Some((self.tree.proven(root)?, self.proof_length(root)?))
+    }
+
+    /// The child of proven node `node` on its proof's line: the quickest proven win for the
+    /// winner, the longest defence for the loser. `None` for a draw, an unproven node or a
+    /// game's end.
+    fn proof_step(&self, node: u32) -> Option<u32> {
+        let t = &self.tree;
+        let outcome = t.proven(node)?;
+        let children = t.children(node);
+        let chooser = t.mover(children.clone().next()?);
+        let lengths = children.filter_map(|c| Some((self.proof_length(c)?, c)));
+        match outcome {
+            Outcome::Draw => None,
+            Outcome::Win(p) if p == chooser => lengths
+                .filter(|&(_, c)| t.proven(c) == Some(outcome))
+                .min_by_key(|&(n, _)| n)
+                .map(|(_, c)| c),
+            Outcome::Win(_) => lengths.max_by_key(|&(n, _)| n).map(|(_, c)| c),
+        }
+    }
+
+    /// Actions from proven node `node` to the game's end; see [`Search::proven_result`].
+    fn proof_length(&self, node: u32) -> Option<u32> {
+        let t = &self.tree;
+        let outcome = t.proven(node)?;
+        let children = t.children(node);
+        if children.is_empty() {
+            // The game's end (a proven node always has its children).
+            return Some(0);
+        }
+        // Its children's mover is the player to act here (a Liuzhou turn may keep the move).
+        let chooser = t.mover(children.start);
+        let length = match outcome {
+            Outcome::Draw => None,
+            Outcome::Win(p) if p == chooser => children
+                .filter(|&c| t.proven(c) == Some(outcome))
+                .filter_map(|c| self.proof_length(c))
+                .min(),
+            // Lost: every child is a proven win for the opponent; the longest defence counts.
+            Outcome::Win(_) => children
+                .into_iter()
+                .try_fold(0, |most, c| Some(most.max(self.proof_length(c)?))),
+        };
+        length.map(|n| n + 1)
+    }
+
+    /// The line the search expects after choosing `action` at the root: `action`, then at each
+    /// level the proof's line where the result is proven, else the most visited child while
+    /// that child was seen at least twice (once is a guess, not an expectation), at most
+    /// [`PV_MAX`] actions.
     pub fn principal_variation(&self, action: G::Action) -> Vec<G::Action> {
         let t = &self.tree;
         let mut pv = vec![action];
@@ -411,10 +465,11 @@ impl<G: Game> Search<G> {
             if pv.len() >= PV_MAX || !t.is_expanded(n) {
                 break;
             }
-            node = t
-                .children(n)
-                .max_by_key(|&c| t.stats(c).visits)
-                .filter(|&c| t.stats(c).visits >= 2);
+            node = self.proof_step(n).or_else(|| {
+                t.children(n)
+                    .max_by_key(|&c| t.stats(c).visits)
+                    .filter(|&c| t.stats(c).visits >= 2)
+            });
             if let Some(c) = node {
                 pv.push(t.action(c));
             }
@@ -459,11 +514,15 @@ impl<G: Game> Search<G> {
 
     /// The most visited child (ties broken by value, then prior).
     pub fn best_action(&self) -> Option<G::Action> {
+        let t = &self.tree;
+        // A proven root plays its proof: the quickest win, or the longest defence.
+        if let Some(c) = self.proof_step(t.root()) {
+            return Some(t.action(c));
+        }
         let me = self.state.to_act();
-        // A proven win first, a proven loss last, then the most visited.
+        // Otherwise the most visited child, a proven loss only if nothing else is left.
         let rank = |c: &ChildInfo<G::Action>| match c.proven {
-            Some(Outcome::Win(p)) if p == me => 2,
-            Some(Outcome::Win(_)) => 0,
+            Some(Outcome::Win(p)) if p != me => 0,
             _ => 1,
         };
         self.root_children()
@@ -484,8 +543,7 @@ impl<G: Game> Search<G> {
         rng: &mut R,
     ) -> Option<G::Action> {
         let children = self.root_children();
-        let me = self.state.to_act();
-        if temperature <= 1e-3 || children.iter().any(|c| c.proven == Some(Outcome::Win(me))) {
+        if temperature <= 1e-3 || self.tree.proven(self.tree.root()).is_some() {
             return self.best_action();
         }
         let max = children.iter().map(|c| c.visits).max()?;

@@ -5,7 +5,7 @@ mod common;
 use std::collections::HashMap;
 
 use common::{action_value, solve, BonusNim, Mnk};
-use games::{Game, Player};
+use games::{Game, Outcome, Player};
 use infer::fake::FakeEvaluator;
 use search::{Limit, RunOptions, Search, SearchConfig};
 
@@ -388,6 +388,20 @@ fn every_proof_of_the_solver_is_exact_on_one_thread_and_two() {
             }
         }
     }
+    // O is lost in two actions whatever it does: the proof's line is the longest defence,
+    // and the principal variation follows it to the game's end.
+    let lost = Mnk::from_rows(3, 3, 3, "x.x .o. x.o", Player::Second);
+    let s = searched(lost.clone(), 2_000, 1);
+    assert_eq!(s.proven_result(), Some((Outcome::Win(Player::First), 2)));
+    let pv = s.principal_variation(s.best_action().unwrap());
+    let mut end = lost;
+    for &a in &pv {
+        end.play(a).unwrap();
+    }
+    assert_eq!(
+        (pv.len(), end.outcome()),
+        (2, Some(Outcome::Win(Player::First)))
+    );
     // Turns that span several actions: BonusNim's take-2 keeps the turn.
     let mut memo = HashMap::new();
     for pile in 3..=13 {

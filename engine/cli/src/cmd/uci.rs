@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 use clap::Args as ClapArgs;
 use games::xiangqi::fen::{format_move_with_base, parse_move_with_base};
-use games::xiangqi::search::{value_score, SearchInfo, SearchResult, MATE};
+use games::xiangqi::search::{value_score, SearchInfo, SearchResult, MATE, MAX_PLY};
 use games::xiangqi::{AlphaBeta, Move, SearchLimits, Xiangqi, MAX_HASH_MB, START_FEN};
 use games::{Agent, Game, Outcome};
 use infer::Evaluator;
@@ -332,11 +332,19 @@ impl UciSearcher for MctsSearcher {
             let pv = search.principal_variation(best);
             let mut after = game.clone();
             after.play_unchecked(best);
-            result.score = if after.outcome() == Some(Outcome::Win(game.to_act())) {
-                // A win on the spot is a mate in one (or a rule win), as alpha-beta says it.
-                MATE - 1
-            } else {
-                value_score(search.root_value())
+            result.score = match search.proven_result() {
+                // A proof to the game's end is a mate (or a rule win) in that many plies, as
+                // alpha-beta says it; plies beyond alpha-beta's reach stay a value.
+                Some((Outcome::Win(p), plies)) if (plies as usize) < MAX_PLY => {
+                    let mate = MATE - plies as i32;
+                    if p == game.to_act() {
+                        mate
+                    } else {
+                        -mate
+                    }
+                }
+                _ if after.outcome() == Some(Outcome::Win(game.to_act())) => MATE - 1,
+                _ => value_score(search.root_value()),
             };
             result.depth = pv.len() as u32;
             result.nodes = report.playouts;
@@ -871,6 +879,38 @@ mod tests {
         let second = s.search(&after, limits, false, &stop, &mut |_| {});
         assert_eq!(second.nodes, 200);
         assert_eq!(s.agent.search().unwrap().root_visits(), kept + 200);
+    }
+
+    #[test]
+    fn a_proven_tree_search_reports_a_mate_and_its_line() {
+        // Red mates in two (b2e2+ e9f9 a1f1#); the tree search proves a mate within a few
+        // moves and reports it as a mate, its line ending in the mate.
+        let fen = "4k4/9/9/9/9/9/9/1R7/R8/3K5 w - - 0 1";
+        let game = Xiangqi::from_fen(fen).unwrap();
+        let mut s = MctsSearcher {
+            agent: thinkers::mcts_agent(None, 20_000, 1, 1, true),
+            visits: 20_000,
+        };
+        let stop = Arc::new(AtomicBool::new(false));
+        let mut said = None;
+        let r = s.search(&game, SearchLimits::default(), false, &stop, &mut |i| {
+            said = Some(i.clone())
+        });
+        let info = said.unwrap();
+        let mate = info.mate_in().expect("a mate score");
+        assert!((2..=6).contains(&mate), "mate in {mate}");
+        assert_eq!(r.score, info.score);
+        let mut end = game.clone();
+        for &m in &info.pv {
+            end.play(m).unwrap();
+        }
+        assert_eq!(
+            end.outcome(),
+            Some(Outcome::Win(games::Player::First)),
+            "{:?}",
+            info.pv
+        );
+        assert_eq!(info.pv.len() as i32, 2 * mate - 1);
     }
 
     #[test]

@@ -20,7 +20,8 @@ pub const MATE: i32 = 30_000;
 /// A win by the perpetual-check rule (not a mate, but as final).
 pub const RULE_WIN: i32 = 25_000;
 const INF: i32 = 32_000;
-const MAX_PLY: usize = 128;
+/// Deepest ply alpha-beta reaches; mate scores count plies up to it.
+pub const MAX_PLY: usize = 128;
 
 /// The largest transposition table offered, in MiB: more than any game here fills, and few
 /// machines spare more.
