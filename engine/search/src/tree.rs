@@ -75,13 +75,14 @@ pub struct Node<A> {
     /// The prior probability (f32 bits). Written by the expanding thread before the parent's
     /// `status` is published; changed later only under `&mut Tree` (root noise).
     prior: AtomicU32,
-    /// First child's arena index; meaningful once `status` is EXPANDED (read after `Acquire`).
+    /// First child's arena index; meaningful once `status` says the node has children
+    /// (EXPANDED or proven; read after `Acquire`).
     first_child: AtomicU32,
-    /// Number of children; meaningful once `status` is EXPANDED (read after `Acquire`).
+    /// Number of children; meaningful as `first_child` is.
     num_children: AtomicU16,
     /// See [`status`]. Only moves NEW → EXPANDING → EXPANDED → proven, or EXPANDING →
-    /// terminal, except EXPANDING → NEW when the arena is full. Exactly one thread wins the NEW → EXPANDING exchange and owns
-    /// the expansion.
+    /// terminal, except EXPANDING → NEW when the arena is full. Exactly one thread wins the
+    /// NEW → EXPANDING exchange and owns the expansion; one wins EXPANDED → proven.
     status: AtomicU8,
     /// `Player::index()` of the player who took `action` into this node. Written with `action`
     /// before publication, never changed afterwards.
