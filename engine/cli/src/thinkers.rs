@@ -31,9 +31,12 @@ pub const MAX_THREADS: usize = 256;
 /// expanded positions, many seconds of search.
 const PROTOCOL_NODES: usize = 1 << 24;
 
-/// Arena nodes allowed per visit: an expansion adds one node per legal action, so this bounds a
-/// session's tree (32 bytes a node) by its strength rather than by the search's default.
-const NODES_PER_VISIT: u64 = 128;
+/// Arena nodes allowed per visit: an expansion adds one node per legal action (362 on 19 × 19),
+/// and the subtree kept from the moves before can hold as many again, so twice the largest
+/// expansion. This bounds a session's tree (32 bytes a node) by its strength rather than by the
+/// search's default; pages are touched only as used, so games with fewer actions use less.
+/// (At 128, the browser test's 9 × 9 game at 100 visits filled its arena.)
+const NODES_PER_VISIT: u64 = 768;
 
 /// What the engine decided, with the search's figures when the agent has them.
 #[derive(Clone, Debug)]
