@@ -131,7 +131,7 @@ pub fn make_agent(
                 .as_deref()
                 .context("agent net needs a model (gtp.model in the config, or --model)")?;
             let net = models::evaluator(start, model, doc, path)
-                .with_context(|| format!("gtp.model {model}"))?;
+                .with_context(|| format!("model {model} (gtp.model or --model)"))?;
             let mut agent =
                 thinkers::mcts_agent(Some(net), spec.visits, spec.threads, spec.seed, false);
             agent.set_resign_below(resign_below);
