@@ -211,6 +211,79 @@ fn uci_session_through_a_pipe() {
 }
 
 #[test]
+fn ucci_session_through_a_pipe() {
+    let mut ucci = Uci::start();
+    ucci.send("ucci");
+    let hello = ucci.until("ucciok");
+    // UCCI lists options without `name`, and offers millisecond clocks.
+    assert!(
+        hello
+            .iter()
+            .any(|l| l.starts_with("option hashsize type spin")),
+        "{hello:?}"
+    );
+    assert!(hello
+        .iter()
+        .any(|l| l == "option usemillisec type check default false"));
+    ucci.send("setoption hashsize 16");
+    ucci.send("setoption usemillisec true");
+    ucci.send("isready");
+    ucci.until("readyok");
+
+    // Red mates in two, first with b2e2+; banned, it finds the other mate, a1e1+, and
+    // reports a mate in three plies as UCCI engines do (10000 − 3).
+    let mate_in_two = "4k4/9/9/9/9/9/9/1R7/R8/3K5 w - - 0 1";
+    ucci.send(&format!("position fen {mate_in_two}"));
+    ucci.send("go depth 5");
+    assert_eq!(ucci.until("bestmove").last().unwrap(), "bestmove b2e2");
+    ucci.send(&format!("position fen {mate_in_two}"));
+    ucci.send("banmoves b2e2");
+    ucci.send("go time 5000 increment 0 opptime 5000 oppincrement 0");
+    let lines = ucci.until("bestmove");
+    assert_eq!(lines.last().unwrap(), "bestmove a1e1");
+    assert!(
+        lines.iter().any(|l| l.contains(" score 9997 ")),
+        "{lines:?}"
+    );
+    // A new position lifts the ban.
+    ucci.send(&format!("position fen {mate_in_two}"));
+    ucci.send("go depth 5");
+    assert_eq!(ucci.until("bestmove").last().unwrap(), "bestmove b2e2");
+
+    // The tree search keeps to the bans too; with every move banned there is none.
+    ucci.send("setoption agent mcts");
+    ucci.send(&format!("position fen {mate_in_two}"));
+    ucci.send("banmoves b2e2 a1e1");
+    ucci.send("go nodes 2000");
+    let best = ucci.until("bestmove").last().unwrap().clone();
+    assert!(
+        !["bestmove b2e2", "bestmove a1e1"].contains(&best.as_str()),
+        "{best}"
+    );
+    let only_move = "3k5/9/9/9/9/9/9/9/4A4/4K4 b - - 0 1";
+    ucci.send(&format!("position fen {only_move}"));
+    let mut legal = Vec::new();
+    Xiangqi::from_fen(only_move)
+        .unwrap()
+        .legal_actions(&mut legal);
+    let all: Vec<String> = legal.iter().map(|m| m.to_string()).collect();
+    ucci.send(&format!("banmoves {}", all.join(" ")));
+    ucci.send("go nodes 100");
+    assert_eq!(ucci.until("nobestmove").last().unwrap(), "nobestmove");
+
+    // A ban that is not a legal move is refused and the session goes on.
+    ucci.send("banmoves a0a9");
+    assert!(ucci
+        .until("info string error")
+        .last()
+        .unwrap()
+        .contains("a0a9"));
+    ucci.send("quit");
+    assert_eq!(ucci.until("bye").last().unwrap(), "bye");
+    assert!(ucci.child.wait().unwrap().success());
+}
+
+#[test]
 fn uci_plays_with_the_engine_tree_search() {
     let mut uci = Uci::start();
     // The network agent waits for its model (GUIs send options in any order); `go` before

@@ -12,6 +12,14 @@
 //! search), `Hash` (MiB, 1 to 4096, alpha-beta's table), `UCI_Variant` (xiangqi),
 //! `UCI_RankBase` (0 or 1). A bad line (a line that is not UTF-8 too) is answered with
 //! `info string error: …` and ignored: a GUI session survives it.
+//!
+//! The same session speaks UCCI, the Chinese engine protocol, when the GUI opens with `ucci`
+//! instead of `uci`: options are listed and set without `name`/`value` (`setoption hashsize
+//! 64`, plus `usemillisec`), `go` takes `time`/`increment`/`movestogo` for the side to move
+//! (seconds unless `usemillisec` is on; `opptime`, `oppincrement`, `oppmovestogo`, `draw` and
+//! `ponder` are read and ignored), `banmoves` forbids moves in the next search, scores are bare
+//! numbers (a mate in n plies is ±(10000 − n), as UCCI engines write it), a position with no
+//! move answers `nobestmove`, and `quit` is answered with `bye`.
 
 use std::io::{BufRead, Write};
 use std::path::PathBuf;
@@ -85,12 +93,20 @@ pub struct GoParams {
     pub inc: [u64; 2],
     pub movestogo: Option<u64>,
     pub infinite: bool,
+    /// UCCI: the side to move's time left and increment, in the session's unit (seconds, or
+    /// milliseconds with `usemillisec`).
+    pub own_time: Option<u64>,
+    pub own_inc: u64,
 }
 
 /// One parsed input line.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum UciCommand {
     Uci,
+    /// The UCCI handshake: the session speaks UCCI from here on.
+    Ucci,
+    /// UCCI: moves the next search must not play (as text, checked when applied).
+    BanMoves(Vec<String>),
     IsReady,
     NewGame,
     /// A start FEN and the moves after it (as text, checked when applied).
@@ -118,8 +134,10 @@ pub fn parse_command(line: &str) -> Result<UciCommand, UciError> {
     let rest = &tokens[1..];
     Ok(match head {
         "uci" => UciCommand::Uci,
+        "ucci" => UciCommand::Ucci,
+        "banmoves" => UciCommand::BanMoves(rest.iter().map(|m| m.to_string()).collect()),
         "isready" => UciCommand::IsReady,
-        "ucinewgame" => UciCommand::NewGame,
+        "ucinewgame" | "uccinewgame" => UciCommand::NewGame,
         "stop" => UciCommand::Stop,
         "quit" => UciCommand::Quit,
         "position" => parse_position(rest)?,
@@ -163,9 +181,10 @@ fn parse_go(rest: &[&str]) -> Result<GoParams, UciError> {
                 go.infinite = true;
                 continue;
             }
-            "ponder" => continue,
+            // UCCI's `draw` (the opponent offers one) is declined by playing on.
+            "ponder" | "draw" => continue,
             "depth" | "movetime" | "nodes" | "wtime" | "btime" | "winc" | "binc" | "movestogo"
-            | "mate" => {}
+            | "mate" | "time" | "increment" | "opptime" | "oppincrement" | "oppmovestogo" => {}
             // Before reading a value: an unknown word is not a parameter short of one.
             _ => return Err(err("go", format!("unknown parameter '{key}'"))),
         }
@@ -186,6 +205,10 @@ fn parse_go(rest: &[&str]) -> Result<GoParams, UciError> {
             "movestogo" => go.movestogo = Some(n),
             // `mate N` is read as a depth bound of 2N plies.
             "mate" => go.depth = Some(n.saturating_mul(2).min(u32::MAX as u64) as u32),
+            "time" => go.own_time = Some(n),
+            "increment" => go.own_inc = n,
+            // The opponent's clock does not change how long this move may take.
+            "opptime" | "oppincrement" | "oppmovestogo" => {}
             _ => unreachable!("checked above"),
         }
     }
@@ -193,8 +216,16 @@ fn parse_go(rest: &[&str]) -> Result<GoParams, UciError> {
 }
 
 fn parse_setoption(rest: &[&str]) -> Result<UciCommand, UciError> {
-    if rest.first() != Some(&"name") {
-        return Err(err("setoption", "expected 'name'"));
+    match rest.first() {
+        Some(&"name") => {}
+        None | Some(&"value") => return Err(err("setoption", "expected 'name'")),
+        // UCCI: `setoption NAME [VALUE…]`.
+        Some(&name) => {
+            return Ok(UciCommand::SetOption {
+                name: name.to_string(),
+                value: rest[1..].join(" "),
+            })
+        }
     }
     let value_at = rest.iter().position(|&t| t == "value");
     let name = rest[1..value_at.unwrap_or(rest.len())].join(" ");
@@ -208,6 +239,16 @@ fn parse_setoption(rest: &[&str]) -> Result<UciCommand, UciError> {
 }
 
 impl GoParams {
+    /// These parameters with UCCI's clock for the side to move (`side_index`) written as UCI's,
+    /// its unit being `unit_ms` milliseconds.
+    fn with_own_clock(mut self, side_index: usize, unit_ms: u64) -> GoParams {
+        if let Some(t) = self.own_time {
+            self.time[side_index] = Some(t.saturating_mul(unit_ms));
+            self.inc[side_index] = self.own_inc.saturating_mul(unit_ms);
+        }
+        self
+    }
+
     /// The search limits for the side to move. A clock gives a slice of the remaining time:
     /// a share of it (per move to go, else 1/30) plus most of the increment, never more than
     /// half of what is left.
@@ -241,12 +282,13 @@ pub trait UciSearcher: Send {
     /// The GUI set up `start` and `moves` after it: a searcher that keeps its tree follows.
     fn follow(&mut self, _start: &Xiangqi, _moves: &[Move]) {}
     /// Searches `game` within `limits` (until `stop` is set; `infinite`: only then), reporting
-    /// progress to `info`.
+    /// progress to `info`; never answers one of the `banned` moves (UCCI's `banmoves`).
     fn search(
         &mut self,
         game: &Xiangqi,
         limits: SearchLimits,
         infinite: bool,
+        banned: &[Move],
         stop: &Arc<AtomicBool>,
         info: &mut dyn FnMut(&SearchInfo),
     ) -> SearchResult;
@@ -263,10 +305,12 @@ impl UciSearcher for AlphaBetaSearcher {
         game: &Xiangqi,
         limits: SearchLimits,
         _infinite: bool,
+        banned: &[Move],
         stop: &Arc<AtomicBool>,
         info: &mut dyn FnMut(&SearchInfo),
     ) -> SearchResult {
         self.0.set_stop_handle(Arc::clone(stop));
+        self.0.set_excluded(banned);
         self.0.search(game, limits, |i| info(i))
     }
 }
@@ -298,6 +342,7 @@ impl UciSearcher for MctsSearcher {
         game: &Xiangqi,
         limits: SearchLimits,
         infinite: bool,
+        banned: &[Move],
         stop: &Arc<AtomicBool>,
         info: &mut dyn FnMut(&SearchInfo),
     ) -> SearchResult {
@@ -319,7 +364,32 @@ impl UciSearcher for MctsSearcher {
         self.agent.set_limit(limit);
         self.agent.set_halt(Some(Arc::clone(stop)));
         let start = Instant::now();
-        let best = self.agent.select_action(game).ok();
+        let chosen = self.agent.select_action(game).ok();
+        // A banned choice gives way to the most searched move that is not banned (or, with no
+        // tree, the first legal one); its own value is then the score.
+        let stand_in = chosen.filter(|m| banned.contains(m)).map(|_| {
+            let searched = self
+                .agent
+                .search()
+                .map(|s| s.root_children())
+                .unwrap_or_default();
+            let child = searched
+                .into_iter()
+                .filter(|c| !banned.contains(&c.action))
+                .max_by_key(|c| c.visits);
+            match child {
+                Some(c) => (Some(c.action), value_score(c.q as f32)),
+                None => (
+                    game.legal_moves()
+                        .as_slice()
+                        .iter()
+                        .copied()
+                        .find(|m| !banned.contains(m)),
+                    0,
+                ),
+            }
+        });
+        let best = stand_in.map_or(chosen, |(m, _)| m);
         let mut result = SearchResult {
             best,
             score: 0,
@@ -333,6 +403,7 @@ impl UciSearcher for MctsSearcher {
             let mut after = game.clone();
             after.play_unchecked(best);
             result.score = match search.proven_result() {
+                _ if stand_in.is_some() => stand_in.map_or(0, |(_, score)| score),
                 // A proof to the game's end is a mate (or a rule win) in that many plies, as
                 // alpha-beta says it; plies beyond alpha-beta's reach stay a value.
                 Some((Outcome::Win(p), plies)) if (plies as usize) < MAX_PLY => {
@@ -387,6 +458,49 @@ pub struct Session {
     threads: usize,
     /// The config whose `inference` section loads a model, and its path for messages.
     config: (serde_yaml::Value, PathBuf),
+    /// The protocol the GUI opened with.
+    dialect: Dialect,
+    /// UCCI's `usemillisec`: clock times in milliseconds rather than seconds.
+    millisec: bool,
+    /// UCCI's `banmoves` for the current position.
+    banned: Vec<Move>,
+}
+
+/// UCI, or UCCI (see the module's notes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Dialect {
+    Uci,
+    Ucci,
+}
+
+/// One option as the handshake lists it.
+struct OptionLine {
+    uci: &'static str,
+    ucci: &'static str,
+    kind: &'static str,
+    default: String,
+    range: Option<(u64, u64)>,
+    vars: &'static [&'static str],
+}
+
+impl OptionLine {
+    fn text(&self, dialect: Dialect) -> String {
+        let range = self
+            .range
+            .map(|(lo, hi)| format!(" min {lo} max {hi}"))
+            .unwrap_or_default();
+        let vars: String = self.vars.iter().map(|v| format!(" var {v}")).collect();
+        match dialect {
+            Dialect::Uci => format!(
+                "option name {} type {} default {}{range}{vars}",
+                self.uci, self.kind, self.default
+            ),
+            Dialect::Ucci => format!(
+                "option {} type {}{range}{vars} default {}",
+                self.ucci, self.kind, self.default
+            ),
+        }
+    }
 }
 
 /// How a session starts: the options' first values (the command line's flags).
@@ -416,6 +530,9 @@ impl Session {
             visits: start.visits,
             threads: 1,
             config: start.config,
+            dialect: Dialect::Uci,
+            millisec: false,
+            banned: Vec::new(),
         };
         if !(1..=MAX_VISITS).contains(&s.visits) {
             return Err(err(
@@ -482,7 +599,13 @@ impl Session {
                 continue;
             };
             match parse_command(line) {
-                Ok(UciCommand::Quit) => break,
+                Ok(UciCommand::Quit) => {
+                    self.finish_search(true);
+                    if self.dialect == Dialect::Ucci {
+                        say(&self.out, "bye");
+                    }
+                    return Ok(());
+                }
                 Ok(cmd) => {
                     if let Err(e) = self.handle(cmd) {
                         say(&self.out, &format!("info string error: {e}"));
@@ -512,57 +635,32 @@ impl Session {
     }
 
     fn handle(&mut self, cmd: UciCommand) -> Result<(), UciError> {
+        let cmd_is_ucci = cmd == UciCommand::Ucci;
         match cmd {
-            UciCommand::Uci => {
-                say(
-                    &self.out,
-                    &format!("id name xiangqi-engine ({})", self.agent),
-                );
-                say(&self.out, "id author the engine authors");
-                say(
-                    &self.out,
-                    &format!(
-                        "option name Agent type combo default {} var alphabeta var mcts var net",
-                        self.agent
-                    ),
-                );
-                say(
-                    &self.out,
-                    &format!(
-                        "option name Model type string default {}",
-                        self.net.as_ref().map_or("<empty>", |(m, _)| m.as_str())
-                    ),
-                );
-                say(
-                    &self.out,
-                    &format!(
-                        "option name Visits type spin default {} min 1 max {MAX_VISITS}",
-                        self.visits
-                    ),
-                );
-                say(
-                    &self.out,
-                    &format!(
-                        "option name Threads type spin default {} min 1 max {MAX_THREADS}",
-                        self.threads
-                    ),
-                );
-                say(
-                    &self.out,
-                    &format!(
-                        "option name Hash type spin default {} min 1 max {MAX_HASH_MB}",
-                        self.hash_mb
-                    ),
-                );
-                say(
-                    &self.out,
-                    "option name UCI_Variant type combo default xiangqi var xiangqi",
-                );
-                say(
-                    &self.out,
-                    "option name UCI_RankBase type spin default 0 min 0 max 1",
-                );
-                say(&self.out, "uciok");
+            UciCommand::Uci | UciCommand::Ucci => {
+                self.dialect = if cmd_is_ucci {
+                    Dialect::Ucci
+                } else {
+                    Dialect::Uci
+                };
+                self.handshake();
+            }
+            UciCommand::BanMoves(moves) => {
+                self.finish_search(true);
+                let mut banned = Vec::with_capacity(moves.len());
+                for (i, text) in moves.iter().enumerate() {
+                    let m = parse_move_with_base(text, self.rank_base)
+                        .ok()
+                        .filter(|&m| self.game.is_legal(m))
+                        .ok_or_else(|| {
+                            err(
+                                "banmoves",
+                                format!("move {} '{text}' is not legal here", i + 1),
+                            )
+                        })?;
+                    banned.push(m);
+                }
+                self.banned = banned;
             }
             UciCommand::IsReady => say(&self.out, "readyok"),
             UciCommand::NewGame => {
@@ -571,6 +669,7 @@ impl Session {
                     s.new_game();
                 }
                 self.game = Xiangqi::start();
+                self.banned.clear();
             }
             UciCommand::Position { fen, moves } => {
                 self.finish_search(true);
@@ -579,6 +678,8 @@ impl Session {
                     s.follow(&start, &played);
                 }
                 self.game = game;
+                // Bans hold for the position they were sent in.
+                self.banned.clear();
             }
             UciCommand::Go(params) => {
                 self.finish_search(true);
@@ -597,6 +698,98 @@ impl Session {
             }
         }
         Ok(())
+    }
+
+    /// Names the engine and lists its options in the session's dialect.
+    fn handshake(&self) {
+        say(
+            &self.out,
+            &format!("id name xiangqi-engine ({})", self.agent),
+        );
+        say(&self.out, "id author the engine authors");
+        let mut options = vec![
+            OptionLine {
+                uci: "Agent",
+                ucci: "agent",
+                kind: "combo",
+                default: self.agent.clone(),
+                range: None,
+                vars: &["alphabeta", "mcts", "net"],
+            },
+            OptionLine {
+                uci: "Model",
+                ucci: "model",
+                kind: "string",
+                default: self
+                    .net
+                    .as_ref()
+                    .map_or("<empty>".into(), |(m, _)| m.clone()),
+                range: None,
+                vars: &[],
+            },
+            OptionLine {
+                uci: "Visits",
+                ucci: "visits",
+                kind: "spin",
+                default: self.visits.to_string(),
+                range: Some((1, MAX_VISITS)),
+                vars: &[],
+            },
+            OptionLine {
+                uci: "Threads",
+                ucci: "threads",
+                kind: "spin",
+                default: self.threads.to_string(),
+                range: Some((1, MAX_THREADS as u64)),
+                vars: &[],
+            },
+            OptionLine {
+                uci: "Hash",
+                ucci: "hashsize",
+                kind: "spin",
+                default: self.hash_mb.to_string(),
+                range: Some((1, MAX_HASH_MB as u64)),
+                vars: &[],
+            },
+        ];
+        match self.dialect {
+            Dialect::Uci => {
+                options.push(OptionLine {
+                    uci: "UCI_Variant",
+                    ucci: "",
+                    kind: "combo",
+                    default: "xiangqi".into(),
+                    range: None,
+                    vars: &["xiangqi"],
+                });
+                options.push(OptionLine {
+                    uci: "UCI_RankBase",
+                    ucci: "",
+                    kind: "spin",
+                    default: "0".into(),
+                    range: Some((0, 1)),
+                    vars: &[],
+                });
+            }
+            Dialect::Ucci => options.push(OptionLine {
+                uci: "",
+                ucci: "usemillisec",
+                kind: "check",
+                default: self.millisec.to_string(),
+                range: None,
+                vars: &[],
+            }),
+        }
+        for o in &options {
+            say(&self.out, &o.text(self.dialect));
+        }
+        say(
+            &self.out,
+            match self.dialect {
+                Dialect::Uci => "uciok",
+                Dialect::Ucci => "ucciok",
+            },
+        );
     }
 
     /// The start position, the moves played from it, and the position they lead to.
@@ -667,7 +860,14 @@ impl Session {
                     self.searcher = self.make_searcher(&self.agent)?;
                 }
             }
-            "hash" => {
+            "usemillisec" => {
+                self.millisec = match value {
+                    "true" | "on" => true,
+                    "false" | "off" => false,
+                    _ => return Err(err("setoption", "usemillisec is true or false")),
+                };
+            }
+            "hash" | "hashsize" => {
                 let mb: usize = value
                     .parse()
                     .ok()
@@ -721,7 +921,13 @@ impl Session {
                     self.agent
                 ),
             );
-            say(&self.out, "bestmove (none)");
+            say(
+                &self.out,
+                match self.dialect {
+                    Dialect::Uci => "bestmove (none)",
+                    Dialect::Ucci => "nobestmove",
+                },
+            );
             return;
         };
         let game = self.game.clone();
@@ -729,13 +935,18 @@ impl Session {
         let stop = Arc::clone(&self.stop);
         stop.store(false, Ordering::Relaxed);
         let base = self.rank_base;
-        let limits = params.limits(game.to_act().index());
+        let side = game.to_act().index();
+        let unit_ms = if self.millisec { 1 } else { 1000 };
+        let limits = params.with_own_clock(side, unit_ms).limits(side);
         let infinite = params.infinite;
+        let dialect = self.dialect;
+        let banned = self.banned.clone();
         self.search = Some(std::thread::spawn(move || {
             let mut info = |i: &SearchInfo| {
-                let score = match i.mate_in() {
-                    Some(m) => format!("mate {m}"),
-                    None => format!("cp {}", i.score),
+                let score = match (dialect, i.mate_in()) {
+                    (Dialect::Uci, Some(m)) => format!("mate {m}"),
+                    (Dialect::Uci, None) => format!("cp {}", i.score),
+                    (Dialect::Ucci, _) => ucci_score(i.score).to_string(),
                 };
                 let ms = i.time.as_millis().max(1);
                 let pv: Vec<String> =
@@ -753,18 +964,29 @@ impl Session {
                     ),
                 );
             };
-            let result = searcher.search(&game, limits, infinite, &stop, &mut info);
+            let result = searcher.search(&game, limits, infinite, &banned, &stop, &mut info);
             // `go infinite` must not answer before `stop`.
             while infinite && !stop.load(Ordering::Relaxed) {
                 std::thread::sleep(Duration::from_millis(5));
             }
-            let best = result
-                .best
-                .map(|m| format_move_with_base(m, base))
-                .unwrap_or_else(|| "(none)".into());
-            say(&out, &format!("bestmove {best}"));
+            let line = match (result.best, dialect) {
+                (Some(m), _) => format!("bestmove {}", format_move_with_base(m, base)),
+                (None, Dialect::Uci) => "bestmove (none)".into(),
+                (None, Dialect::Ucci) => "nobestmove".into(),
+            };
+            say(&out, &line);
             searcher
         }));
+    }
+}
+
+/// A score as UCCI engines write it: a mate in n plies is ±(10000 − n); anything else is
+/// kept inside ±9000, below every mate.
+fn ucci_score(score: i32) -> i32 {
+    if score.abs() >= MATE - MAX_PLY as i32 {
+        score.signum() * (10_000 - (MATE - score.abs()))
+    } else {
+        score.clamp(-9_000, 9_000)
     }
 }
 
@@ -863,7 +1085,7 @@ mod tests {
         let start = Xiangqi::start();
         let stop = Arc::new(AtomicBool::new(false));
         let limits = SearchLimits::default();
-        let first = s.search(&start, limits, false, &stop, &mut |_| {});
+        let first = s.search(&start, limits, false, &[], &stop, &mut |_| {});
         let best = first.best.unwrap();
         assert_eq!(first.nodes, 200);
         // The GUI sends the game so far: our move and a reply.
@@ -876,7 +1098,7 @@ mod tests {
         assert_eq!(search.state().hash(), after.hash(), "the tree followed");
         // The subtree under the two moves was kept (when the search went there at all).
         let kept = search.root_visits();
-        let second = s.search(&after, limits, false, &stop, &mut |_| {});
+        let second = s.search(&after, limits, false, &[], &stop, &mut |_| {});
         assert_eq!(second.nodes, 200);
         assert_eq!(s.agent.search().unwrap().root_visits(), kept + 200);
     }
@@ -893,9 +1115,14 @@ mod tests {
         };
         let stop = Arc::new(AtomicBool::new(false));
         let mut said = None;
-        let r = s.search(&game, SearchLimits::default(), false, &stop, &mut |i| {
-            said = Some(i.clone())
-        });
+        let r = s.search(
+            &game,
+            SearchLimits::default(),
+            false,
+            &[],
+            &stop,
+            &mut |i| said = Some(i.clone()),
+        );
         let info = said.unwrap();
         let mate = info.mate_in().expect("a mate score");
         assert!((2..=6).contains(&mate), "mate in {mate}");
@@ -911,6 +1138,41 @@ mod tests {
             info.pv
         );
         assert_eq!(info.pv.len() as i32, 2 * mate - 1);
+    }
+
+    #[test]
+    fn reads_the_ucci_dialect() {
+        assert_eq!(parse_command("ucci").unwrap(), UciCommand::Ucci);
+        assert_eq!(parse_command("uccinewgame").unwrap(), UciCommand::NewGame);
+        assert_eq!(
+            parse_command("setoption usemillisec true").unwrap(),
+            UciCommand::SetOption {
+                name: "usemillisec".into(),
+                value: "true".into()
+            }
+        );
+        assert_eq!(
+            parse_command("banmoves h2e2 b0c2").unwrap(),
+            UciCommand::BanMoves(vec!["h2e2".into(), "b0c2".into()])
+        );
+        let UciCommand::Go(go) =
+            parse_command("go draw time 300 increment 5 opptime 200 oppincrement 5").unwrap()
+        else {
+            unreachable!()
+        };
+        assert_eq!((go.own_time, go.own_inc), (Some(300), 5));
+        // Seconds by default: 300 s with 5 s a move gives Black 10 s plus most of 5 s.
+        let limits = go.with_own_clock(1, 1000).limits(1);
+        assert_eq!(
+            limits.movetime,
+            Some(Duration::from_millis(300_000 / 30 + 3750 - 30))
+        );
+        assert!(parse_command("go time").is_err());
+        // Mates in plies as UCCI writes them; other scores stay below every mate.
+        assert_eq!(ucci_score(MATE - 3), 9997);
+        assert_eq!(ucci_score(-(MATE - 4)), -9996);
+        assert_eq!(ucci_score(25_000), 9000);
+        assert_eq!(ucci_score(-120), -120);
     }
 
     #[test]

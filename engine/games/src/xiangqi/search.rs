@@ -212,6 +212,8 @@ pub struct AlphaBeta {
     node_limit: Option<u64>,
     aborted: bool,
     stop: Arc<AtomicBool>,
+    /// Root moves the next searches must not play (UCCI's `banmoves`).
+    excluded: Vec<Move>,
 }
 
 /// A transposition table of about `bytes` (at least 1024 entries), or `None` when the memory
@@ -257,7 +259,14 @@ impl AlphaBeta {
             node_limit: None,
             aborted: false,
             stop: Arc::new(AtomicBool::new(false)),
+            excluded: Vec::new(),
         }
+    }
+
+    /// Root moves the searches to come must not play (empty: none); a position whose legal
+    /// moves are all excluded gets no best move.
+    pub fn set_excluded(&mut self, moves: &[Move]) {
+        self.excluded = moves.to_vec();
     }
 
     /// A flag that stops the running search when set (UCI `stop`). Whoever sets it clears it
@@ -296,7 +305,8 @@ impl AlphaBeta {
             *h /= 8;
         }
 
-        let root_moves = game.legal_moves();
+        let mut root_moves = game.legal_moves();
+        root_moves.retain(|m| !self.excluded.contains(&m));
         let mut result = SearchResult {
             best: root_moves.as_slice().first().copied(),
             score: 0,
@@ -324,7 +334,11 @@ impl AlphaBeta {
             if self.aborted && depth > 1 {
                 break;
             }
-            let pv = self.pv(&mut pos, depth as usize);
+            let mut pv = self.pv(&mut pos, depth as usize);
+            // The table's root move may be an excluded one left by an earlier search.
+            if pv.first().is_some_and(|m| self.excluded.contains(m)) {
+                pv.clear();
+            }
             if let Some(&m) = pv.first() {
                 result.best = Some(m);
             }
@@ -516,6 +530,12 @@ impl AlphaBeta {
         if list.is_empty() {
             // Checkmate and stalemate both lose.
             return -MATE + ply as i32;
+        }
+        if ply == 0 && !self.excluded.is_empty() {
+            list.retain(|m| !self.excluded.contains(&m));
+            if list.is_empty() {
+                return -MATE;
+            }
         }
         let mut scores = [0i32; 160];
         for (i, &m) in list.as_slice().iter().enumerate() {
@@ -871,6 +891,25 @@ mod tests {
         let g = Xiangqi::from_fen(fen).unwrap();
         let r = AlphaBeta::new(4).search(&g, limits, |_| {});
         (g.format_action(r.best.unwrap()), r)
+    }
+
+    #[test]
+    fn excluded_root_moves_are_never_chosen() {
+        // Mate in one by a7a9 (and a7d7); excluded, the search finds another move (and a table
+        // that still holds a7a9 from the first search does not bring it back).
+        let g = Xiangqi::from_fen("3k5/4R4/R8/9/9/9/9/9/9/4K4 w - - 0 1").unwrap();
+        let mut ab = AlphaBeta::new(4);
+        let mate = ab.search(&g, SearchLimits::depth(4), |_| {}).best.unwrap();
+        assert_eq!(g.format_action(mate), "a7a9");
+        ab.set_excluded(&[mate]);
+        let r = ab.search(&g, SearchLimits::depth(4), |_| {});
+        assert!(r.best.is_some_and(|m| m != mate), "{:?}", r.best);
+        let all = g.legal_moves();
+        ab.set_excluded(all.as_slice());
+        assert_eq!(ab.search(&g, SearchLimits::depth(3), |_| {}).best, None);
+        ab.set_excluded(&[]);
+        let r = ab.search(&g, SearchLimits::depth(4), |_| {});
+        assert!(r.best.is_some() && r.score == MATE - 1, "{r:?}");
     }
 
     #[test]
