@@ -635,16 +635,9 @@ impl Session {
     }
 
     fn handle(&mut self, cmd: UciCommand) -> Result<(), UciError> {
-        let cmd_is_ucci = cmd == UciCommand::Ucci;
         match cmd {
-            UciCommand::Uci | UciCommand::Ucci => {
-                self.dialect = if cmd_is_ucci {
-                    Dialect::Ucci
-                } else {
-                    Dialect::Uci
-                };
-                self.handshake();
-            }
+            UciCommand::Uci => self.handshake(Dialect::Uci),
+            UciCommand::Ucci => self.handshake(Dialect::Ucci),
             UciCommand::BanMoves(moves) => {
                 self.finish_search(true);
                 let mut banned = Vec::with_capacity(moves.len());
@@ -700,8 +693,9 @@ impl Session {
         Ok(())
     }
 
-    /// Names the engine and lists its options in the session's dialect.
-    fn handshake(&self) {
+    /// Speaks `dialect` from now on: names the engine and lists its options.
+    fn handshake(&mut self, dialect: Dialect) {
+        self.dialect = dialect;
         say(
             &self.out,
             &format!("id name xiangqi-engine ({})", self.agent),
