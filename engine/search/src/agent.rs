@@ -102,6 +102,23 @@ impl<G: Game> MctsAgent<G> {
         self.config.resign_below = below;
     }
 
+    /// The value of the action the last search chose, for the player who chose: exact when
+    /// proven, its mean otherwise, the root's before any visit. `None` when the last move
+    /// needed no search.
+    fn chosen_value(&self) -> Option<f32> {
+        let (search, action, _) = (self.search.as_ref()?, self.chosen?, self.last?);
+        let chosen = search
+            .root_children()
+            .into_iter()
+            .find(|c| c.action == action && c.visits > 0);
+        Some(match chosen {
+            Some(c) => c
+                .proven
+                .map_or(c.q as f32, |o| o.value_for(search.state().to_act())),
+            None => search.root_value(),
+        })
+    }
+
     /// The report of the last search (None if the last move needed none).
     pub fn last_report(&self) -> Option<&SearchReport> {
         self.last.as_ref()
@@ -207,10 +224,11 @@ impl<G: Game> Agent<G> for MctsAgent<G> {
 
     fn decide(&mut self, state: &G) -> Result<Decision<G::Action>, AgentError> {
         let action = self.select_action(state)?;
+        // The value is read only when a threshold asks for it: no work for agents that never
+        // resign.
         let hopeless = self
             .resign_below()
-            .zip(self.explain().and_then(|e| e.value))
-            .is_some_and(|(below, value)| value < below);
+            .is_some_and(|below| self.chosen_value().is_some_and(|v| v < below));
         Ok(if hopeless {
             Decision::Resign
         } else {
@@ -218,22 +236,12 @@ impl<G: Game> Agent<G> for MctsAgent<G> {
         })
     }
 
-    /// The chosen action's value (exact when proven; the root's before any visit), its line,
-    /// and the playouts.
+    /// The chosen action's value (see [`MctsAgent::chosen_value`]), its line, and the
+    /// playouts.
     fn explain(&self) -> Option<Explanation<G::Action>> {
         let (search, action, report) = (self.search.as_ref()?, self.chosen?, self.last?);
-        let chosen = search
-            .root_children()
-            .into_iter()
-            .find(|c| c.action == action && c.visits > 0);
-        let value = match chosen {
-            Some(c) => c
-                .proven
-                .map_or(c.q as f32, |o| o.value_for(search.state().to_act())),
-            None => search.root_value(),
-        };
         Some(Explanation {
-            value: Some(value),
+            value: self.chosen_value(),
             pv: search.principal_variation(action),
             nodes: Some(report.playouts),
         })

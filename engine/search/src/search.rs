@@ -406,51 +406,41 @@ impl<G: Game> Search<G> {
     /// did not prove, so the count is one it can force, at most.
     pub fn proven_result(&self) -> Option<(Outcome, u32)> {
         let root = self.tree.root();
-        Some((self.tree.proven(root)?, self.proof_length(root)?))
+        Some((self.tree.proven(root)?, self.proof_line(root)?.0))
     }
 
-    /// The child of proven node `node` on its proof's line: the quickest proven win for the
-    /// winner, the longest defence for the loser. `None` for a draw, an unproven node or a
-    /// game's end.
+    /// The child of proven node `node` on its proof's line (see [`Search::proof_line`]).
     fn proof_step(&self, node: u32) -> Option<u32> {
-        let t = &self.tree;
-        let outcome = t.proven(node)?;
-        let children = t.children(node);
-        let chooser = t.mover(children.clone().next()?);
-        let lengths = children.filter_map(|c| Some((self.proof_length(c)?, c)));
-        match outcome {
-            Outcome::Draw => None,
-            Outcome::Win(p) if p == chooser => lengths
-                .filter(|&(_, c)| t.proven(c) == Some(outcome))
-                .min_by_key(|&(n, _)| n)
-                .map(|(_, c)| c),
-            Outcome::Win(_) => lengths.max_by_key(|&(n, _)| n).map(|(_, c)| c),
-        }
+        self.proof_line(node)?.1
     }
 
-    /// Actions from proven node `node` to the game's end; see [`Search::proven_result`].
-    fn proof_length(&self, node: u32) -> Option<u32> {
+    /// The line of proven node `node`'s proof: the actions from it to the game's end, and the
+    /// child the line goes through (`None` at the game's end). The winner takes its quickest
+    /// proven win, the loser its longest defence. `None` for a draw, an unproven node, or a
+    /// loss with a reply whose line is not known to the end.
+    fn proof_line(&self, node: u32) -> Option<(u32, Option<u32>)> {
         let t = &self.tree;
         let outcome = t.proven(node)?;
         let children = t.children(node);
         if children.is_empty() {
             // The game's end (a proven node always has its children).
-            return Some(0);
+            return Some((0, None));
         }
         // Its children's mover is the player to act here (a Liuzhou turn may keep the move).
         let chooser = t.mover(children.start);
-        let length = match outcome {
+        let through = |c: u32| self.proof_line(c).map(|(n, _)| (n + 1, Some(c)));
+        match outcome {
             Outcome::Draw => None,
             Outcome::Win(p) if p == chooser => children
                 .filter(|&c| t.proven(c) == Some(outcome))
-                .filter_map(|c| self.proof_length(c))
-                .min(),
+                .filter_map(through)
+                .min_by_key(|&(n, _)| n),
             // Lost: every child is a proven win for the opponent; the longest defence counts.
-            Outcome::Win(_) => children
-                .into_iter()
-                .try_fold(0, |most, c| Some(most.max(self.proof_length(c)?))),
-        };
-        length.map(|n| n + 1)
+            Outcome::Win(_) => children.into_iter().try_fold((0, None), |longest, c| {
+                let line = through(c)?;
+                Some(if line.0 > longest.0 { line } else { longest })
+            }),
+        }
     }
 
     /// The line the search expects after choosing `action` at the root: `action`, then at each
