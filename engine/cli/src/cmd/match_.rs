@@ -17,10 +17,10 @@ use crate::{config, models};
 
 /// Play a match between two agents, swapping colours every game.
 ///
-/// Agents: `random[:seed=N]`; `mcts[:visits=N,time=S,threads=N,temp=T,cpuct=C,seed=N]` (MCTS
-/// with random playouts, no network); `net:model=PATH[,visits=N,time=S,threads=N,batch=N,
-/// temp=T,cpuct=C,seed=N]` (MCTS with a network; `model=uniform` is a network-free
-/// stand-in with uniform priors and value 0).
+/// Agents: `random[:seed=N]`; `mcts[:visits=N,time=S,threads=N,temp=T,cpuct=C,seed=N,
+/// resign=V]` (MCTS with random playouts, no network); `net:model=PATH[,visits=N,time=S,
+/// threads=N,batch=N,temp=T,cpuct=C,seed=N,resign=V]` (MCTS with a network; `model=uniform` is
+/// a network-free stand-in with uniform priors and value 0).
 #[derive(ClapArgs)]
 pub struct Args {
     /// The game.
@@ -32,11 +32,13 @@ pub struct Args {
     config: Option<PathBuf>,
     /// The agent that plays first (Black; Red in Xiangqi) in the first game; results are given
     /// from its side. Agent specs: `random[:seed=N]`;
-    /// `mcts[:visits=N,time=S,threads=N,temp=T,cpuct=C,seed=N]` (random playouts, no network;
-    /// 800 visits by default); `net:model=PATH|uniform[,visits=N,time=S,threads=N,batch=N,
-    /// temp=T,cpuct=C,seed=N]` (with a network; 200 visits by default; `batch` leaves per
-    /// network call, by default about visits/12, at most the model's batch); and a game's own kinds
-    /// (Xiangqi: `alphabeta:…`, `fairy-stockfish:…`, `uci:cmd=…`; Go: `gtp:cmd=…[,timeout=S]`).
+    /// `mcts[:visits=N,time=S,threads=N,temp=T,cpuct=C,seed=N,resign=V]` (random playouts, no
+    /// network; 800 visits by default); `net:model=PATH|uniform[,visits=N,time=S,threads=N,
+    /// batch=N,temp=T,cpuct=C,seed=N,resign=V]` (with a network; 200 visits by default; `batch`
+    /// leaves per network call, by default about visits/12, at most the model's batch; `resign`
+    /// gives up when the chosen move's value is below V, never by default); and a game's own
+    /// kinds (Xiangqi: `alphabeta:…`, `fairy-stockfish:…`, `uci:cmd=…`; Go:
+    /// `gtp:cmd=…[,timeout=S]`, whose `resign` answers count as resignations).
     #[arg(long)]
     black: AgentSpec,
     /// The agent that plays second (White; Black in Xiangqi) in the first game (a spec as for

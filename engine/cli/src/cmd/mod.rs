@@ -43,7 +43,7 @@ enum Command {
     Train(train::Args),
     /// Speak GTP version 2 on stdin/stdout (Go).
     Gtp(gtp::Args),
-    /// Speak UCI on stdin/stdout (Xiangqi; ICCS moves with ranks 0–9).
+    /// Speak UCI, or UCCI after `ucci`, on stdin/stdout (Xiangqi; ICCS moves with ranks 0–9).
     Uci(uci::Args),
 }
 
