@@ -166,55 +166,8 @@ impl<G: Game> Agent<G> for MctsAgent<G> {
             1 => return Ok(actions[0]),
             _ => {}
         }
-        let seed = self.rng_seed();
-        let limit = self.limit();
-        let search = match &mut self.search {
-            // Usually the tree followed the game through `observe`: keep it.
-            Some(s) if s.state().hash() == state.hash() => s,
-            // Keep the arena and the cache (still valid: keyed by position).
-            Some(s) => {
-                s.reset(state.clone());
-                s
-            }
-            None => {
-                let mut s = Search::new(state.clone(), self.config.search.clone(), seed);
-                s.set_halt(self.halt.clone());
-                self.search.insert(s)
-            }
-        };
-        let report = search
-            .run(&*self.evaluator, limit, self.config.run)
-            .map_err(|e| AgentError {
-                agent: self.config.name.clone(),
-                reason: e.to_string(),
-            })?;
-        tracing::debug!(
-            agent = %self.config.name,
-            playouts = report.playouts,
-            playouts_per_s = report.playouts_per_second() as u64,
-            batch_fill = report.batches.fill(),
-            root_value = search.root_value(),
-            "searched"
-        );
-        if report.tree_full > 0 && !self.warned_full {
-            self.warned_full = true;
-            tracing::warn!(
-                agent = %self.config.name,
-                leaves = report.tree_full,
-                nodes = search.tree().capacity(),
-                "the search tree is full: later leaves are evaluated but not expanded, so more time adds little"
-            );
-        }
-        self.last = Some(report);
-        self.searches += 1;
-        let t = &mut self.total;
-        t.playouts += report.playouts;
-        t.terminal += report.terminal;
-        t.cache_hits += report.cache_hits;
-        t.collisions += report.collisions;
-        t.tree_full += report.tree_full;
-        t.elapsed += report.elapsed;
-        t.batches.merge(&report.batches);
+        self.search_from(state)?;
+        let search = self.search.as_ref().expect("search_from keeps its search");
         let chosen = search
             .choose_action(self.config.temperature, &mut self.rng)
             .ok_or_else(|| self.error("the search found no action"))?;
@@ -288,6 +241,75 @@ impl<G: Game> Agent<G> for MctsAgent<G> {
 }
 
 impl<G: Game> MctsAgent<G> {
+    /// Searches `state` under the agent's limit, as a move would (the tree kept from earlier
+    /// moves included), but chooses nothing: the search is returned for its figures
+    /// ([`Search::root_children`], [`Search::principal_variation`]). Unlike a move, a position
+    /// with one legal action is searched too.
+    pub fn analyse(&mut self, state: &G) -> Result<&Search<G>, AgentError> {
+        if state.outcome().is_some() {
+            return Err(self.error("the game is over"));
+        }
+        self.last = None;
+        self.chosen = None;
+        self.search_from(state)?;
+        Ok(self.search.as_ref().expect("search_from keeps its search"))
+    }
+
+    /// Runs one search from `state`, reusing the tree when it stands there, and records its
+    /// report.
+    fn search_from(&mut self, state: &G) -> Result<(), AgentError> {
+        let seed = self.rng_seed();
+        let limit = self.limit();
+        let search = match &mut self.search {
+            // Usually the tree followed the game through `observe`: keep it.
+            Some(s) if s.state().hash() == state.hash() => s,
+            // Keep the arena and the cache (still valid: keyed by position).
+            Some(s) => {
+                s.reset(state.clone());
+                s
+            }
+            None => {
+                let mut s = Search::new(state.clone(), self.config.search.clone(), seed);
+                s.set_halt(self.halt.clone());
+                self.search.insert(s)
+            }
+        };
+        let report = search
+            .run(&*self.evaluator, limit, self.config.run)
+            .map_err(|e| AgentError {
+                agent: self.config.name.clone(),
+                reason: e.to_string(),
+            })?;
+        tracing::debug!(
+            agent = %self.config.name,
+            playouts = report.playouts,
+            playouts_per_s = report.playouts_per_second() as u64,
+            batch_fill = report.batches.fill(),
+            root_value = search.root_value(),
+            "searched"
+        );
+        if report.tree_full > 0 && !self.warned_full {
+            self.warned_full = true;
+            tracing::warn!(
+                agent = %self.config.name,
+                leaves = report.tree_full,
+                nodes = search.tree().capacity(),
+                "the search tree is full: later leaves are evaluated but not expanded, so more time adds little"
+            );
+        }
+        self.last = Some(report);
+        self.searches += 1;
+        let t = &mut self.total;
+        t.playouts += report.playouts;
+        t.terminal += report.terminal;
+        t.cache_hits += report.cache_hits;
+        t.collisions += report.collisions;
+        t.tree_full += report.tree_full;
+        t.elapsed += report.elapsed;
+        t.batches.merge(&report.batches);
+        Ok(())
+    }
+
     fn rng_seed(&mut self) -> u64 {
         use rand::Rng;
         self.rng.gen()

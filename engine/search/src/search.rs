@@ -467,6 +467,15 @@ impl<G: Game> Search<G> {
         pv
     }
 
+    /// How many actions the proof after root action `action` takes to the game's end (0 when
+    /// the action ends it): the quickest proven win, or the longest defence of a proven loss.
+    /// `None` for a draw or a result not proven.
+    pub fn proof_length(&self, action: G::Action) -> Option<u32> {
+        let t = &self.tree;
+        let child = t.children(t.root()).find(|&c| t.action(c) == action)?;
+        self.proof_line(child).map(|(n, _)| n)
+    }
+
     /// The root's children, by decreasing prior (empty before the root is expanded).
     pub fn root_children(&self) -> Vec<ChildInfo<G::Action>> {
         let t = &self.tree;

@@ -194,3 +194,43 @@ fn a_lost_agent_resigns_below_its_threshold_and_the_match_scores_it() {
     first.set_resign_below(Some(-0.5));
     assert!(matches!(first.decide(&open).unwrap(), Decision::Play(_)));
 }
+
+#[test]
+fn analysis_searches_even_a_forced_position_and_keeps_the_tree_for_the_move() {
+    // X to act with one empty square left: a move needs no search, an analysis does one.
+    let forced = Mnk::from_rows(3, 3, 3, "xox xoo ox.", Player::First);
+    let mut a = mcts(
+        Arc::new(FakeEvaluator::new(8)),
+        Limit::visits(50),
+        RunOptions::single(8),
+    );
+    let search = a.analyse(&forced).unwrap();
+    let children = search.root_children();
+    assert_eq!(children.len(), 1);
+    assert!(children[0].visits >= 49, "{children:?}");
+    assert!(a.last_report().is_some_and(|r| r.playouts == 50));
+    // A move from the same position plays the one action without a report.
+    a.select_action(&forced).unwrap();
+    assert!(a.last_report().is_none());
+
+    // In an open position the analysis ranks; the move that follows reuses its tree.
+    let open = Mnk::tic_tac_toe();
+    let root_visits = a.analyse(&open).unwrap().root_visits();
+    assert_eq!(root_visits, 50);
+    a.select_action(&open).unwrap();
+    assert_eq!(a.search().unwrap().root_visits(), 100);
+
+    // A finished game is refused.
+    let mut done = Mnk::tic_tac_toe();
+    for i in [0, 3, 1, 4, 2] {
+        let mut actions = Vec::new();
+        done.legal_actions(&mut actions);
+        let a = actions
+            .into_iter()
+            .find(|&a| done.action_index(a) == i)
+            .unwrap();
+        done.play(a).unwrap();
+    }
+    assert!(done.outcome().is_some());
+    assert!(a.analyse(&done).is_err());
+}

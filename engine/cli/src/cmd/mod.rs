@@ -1,5 +1,6 @@
 //! The subcommands of `engine`, one file each.
 
+mod analyse;
 mod bench;
 mod gtp;
 mod match_;
@@ -31,6 +32,12 @@ enum Command {
     Perft(perft::Args),
     /// Measure rules, search and inference speed.
     Bench(bench::Args),
+    /// Search a position and list the candidate actions with their visits, values and lines.
+    ///
+    /// A value is the expected result for the player to act, from −1 (a loss) to +1 (a win);
+    /// `won N` and `lost N` mark results the MCTS-solver proved, N actions from the game's end.
+    #[command(visible_alias = "analyze")]
+    Analyse(analyse::Args),
     /// Play a game in the terminal.
     Play(play::Args),
     /// Play a match between two agents (wins/draws/losses with a confidence interval).
@@ -52,6 +59,7 @@ impl Cli {
         match self.command {
             Command::Perft(args) => perft::run(args),
             Command::Bench(args) => bench::run(args),
+            Command::Analyse(args) => analyse::run(args),
             Command::Play(args) => play::run(args),
             Command::Match(args) => match_::run(*args),
             Command::Serve(args) => serve::run(args),
