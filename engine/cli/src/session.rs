@@ -28,6 +28,8 @@ pub enum MatchError {
     Agent(#[from] AgentError),
     #[error("nobody to resign for: the engine plays both sides")]
     NoPerson,
+    #[error("nobody to give a hint to: the engine plays both sides")]
+    NoPersonToHelp,
 }
 
 /// The engine's last decision as the faces show it.
@@ -41,6 +43,16 @@ pub struct Evaluation {
     pub value_first: Option<f32>,
     /// The expected line in the game's notation, from the decision on.
     pub pv: Vec<String>,
+}
+
+/// What the engine would play in the person's place, and why.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Hint<A> {
+    pub action: A,
+    /// The action in the game's notation.
+    pub text: String,
+    /// The figures behind it, as for the engine's own moves.
+    pub evaluation: Evaluation,
 }
 
 /// One action of the game so far.
@@ -205,6 +217,27 @@ impl<G: Game> Match<G> {
         self.push(thought.action, true)?;
         self.evaluation = Some(evaluation);
         Ok(self.history.last().expect("just pushed"))
+    }
+
+    /// The engine thinks in the person's place, at its own strength, and says what it would
+    /// play; nothing is played. Blocks for as long as the agent thinks. The engine's tree
+    /// stays where it is, so the move that follows (the hint or another) keeps the search.
+    pub fn hint(&mut self) -> Result<Hint<G::Action>, MatchError> {
+        if self.outcome().is_some() {
+            return Err(MatchError::GameOver);
+        }
+        if self.human.is_none() {
+            return Err(MatchError::NoPersonToHelp);
+        }
+        if !self.human_to_act() {
+            return Err(MatchError::NotYourTurn);
+        }
+        let thought = self.thinker.think(&self.state)?;
+        Ok(Hint {
+            action: thought.action,
+            text: self.state.format_action(thought.action),
+            evaluation: self.describe(&thought),
+        })
     }
 
     /// Takes back the person's last action and every engine action after it. Returns how many

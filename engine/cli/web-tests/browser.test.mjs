@@ -145,6 +145,16 @@ async function liuzhou(page, base) {
   await page.hover('svg#board rect.hit[data-point="c3"]');
   check(await page.locator("svg#board g.ghost").count() === 1, "hover shows a ghost stone");
 
+  // A hint: the engine's choice for Black, ringed on the board and said in words; nothing played.
+  await page.click("#hint");
+  await ready(page);
+  const hinted = await page.evaluate(() => [...document.querySelectorAll("svg#board rect.hint")].map((r) => r.dataset.hint));
+  const hintText = await page.locator("#hint-text").textContent();
+  check(hinted.length === 1 && st.active.includes(hinted[0]), `the hint rings one legal point (${hinted})`);
+  check(hintText.startsWith(`Hint: ${hinted[0]}`) && /visits/.test(hintText), `the hint is said in words: ${hintText}`);
+  check(await page.locator("#history li").count() === 0, "a hint plays nothing");
+  await shot(page, "liuzhou-hint");
+
   let marks = 0;
   let placements = 0;
   let markShot = false;

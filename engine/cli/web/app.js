@@ -18,6 +18,7 @@ const page = {
   hover: null, // the point under the pointer
   busy: false, // a request of the person's is under way (new game, play, undo)
   thinking: null, // the id of the session whose engine move is awaited
+  hint: null, // {id, position, hint, eval}: the engine's choice in the person's place, until a move
   seed: undefined, // the engine's seed, from the URL
 };
 
@@ -82,6 +83,7 @@ async function init() {
   $("new-game").addEventListener("submit", (ev) => { ev.preventDefault(); newGame(); });
   $("undo").addEventListener("click", undo);
   $("resign").addEventListener("click", resign);
+  $("hint").addEventListener("click", hint);
   await newGame();
 }
 
@@ -204,6 +206,23 @@ async function resign() {
   await request(async () => show(await api("POST", `/api/sessions/${s.id}/resign`)));
 }
 
+// The engine thinks in the person's place; its choice is marked on the board until a move.
+async function hint() {
+  const s = page.session;
+  if (page.busy || !s || s.outcome || !s.human_to_act || page.thinking === s.id) return;
+  await request(async () => {
+    const r = await api("POST", `/api/sessions/${s.id}/hint`);
+    page.hint = { id: s.id, position: s.position, ...r };
+  });
+  renderSide();
+}
+
+// The hint, if it is for the position shown.
+function currentHint(s) {
+  const h = page.hint;
+  return h && s && h.id === s.id && h.position === s.position && s.human_to_act ? h : null;
+}
+
 // ---- state → page ----
 
 function show(s) {
@@ -289,6 +308,14 @@ function render() {
   if (s.last && s.last.to && at.has(s.last.to)) {
     const [x, y] = at.get(s.last.to);
     el("rect", { class: "last-move", x: x - S / 2 + 3, y: y - S / 2 + 3, width: S - 6, height: S - 6, rx: 6 }, svg);
+  }
+
+  // The hint: a dashed ring on the points it names (where from, and where to).
+  const h = currentHint(s);
+  for (const p of h ? [h.hint.from, h.hint.to] : []) {
+    if (!p || !at.has(p)) continue;
+    const [x, y] = at.get(p);
+    el("rect", { class: "hint", x: x - S / 2 + 5, y: y - S / 2 + 5, width: S - 10, height: S - 10, rx: 8, "data-hint": p }, svg);
   }
 
   // Targets and moves.
@@ -563,6 +590,21 @@ function renderSide() {
   hist.scrollTop = hist.scrollHeight;
   $("undo").disabled = !s.can_undo;
   $("resign").disabled = !!s.outcome || !s.human;
+  $("hint").disabled = !!s.outcome || !s.human_to_act;
+  // The hint in words, with the value for the person (the bar shows the first player's).
+  const h = currentHint(s);
+  const ht = $("hint-text");
+  if (h) {
+    const v = h.eval.value_first;
+    const mine = v === null || v === undefined ? null : s.human === "first" ? v : -v;
+    ht.textContent = `Hint: ${h.hint.action}` +
+      (mine === null ? "" : ` · you ${(100 * (mine + 1) / 2).toFixed(0)}%`) +
+      (h.eval.visits ? ` · ${h.eval.visits} visits` : "") +
+      (h.eval.nodes ? ` · ${h.eval.nodes} nodes` : "") +
+      (h.eval.pv.length > 1 ? ` · line ${h.eval.pv.join(" ")}` : "");
+  } else {
+    ht.textContent = "";
+  }
   $("record").href = `/api/sessions/${s.id}/record`;
   $("position").textContent = s.position;
 }

@@ -12,11 +12,12 @@
 //! | `POST /api/sessions/{id}/undo`   |                                       | `{undone, session}` |
 //! | `POST /api/sessions/{id}/engine` |                                       | `{played, session}` |
 //! | `POST /api/sessions/{id}/resign` |                                       | session (the engine wins) |
+//! | `POST /api/sessions/{id}/hint`   |                                       | `{hint, eval}`: the engine's choice in the person's place |
 //! | `GET /api/sessions/{id}/record`  |                                       | the game record as a file |
 //!
 //! A session is what [`view::SessionView`] shows. Every refusal is a 4xx with `{"error": reason}`:
 //! 400 malformed request or unknown game/side/agent, 404 unknown session, 409 not now (wrong
-//! turn, game over, nothing to undo, engine busy, nobody to resign for), 405 a method the path does not take, 413 body
+//! turn, game over, nothing to undo, engine busy, nobody to resign for or to hint to), 405 a method the path does not take, 413 body
 //! too large, 415 not JSON, 422 an action that cannot be read or is illegal. The engine thinks
 //! on tokio's blocking pool, at most `max_thinking` sessions at once (a random agent, which does
 //! not think, takes no slot).
@@ -51,8 +52,8 @@ use crate::session::{self, Match, MatchError};
 use crate::thinkers::{AgentSpec, AgentSpecError, AGENT_NAMES};
 use store::Store;
 use view::{
-    agents_for, build_thinker, default_agent, ActionView, Meta, SessionView, WebGame, WebMatch,
-    WebSession,
+    agents_for, build_thinker, default_agent, ActionView, HintView, Meta, SessionView, WebGame,
+    WebMatch, WebSession,
 };
 
 /// The `serve` section of a serve config. Every key is documented in `configs/serve.yaml`.
@@ -228,6 +229,7 @@ fn routes(app: AppState) -> Router {
         .route("/api/sessions/{id}/undo", post(undo))
         .route("/api/sessions/{id}/engine", post(engine))
         .route("/api/sessions/{id}/resign", post(resign))
+        .route("/api/sessions/{id}/hint", post(hint))
         .route("/api/sessions/{id}/record", get(record))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
@@ -276,6 +278,7 @@ impl From<MatchError> for ApiError {
             | MatchError::NotEngineTurn
             | MatchError::NothingToUndo
             | MatchError::NoPerson
+            | MatchError::NoPersonToHelp
             | MatchError::TooLong { .. } => StatusCode::CONFLICT,
             MatchError::Parse { .. } | MatchError::Illegal(_) => StatusCode::UNPROCESSABLE_ENTITY,
             MatchError::Agent(_) => StatusCode::INTERNAL_SERVER_ERROR,
@@ -597,8 +600,34 @@ async fn engine(
     State(app): State<AppState>,
     Path(id): Path<String>,
 ) -> Result<Json<EngineReply>, ApiError> {
-    let mut session = app.take(&id)?;
-    // An agent that does not think does not wait behind games that do.
+    let (played, view) = think(&app, &id, |session| {
+        let played = session.engine_move();
+        (played, session.view())
+    })
+    .await?;
+    Ok(Json(EngineReply {
+        played: played?,
+        session: view,
+    }))
+}
+
+/// The engine thinks in the person's place, as for its own moves.
+async fn hint(
+    State(app): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Json<HintView>, ApiError> {
+    Ok(Json(think(&app, &id, |session| session.hint()).await??))
+}
+
+/// Runs `work` (which makes the engine think) on session `id`: on the blocking pool, so the
+/// async workers keep answering other requests, holding one of the thinking slots unless the
+/// agent does not think (then it does not wait behind games that do).
+async fn think<T: Send + 'static>(
+    app: &AppState,
+    id: &str,
+    work: impl FnOnce(&mut Box<dyn WebSession>) -> T + Send + 'static,
+) -> Result<T, ApiError> {
+    let mut session = app.take(id)?;
     let permit =
         if session.moves_instantly() {
             None
@@ -607,16 +636,16 @@ async fn engine(
                 ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "server shutting down")
             })?)
         };
-    // The search runs on the blocking pool: the async workers keep answering other requests.
     let done = app.clone();
-    let (played, view) = tokio::task::spawn_blocking(move || {
+    let id = id.to_string();
+    tokio::task::spawn_blocking(move || {
         let _permit = permit;
-        let played = session.engine_move();
+        let result = work(&mut session);
         // Idle from now, not from the request's start: a think longer than `release_after_s`
         // must not lose its fresh tree to the next sweep. (Touched while the session is still
         // held, so no sweep sees it in between.)
         done.store.touch(&id);
-        (played, session.view())
+        result
     })
     .await
     .map_err(|e| {
@@ -624,11 +653,7 @@ async fn engine(
             StatusCode::INTERNAL_SERVER_ERROR,
             format!("the engine's thread failed: {e}"),
         )
-    })?;
-    Ok(Json(EngineReply {
-        played: played?,
-        session: view,
-    }))
+    })
 }
 
 async fn resign(

@@ -1046,3 +1046,75 @@ fn the_shipped_serve_config_reads_and_is_valid() {
     // Every key is spelled out in the file, so its values are the documented defaults.
     assert_eq!(cfg, Config::default());
 }
+
+#[tokio::test]
+async fn a_hint_is_the_engines_choice_in_the_persons_place_and_plays_nothing() {
+    let app = app();
+    for (game, agent) in [
+        ("liuzhou", "mcts"),
+        ("xiangqi", "alphabeta"),
+        ("go", "mcts"),
+    ] {
+        let s = new_game(
+            &app,
+            json!({"game": game, "side": "first", "agent": agent, "strength": 60}),
+        )
+        .await;
+        let base = format!("/api/sessions/{}", id(&s));
+        let r = send(&app, Method::POST, &format!("{base}/hint"), None).await;
+        assert_eq!(r.status, StatusCode::OK, "{game}: {}", r.text);
+        let h = r.json();
+        let action = h["hint"]["action"].as_str().unwrap().to_string();
+        assert!(
+            s["legal"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|l| l["action"] == action),
+            "{game}: hint {action} is not legal"
+        );
+        assert_eq!(h["eval"]["pv"][0], action.as_str(), "{game}: {h}");
+        assert!(
+            h["eval"]["visits"].is_u64() || h["eval"]["nodes"].is_u64(),
+            "{game}: {h}"
+        );
+        // Nothing was played: the person is still to act, and may follow the hint.
+        let now = send(&app, Method::GET, &base, None).await.json();
+        assert_eq!(now["history"].as_array().unwrap().len(), 0, "{game}");
+        assert_eq!(now["human_to_act"], true, "{game}");
+        let body = json!({ "action": action }).to_string();
+        let r = send(&app, Method::POST, &format!("{base}/play"), Some(&body)).await;
+        assert_eq!(r.status, StatusCode::OK, "{game}: {}", r.text);
+        // Now the engine is to act: no hint for the person.
+        let e = send(&app, Method::POST, &format!("{base}/hint"), None)
+            .await
+            .error(StatusCode::CONFLICT);
+        assert!(e.contains("not yours"), "{game}: {e}");
+    }
+    // No person, no hint; a finished game has none either.
+    let watch = new_game(
+        &app,
+        json!({"game": "go", "side": "none", "agent": "random"}),
+    )
+    .await;
+    let e = send(
+        &app,
+        Method::POST,
+        &format!("/api/sessions/{}/hint", id(&watch)),
+        None,
+    )
+    .await
+    .error(StatusCode::CONFLICT);
+    assert!(e.contains("nobody"), "{e}");
+    let s = new_game(
+        &app,
+        json!({"game": "go", "side": "black", "agent": "random"}),
+    )
+    .await;
+    let base = format!("/api/sessions/{}", id(&s));
+    send(&app, Method::POST, &format!("{base}/resign"), None).await;
+    let e = send(&app, Method::POST, &format!("{base}/hint"), None)
+        .await
+        .error(StatusCode::CONFLICT);
+    assert!(e.contains("over"), "{e}");
+}

@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use crate::thinkers::{available_agents, AgentSpec, AgentSpecError, Plain, Thinker};
 
-use crate::session::{result_tag, Match, MatchError, Played};
+use crate::session::{result_tag, Evaluation, Match, MatchError, Played};
 
 /// What a game adds to [`Game`] for the page: its board as cells, the points its actions touch,
 /// and its game record. One implementation per game, each in its own file of this module.
@@ -167,6 +167,26 @@ pub struct EvalView {
     pub pv: Vec<String>,
 }
 
+/// What the engine would play in the person's place (`POST …/hint`).
+#[derive(Clone, Debug, Serialize)]
+pub struct HintView {
+    /// The action, with the points to mark on the board.
+    pub hint: ActionView,
+    /// The search's figures for it (value for the first player, as in `eval`).
+    pub eval: EvalView,
+}
+
+impl From<&Evaluation> for EvalView {
+    fn from(e: &Evaluation) -> Self {
+        EvalView {
+            visits: e.visits,
+            nodes: e.nodes,
+            value_first: e.value_first,
+            pv: e.pv.clone(),
+        }
+    }
+}
+
 #[derive(Clone, Debug, Serialize)]
 pub struct OutcomeView {
     /// `first`, `second`, or null for a draw.
@@ -272,6 +292,8 @@ pub trait WebSession: Send {
     fn engine_move(&mut self) -> Result<ActionView, MatchError>;
     /// The person resigns.
     fn resign(&mut self) -> Result<(), MatchError>;
+    /// The engine thinks (blocking) in the person's place and says what it would play.
+    fn hint(&mut self) -> Result<HintView, MatchError>;
     /// Whether the engine's next move is too cheap to need one of the server's thinking slots.
     fn moves_instantly(&self) -> bool;
     /// Gives back the engine's memory kept between moves; whether there was any.
@@ -355,12 +377,7 @@ impl<G: WebGame> WebSession for WebMatch<G> {
             legal: self.legal(),
             history,
             last,
-            eval: self.game.evaluation().map(|e| EvalView {
-                visits: e.visits,
-                nodes: e.nodes,
-                value_first: e.value_first,
-                pv: e.pv.clone(),
-            }),
+            eval: self.game.evaluation().map(EvalView::from),
             can_undo: self.game.can_undo(),
         }
     }
@@ -395,6 +412,14 @@ impl<G: WebGame> WebSession for WebMatch<G> {
 
     fn resign(&mut self) -> Result<(), MatchError> {
         self.game.resign().map(|_| ())
+    }
+
+    fn hint(&mut self) -> Result<HintView, MatchError> {
+        let hint = self.game.hint()?;
+        Ok(HintView {
+            hint: Self::action_view(self.game.state(), hint.action),
+            eval: EvalView::from(&hint.evaluation),
+        })
     }
 
     fn moves_instantly(&self) -> bool {
