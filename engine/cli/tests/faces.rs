@@ -54,6 +54,22 @@ fn play_takes_actions_commands_and_bad_input() {
 }
 
 #[test]
+fn play_gives_a_hint_with_the_search_behind_it_and_plays_nothing() {
+    let (code, out) = play(
+        &["--human", "black", "--agent", "mcts", "--visits", "50"],
+        "hint\nquit\n",
+    );
+    assert_eq!(code, 0, "{out}");
+    let hint = out
+        .lines()
+        .find_map(|l| l.split("hint: ").nth(1))
+        .unwrap_or_else(|| panic!("no hint in {out}"));
+    assert!(hint.contains("(50 visits, Black "), "{hint}");
+    // Nothing was played.
+    assert!(out.contains("stopped; record so far: \n"), "{out}");
+}
+
+#[test]
 fn play_resign_ends_the_game_for_the_engine() {
     let (code, out) = play(
         &["--human", "white", "--agent", "random", "--seed", "3"],

@@ -10,7 +10,7 @@ use games::{Game, Player};
 use infer::Evaluator;
 
 use super::GameKind;
-use crate::session::{parse_side, result_tag, Match, MatchError};
+use crate::session::{parse_side, result_tag, Evaluation, Match, MatchError};
 use crate::thinkers::AgentSpec;
 use crate::web::view::{build_thinker, default_agent, WebGame};
 use crate::{config, models};
@@ -97,6 +97,7 @@ fn network<G: Game>(
 const HELP: &str = "\
 Type an action in the game's notation, or one of:
   legal   list the legal actions
+  hint    what the engine would play in your place
   undo    take back your last action and the engine's replies
   resign  give the game up
   help    this text
@@ -142,21 +143,9 @@ fn play_game<G: WebGame>(
             let played = game.engine_move()?;
             outln!("{side} (engine) plays {}", played.text)?;
             if let Some(e) = game.evaluation() {
-                let mut line = Vec::new();
-                if let Some(v) = e.visits {
-                    line.push(format!("{v} visits"));
-                }
-                if let Some(n) = e.nodes {
-                    line.push(format!("{n} nodes"));
-                }
-                if let Some(v) = e.value_first {
-                    line.push(format!("{} {:+.2}", G::SIDES[0], v));
-                }
-                if e.pv.len() > 1 {
-                    line.push(format!("pv {}", e.pv.join(" ")));
-                }
-                if !line.is_empty() {
-                    outln!("  ({})", line.join(", "))?;
+                let figures = figures::<G>(e);
+                if !figures.is_empty() {
+                    outln!(" {figures}")?;
                 }
             }
             continue;
@@ -185,6 +174,13 @@ fn play_game<G: WebGame>(
             }
             "legal" => {
                 outln!("{}", legal_list(game.state()))?;
+                show_board = false;
+            }
+            "hint" => {
+                match game.hint() {
+                    Ok(h) => outln!("hint: {}{}", h.text, figures::<G>(&h.evaluation))?,
+                    Err(e) => outln!("{e}")?,
+                }
                 show_board = false;
             }
             "resign" => {
@@ -219,6 +215,28 @@ fn play_game<G: WebGame>(
     let reason = game.end_reason(G::SIDES).unwrap_or_default();
     outln!("result: {result} ({}): {reason}", result_tag(outcome))?;
     outln!("actions: {}", record_line(&game))
+}
+
+/// A decision's figures in brackets (visits or nodes, value, line), or nothing.
+fn figures<G: WebGame>(e: &Evaluation) -> String {
+    let mut line = Vec::new();
+    if let Some(v) = e.visits {
+        line.push(format!("{v} visits"));
+    }
+    if let Some(n) = e.nodes {
+        line.push(format!("{n} nodes"));
+    }
+    if let Some(v) = e.value_first {
+        line.push(format!("{} {:+.2}", G::SIDES[0], v));
+    }
+    if e.pv.len() > 1 {
+        line.push(format!("pv {}", e.pv.join(" ")));
+    }
+    if line.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", line.join(", "))
+    }
 }
 
 fn side_text<G: WebGame>(human: Option<Player>) -> String {
