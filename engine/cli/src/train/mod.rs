@@ -207,6 +207,9 @@ pub fn run<G: Game>(start: &G, train: &TrainConfig, setup: &Setup<'_>) -> anyhow
         state.save(run_dir)?;
     }
 
+    // The best model's figures against the fixed opponents, as measured by this process:
+    // (model, vs random, vs pure MCTS).
+    let mut measured: Option<(u32, f64, f64)> = None;
     while state.iterations < train.iterations && elapsed(earlier) < limit {
         let i = state.iterations;
         let candidate = i + 1;
@@ -318,36 +321,46 @@ pub fn run<G: Game>(start: &G, train: &TrainConfig, setup: &Setup<'_>) -> anyhow
             }
         );
 
-        // 4. The best model against fixed opponents.
+        // 4. The best model against fixed opponents. The agents' seeds are fixed, so a best
+        //    model this run has measured already would replay the same games: its figures are
+        //    carried over (after a restart it is measured once more).
         let (_, best_onnx) = model_files(&models_dir, state.best);
-        let (vs_random, vs_mcts) = if train.eval_games > 0 {
-            let mut me = agent(
-                net_spec(&best_onnx, train.eval_visits, 0.0),
-                train.seed.wrapping_add(13),
-            )?;
-            let mut random = agent("random".into(), train.seed.wrapping_add(14))?;
-            let r = play(
-                start,
-                &mut *me,
-                &mut *random,
-                train.eval_games,
-                "  vs random",
-            )?;
-            let mut mcts = agent(
-                format!("mcts:visits={}", train.eval_mcts_playouts),
-                train.seed.wrapping_add(15),
-            )?;
-            let m = play(
-                start,
-                &mut *me,
-                &mut *mcts,
-                train.eval_games,
-                "  vs pure MCTS",
-            )?;
-            (r, m)
-        } else {
-            (f64::NAN, f64::NAN)
-        };
+        let (vs_random, vs_mcts) =
+            if let Some((_, r, m)) = measured.filter(|&(model, _, _)| model == state.best) {
+                tracing::info!(
+                    "iteration {i}: best {:04} unchanged: its scores carried over",
+                    state.best
+                );
+                (r, m)
+            } else if train.eval_games > 0 {
+                let mut me = agent(
+                    net_spec(&best_onnx, train.eval_visits, 0.0),
+                    train.seed.wrapping_add(13),
+                )?;
+                let mut random = agent("random".into(), train.seed.wrapping_add(14))?;
+                let r = play(
+                    start,
+                    &mut *me,
+                    &mut *random,
+                    train.eval_games,
+                    "  vs random",
+                )?;
+                let mut mcts = agent(
+                    format!("mcts:visits={}", train.eval_mcts_playouts),
+                    train.seed.wrapping_add(15),
+                )?;
+                let m = play(
+                    start,
+                    &mut *me,
+                    &mut *mcts,
+                    train.eval_games,
+                    "  vs pure MCTS",
+                )?;
+                (r, m)
+            } else {
+                (f64::NAN, f64::NAN)
+            };
+        measured = Some((state.best, vs_random, vs_mcts));
         tracing::info!(
             "iteration {i}: best {:04} scores {:.0}% against random, {:.0}% against pure MCTS ({} playouts)",
             state.best,

@@ -1,0 +1,81 @@
+//! `engine train` end to end on a tiny network: what each iteration measures.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+/// A best model that the gate kept is not measured again against the fixed opponents: its
+/// agents' seeds are fixed, so the games would be the same. A promoted one is measured.
+#[test]
+fn an_unchanged_best_keeps_its_scores_and_a_new_one_is_measured() {
+    // Every candidate promoted: each iteration measures.
+    let promoted = train_and_check_scores("always", 0.0);
+    assert!(promoted.iter().all(|&p| p), "{promoted:?}");
+    // Tiny networks rarely win both gate games: mostly carried over.
+    train_and_check_scores("rarely", 1.0);
+}
+
+/// Runs four iterations with `gate_threshold`, checks that an iteration's scores were carried
+/// over exactly when the best was kept, and returns whether each iteration promoted.
+fn train_and_check_scores(name: &str, gate_threshold: f64) -> Vec<bool> {
+    let engine = PathBuf::from(env!("CARGO_BIN_EXE_engine"));
+    let trainer = engine.with_file_name("trainer-bridge");
+    assert!(
+        trainer.is_file(),
+        "{} missing: run `cargo test --workspace`",
+        trainer.display()
+    );
+    let dir = std::env::temp_dir().join(format!("engine-train-loop-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let run_dir = dir.join("run");
+    let config = dir.join("tiny.yaml");
+    std::fs::write(
+        &config,
+        format!(
+            "game: {{lose_below: 1}}\ninference: {{batch_size: 16, intra_threads: 1}}\n\
+             network: {{blocks: 1, channels: 8, value_hidden: 8}}\n\
+             selfplay: {{parallel_games: 4, full_visits: 8, cheap_visits: 2, positions_per_shard: 30}}\n\
+             fit: {{steps: 3, batch_size: 16}}\n\
+             train: {{run_dir: {}, iterations: 4, games_per_iteration: 4, gate_games: 2, gate_visits: 4, \
+             gate_threshold: {gate_threshold}, eval_games: 2, eval_visits: 4, eval_mcts_playouts: 8}}\n",
+            run_dir.display()
+        ),
+    )
+    .unwrap();
+    let out = Command::new(&engine)
+        .args(["train", "--config"])
+        .arg(&config)
+        .env("RUST_LOG", "info")
+        .output()
+        .unwrap();
+    let log = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{log}");
+    let state = std::fs::read_to_string(run_dir.join("state.yaml")).unwrap();
+    let promoted: Vec<bool> = state
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("promoted: "))
+        .map(|v| v == "true")
+        .collect();
+    assert_eq!(promoted.len(), 4, "{state}");
+    let scores = |what: &str| -> Vec<f64> {
+        state
+            .lines()
+            .filter_map(|l| l.trim().strip_prefix(what))
+            .map(|v| v.parse().unwrap())
+            .collect()
+    };
+    let (vs_random, vs_mcts) = (scores("vs_random: "), scores("vs_mcts: "));
+    for i in 0..4 {
+        let carried = log
+            .lines()
+            .any(|l| l.contains(&format!("iteration {i}: best")) && l.contains("carried over"));
+        // The first iteration measures; later ones carry over exactly when the gate kept the best.
+        assert_eq!(carried, i > 0 && !promoted[i], "iteration {i}: {log}");
+        if carried {
+            assert_eq!(vs_random[i], vs_random[i - 1]);
+            assert_eq!(vs_mcts[i], vs_mcts[i - 1]);
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    promoted
+}
