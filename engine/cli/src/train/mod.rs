@@ -322,7 +322,7 @@ pub fn run<G: Game>(start: &G, train: &TrainConfig, setup: &Setup<'_>) -> anyhow
         );
 
         // 4. The best model against fixed opponents. The agents' seeds are fixed, so a best
-        //    model this run has measured already would replay the same games: its figures are
+        //    model this run has measured already would play with the same seeds: its figures are
         //    carried over (after a restart it is measured once more).
         let (_, best_onnx) = model_files(&models_dir, state.best);
         let (vs_random, vs_mcts) =
