@@ -220,3 +220,66 @@ fn train_resumes_after_sigkill() {
     }
     assert!(run_dir.join("report.svg").is_file() && run_dir.join("best.onnx").is_file());
 }
+
+/// The processes whose command line contains `needle` (Linux: from /proc).
+#[cfg(target_os = "linux")]
+fn processes_with(needle: &str) -> Vec<u32> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            let Ok(cmd) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
+                return false;
+            };
+            // A zombie has an empty command line: it is gone but for its exit status.
+            String::from_utf8_lossy(&cmd).contains(needle)
+        })
+        .collect()
+}
+
+/// `engine train` killed while `trainer-bridge fit` runs takes the fit with it: a restarted
+/// loop must not find a second fit writing the same candidate.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_killed_train_takes_its_fit_with_it() {
+    let engine = PathBuf::from(env!("CARGO_BIN_EXE_engine"));
+    assert!(engine.with_file_name("trainer-bridge").is_file());
+    let dir = tmpdir("train-fit");
+    let run_dir = dir.join("run");
+    let config = dir.join("tiny.yaml");
+    // A fit far longer than the test: it can only end by the engine's death.
+    std::fs::write(
+        &config,
+        format!(
+            "game: {{lose_below: 1}}\ninference: {{batch_size: 16, intra_threads: 1}}\n\
+             network: {{blocks: 1, channels: 8, value_hidden: 8}}\n\
+             selfplay: {{parallel_games: 4, full_visits: 8, cheap_visits: 2, positions_per_shard: 30}}\n\
+             fit: {{steps: 100000000, batch_size: 16}}\n\
+             train: {{run_dir: {}, iterations: 1, games_per_iteration: 4, eval_games: 0}}\n",
+            run_dir.display()
+        ),
+    )
+    .unwrap();
+    let mut child = Command::new(&engine)
+        .args(["train", "--config"])
+        .arg(&config)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let marker = run_dir.join("shards").display().to_string();
+    let fit_running = || !processes_with(&format!("fit\0{marker}")).is_empty();
+    let began = Instant::now();
+    while !fit_running() && began.elapsed() < Duration::from_secs(300) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(fit_running(), "trainer-bridge fit never started");
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let killed = Instant::now();
+    while fit_running() && killed.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(!fit_running(), "trainer-bridge fit outlived the engine");
+    let _ = std::fs::remove_dir_all(&dir);
+}
