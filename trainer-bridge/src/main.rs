@@ -7,6 +7,11 @@ use candle_core::Device;
 use clap::{Args, Parser, Subcommand};
 use trainer_bridge::{write_model, Checkpoint, ModelMeta, Net, NetConfig};
 
+/// Training allocates and frees tensors of a few hundred KiB many times a step; glibc's malloc
+/// maps and unmaps each one (page faults, TLB shootdowns), mimalloc keeps and reuses them.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[derive(Parser)]
 #[command(
     name = "trainer-bridge",
