@@ -249,6 +249,7 @@ pub fn run<G: Game>(start: &G, train: &TrainConfig, setup: &Setup<'_>) -> anyhow
         //    shards.
         let (cand_ckpt, cand_onnx) = model_files(&models_dir, candidate);
         if !(cand_ckpt.exists() && cand_onnx.exists()) {
+            let fit_started = Instant::now();
             let (from, _) = model_files(&models_dir, i);
             trainer(setup, &["fit"])
                 .arg(&shards_dir)
@@ -263,6 +264,10 @@ pub fn run<G: Game>(start: &G, train: &TrainConfig, setup: &Setup<'_>) -> anyhow
                 .arg(run_dir.join("losses.jsonl"))
                 .status_ok("trainer-bridge fit")?;
             check_files(&models_dir, candidate, "trainer-bridge fit")?;
+            tracing::info!(
+                "iteration {i}: fit {candidate:04} in {:.0} s",
+                fit_started.elapsed().as_secs_f64()
+            );
         }
 
         // 3. Gate: the candidate against the best. Agents are built from the same specs
@@ -297,6 +302,7 @@ pub fn run<G: Game>(start: &G, train: &TrainConfig, setup: &Setup<'_>) -> anyhow
                 gate_batch
             )
         };
+        let gate_started = Instant::now();
         let mut cand = agent(gate_spec(&cand_onnx), train.seed.wrapping_add(11))?;
         let mut best = agent(gate_spec(&best_onnx), train.seed.wrapping_add(12))?;
         let gate = play(
@@ -312,13 +318,15 @@ pub fn run<G: Game>(start: &G, train: &TrainConfig, setup: &Setup<'_>) -> anyhow
             state.best = candidate;
         }
         tracing::info!(
-            "iteration {i}: candidate {candidate:04} scored {:.1}% against {best_before:04}: {}",
+            "iteration {i}: candidate {candidate:04} scored {:.1}% against {best_before:04}: {} ({} games in {:.0} s)",
             100.0 * gate,
             if promoted {
                 "promoted"
             } else {
                 "kept the best"
-            }
+            },
+            train.gate_games,
+            gate_started.elapsed().as_secs_f64()
         );
 
         // 4. The best model against fixed opponents. The agents' seeds are fixed, so a best
