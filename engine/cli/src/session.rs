@@ -290,15 +290,7 @@ impl<G: Game> Match<G> {
 
     fn describe(&self, thought: &Thought<G::Action>) -> Evaluation {
         let mover = self.state.to_act();
-        let mut pv = Vec::with_capacity(thought.pv.len());
-        let mut s = self.state.clone();
-        for &a in &thought.pv {
-            if !s.is_legal(a) {
-                break;
-            }
-            pv.push(s.format_action(a));
-            s.play_unchecked(a);
-        }
+        let pv = line_text(&self.state, &thought.pv);
         Evaluation {
             visits: thought.visits,
             nodes: thought.nodes,
@@ -309,6 +301,21 @@ impl<G: Game> Match<G> {
             pv,
         }
     }
+}
+
+/// `line` in the game's notation, each action written in the state it is played in (up to
+/// the first that is not legal there).
+pub fn line_text<G: Game>(state: &G, line: &[G::Action]) -> Vec<String> {
+    let mut s = state.clone();
+    let mut out = Vec::with_capacity(line.len());
+    for &a in line {
+        if !s.is_legal(a) {
+            break;
+        }
+        out.push(s.format_action(a));
+        s.play_unchecked(a);
+    }
+    out
 }
 
 /// The person's side named in `text`: `first`/`second`, a side's name in the game's own words

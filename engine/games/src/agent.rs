@@ -88,6 +88,50 @@ pub trait Agent<G: Game>: Send {
     fn explain(&self) -> Option<Explanation<G::Action>> {
         None
     }
+
+    /// Searches `state` without choosing (for `time` more when given, else under the agent's
+    /// own limit), keeping what it learns for the move that follows, and lists the actions it
+    /// weighed. `None` for agents that search no tree. Analysis faces call it again and again
+    /// on one position to watch the search grow.
+    fn analyse(
+        &mut self,
+        _state: &G,
+        _time: Option<std::time::Duration>,
+    ) -> Result<Option<Analysis<G::Action>>, AgentError> {
+        Ok(None)
+    }
+}
+
+/// What a search found in one position (see [`Agent::analyse`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Analysis<A> {
+    /// Playouts of the search just made.
+    pub playouts: u64,
+    /// Visits of the position so far (a kept tree's included).
+    pub visits: u64,
+    /// Expected result for the player to act, −1..=1 (exact when proven).
+    pub value: f32,
+    /// Every legal action, in the order the search prefers them: a proven win first, a proven
+    /// loss last, else by visits (ties by prior).
+    pub candidates: Vec<Candidate<A>>,
+}
+
+/// One action of an [`Analysis`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct Candidate<A> {
+    pub action: A,
+    pub visits: u32,
+    /// Expected result for the player to act after this action, −1..=1: exact when proven,
+    /// else the mean of its visits; `None` when unvisited.
+    pub value: Option<f32>,
+    /// The prior the search gave it (the network's, or uniform).
+    pub prior: f32,
+    /// The result with best play after it, when the game ends there or the search proved it.
+    pub proven: Option<crate::Outcome>,
+    /// Actions from this one (included) to the game's end along the proof of a win or loss.
+    pub proof_length: Option<u32>,
+    /// The line the search expects, starting with `action`.
+    pub pv: Vec<A>,
 }
 
 /// What an agent does on its turn.
@@ -142,6 +186,14 @@ impl<G: Game> Agent<G> for Box<dyn Agent<G>> {
 
     fn set_move_time(&mut self, time: Option<std::time::Duration>) {
         (**self).set_move_time(time)
+    }
+
+    fn analyse(
+        &mut self,
+        state: &G,
+        time: Option<std::time::Duration>,
+    ) -> Result<Option<Analysis<G::Action>>, AgentError> {
+        (**self).analyse(state, time)
     }
 }
 

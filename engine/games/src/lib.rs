@@ -15,7 +15,7 @@ pub mod xiangqi;
 use std::fmt::{self, Debug, Display};
 use std::hash::Hash;
 
-pub use agent::{Agent, AgentError, Decision, Explanation, RandomAgent};
+pub use agent::{Agent, AgentError, Analysis, Candidate, Decision, Explanation, RandomAgent};
 pub use symmetry::Symmetry;
 
 /// One of the two sides. Each game names them in its own notation: Liuzhou and Go say

@@ -4,7 +4,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
 
-use games::{Agent, AgentError, Decision, Explanation, Game};
+use games::{Agent, AgentError, Analysis, Decision, Explanation, Game};
 use infer::Evaluator;
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
@@ -228,6 +228,37 @@ impl<G: Game> Agent<G> for MctsAgent<G> {
         self.move_time = time;
     }
 
+    /// Searches as a move would (the kept tree included; `time` in place of the configured
+    /// limit when given), but a position with one legal action is searched too, and nothing
+    /// is chosen.
+    fn analyse(
+        &mut self,
+        state: &G,
+        time: Option<Duration>,
+    ) -> Result<Option<Analysis<G::Action>>, AgentError> {
+        if state.outcome().is_some() {
+            return Err(self.error("the game is over"));
+        }
+        self.last = None;
+        self.chosen = None;
+        let configured = self.config.limit;
+        if let Some(t) = time {
+            self.config.limit = Limit::time(t);
+        }
+        let searched = self.search_from(state);
+        self.config.limit = configured;
+        searched?;
+        let (Some(search), Some(report)) = (&self.search, &self.last) else {
+            return Err(self.error("the search made no report"));
+        };
+        Ok(Some(Analysis {
+            playouts: report.playouts,
+            visits: u64::from(search.root_visits()),
+            value: search.root_value(),
+            candidates: search.candidates(),
+        }))
+    }
+
     fn observe(&mut self, before: &G, action: G::Action) -> Result<(), AgentError> {
         // Follow the game so that the chosen (or replied) subtree is kept; a search that lost
         // track is reset at the next `select_action`.
@@ -241,20 +272,6 @@ impl<G: Game> Agent<G> for MctsAgent<G> {
 }
 
 impl<G: Game> MctsAgent<G> {
-    /// Searches `state` under the agent's limit, as a move would (the tree kept from earlier
-    /// moves included), but chooses nothing: the search is returned for its figures
-    /// ([`Search::root_children`], [`Search::principal_variation`]). Unlike a move, a position
-    /// with one legal action is searched too.
-    pub fn analyse(&mut self, state: &G) -> Result<&Search<G>, AgentError> {
-        if state.outcome().is_some() {
-            return Err(self.error("the game is over"));
-        }
-        self.last = None;
-        self.chosen = None;
-        self.search_from(state)?;
-        Ok(self.search.as_ref().expect("search_from keeps its search"))
-    }
-
     /// Runs one search from `state`, reusing the tree when it stands there, and records its
     /// report.
     fn search_from(&mut self, state: &G) -> Result<(), AgentError> {

@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use games::{Game, Outcome, PlayError, Player};
+use games::{Candidate, Game, Outcome, PlayError, Player};
 use infer::{EvalError, Evaluator};
 use parking_lot::Mutex;
 use rand::rngs::SmallRng;
@@ -470,10 +470,44 @@ impl<G: Game> Search<G> {
     /// How many actions the proof after root action `action` takes to the game's end (0 when
     /// the action ends it): the quickest proven win, or the longest defence of a proven loss.
     /// `None` for a draw or a result not proven.
-    pub fn proof_length(&self, action: G::Action) -> Option<u32> {
+    fn proof_length(&self, action: G::Action) -> Option<u32> {
         let t = &self.tree;
         let child = t.children(t.root()).find(|&c| t.action(c) == action)?;
         self.proof_line(child).map(|(n, _)| n)
+    }
+
+    /// Every root action as an analysis lists it, in the order the search prefers them: a
+    /// proven win first, a proven loss last, else by visits (ties by prior).
+    pub fn candidates(&self) -> Vec<Candidate<G::Action>> {
+        let to_act = self.state.to_act();
+        let mut children = self.root_children();
+        let rank = |c: &ChildInfo<G::Action>| match c.proven.map(|o| o.value_for(to_act)) {
+            Some(v) if v > 0.0 => 0,
+            Some(v) if v < 0.0 => 2,
+            _ => 1,
+        };
+        children.sort_by(|a, b| {
+            rank(a)
+                .cmp(&rank(b))
+                .then(b.visits.cmp(&a.visits))
+                .then(b.prior.total_cmp(&a.prior))
+        });
+        children
+            .into_iter()
+            .map(|c| Candidate {
+                action: c.action,
+                visits: c.visits,
+                value: match c.proven {
+                    Some(o) => Some(o.value_for(to_act)),
+                    None if c.visits > 0 => Some(c.q as f32),
+                    None => None,
+                },
+                prior: c.prior,
+                proven: c.proven,
+                proof_length: self.proof_length(c.action).map(|n| n + 1),
+                pv: self.principal_variation(c.action),
+            })
+            .collect()
     }
 
     /// The root's children, by decreasing prior (empty before the root is expanded).

@@ -204,21 +204,38 @@ fn analysis_searches_even_a_forced_position_and_keeps_the_tree_for_the_move() {
         Limit::visits(50),
         RunOptions::single(8),
     );
-    let search = a.analyse(&forced).unwrap();
-    let children = search.root_children();
-    assert_eq!(children.len(), 1);
-    assert!(children[0].visits >= 49, "{children:?}");
-    assert!(a.last_report().is_some_and(|r| r.playouts == 50));
+    let analysis = a.analyse(&forced, None).unwrap().unwrap();
+    assert_eq!(analysis.playouts, 50);
+    assert_eq!(analysis.candidates.len(), 1);
+    assert!(analysis.candidates[0].visits >= 49, "{analysis:?}");
     // A move from the same position plays the one action without a report.
     a.select_action(&forced).unwrap();
     assert!(a.last_report().is_none());
 
-    // In an open position the analysis ranks; the move that follows reuses its tree.
+    // In an open position the analysis lists every action, most visited first with its line;
+    // the move that follows reuses its tree.
     let open = Mnk::tic_tac_toe();
-    let root_visits = a.analyse(&open).unwrap().root_visits();
-    assert_eq!(root_visits, 50);
+    let analysis = a.analyse(&open, None).unwrap().unwrap();
+    assert_eq!(analysis.visits, 50);
+    assert_eq!(analysis.candidates.len(), 9);
+    for pair in analysis.candidates.windows(2) {
+        assert!(pair[0].visits >= pair[1].visits, "{analysis:?}");
+    }
+    for c in &analysis.candidates {
+        assert_eq!(c.pv[0], c.action);
+        assert_eq!(c.value.is_some(), c.visits > 0, "{c:?}");
+    }
+    // A timed analysis adds to the same tree.
+    let more = a
+        .analyse(&open, Some(Duration::from_millis(20)))
+        .unwrap()
+        .unwrap();
+    assert_eq!(more.visits, 50 + more.playouts);
     a.select_action(&open).unwrap();
-    assert_eq!(a.search().unwrap().root_visits(), 100);
+    assert_eq!(
+        u64::from(a.search().unwrap().root_visits()),
+        more.visits + 50
+    );
 
     // A finished game is refused.
     let mut done = Mnk::tic_tac_toe();
@@ -232,5 +249,23 @@ fn analysis_searches_even_a_forced_position_and_keeps_the_tree_for_the_move() {
         done.play(a).unwrap();
     }
     assert!(done.outcome().is_some());
-    assert!(a.analyse(&done).is_err());
+    assert!(a.analyse(&done, None).is_err());
+}
+
+#[test]
+fn analysis_puts_a_proven_win_first() {
+    // X to act wins at once in the top row; O threatens nothing it can finish first.
+    let win = Mnk::from_rows(3, 3, 3, "xx. oo. ...", Player::First);
+    let mut a = mcts(
+        Arc::new(FakeEvaluator::new(8)),
+        Limit::visits(300),
+        RunOptions::single(8),
+    );
+    let analysis = a.analyse(&win, None).unwrap().unwrap();
+    let first = &analysis.candidates[0];
+    assert_eq!(win.action_index(first.action), 2, "{analysis:?}");
+    assert_eq!(first.proven, Some(Outcome::Win(Player::First)));
+    assert_eq!(first.proof_length, Some(1));
+    assert_eq!(first.value, Some(1.0));
+    assert_eq!(analysis.value, 1.0);
 }

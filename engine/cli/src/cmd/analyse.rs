@@ -10,10 +10,11 @@ use anyhow::{bail, Context};
 use clap::Args as ClapArgs;
 use games::{Agent, Game};
 use infer::Evaluator;
-use search::{ChildInfo, Limit, Search};
+use search::Limit;
 use serde::Serialize;
 
 use super::GameKind;
+use crate::session::line_text;
 use crate::thinkers::{mcts_agent, MAX_THREADS, MAX_VISITS};
 use crate::web::view::WebGame;
 use crate::{config, models};
@@ -132,63 +133,45 @@ pub struct Analysis {
     pub candidates: Vec<Candidate>,
 }
 
-/// The candidates of a finished search in the order the search prefers them (the first `top`;
-/// 0: all).
-pub fn candidates<G: Game>(search: &Search<G>, top: usize) -> Vec<Candidate> {
-    let state = search.state();
+/// The first `top` candidates of an analysis (0: all) in the game's notation, each line played
+/// from `state`.
+pub fn candidates<G: Game>(
+    state: &G,
+    analysis: &games::Analysis<G::Action>,
+    top: usize,
+) -> Vec<Candidate> {
     let to_act = state.to_act();
-    let mut children = search.root_children();
-    // As the search chooses: a proven win first, a proven loss last, else by visits.
-    let rank = |c: &ChildInfo<G::Action>| match c.proven.map(|o| o.value_for(to_act)) {
-        Some(v) if v > 0.0 => 0,
-        Some(v) if v < 0.0 => 2,
-        _ => 1,
+    let total: u64 = analysis
+        .candidates
+        .iter()
+        .map(|c| u64::from(c.visits))
+        .sum();
+    let shown = if top == 0 {
+        analysis.candidates.len()
+    } else {
+        top
     };
-    children.sort_by(|a, b| {
-        rank(a)
-            .cmp(&rank(b))
-            .then(b.visits.cmp(&a.visits))
-            .then(b.prior.total_cmp(&a.prior))
-    });
-    let total: u64 = children.iter().map(|c| u64::from(c.visits)).sum();
-    let shown = if top == 0 { children.len() } else { top };
-    children
-        .into_iter()
+    analysis
+        .candidates
+        .iter()
         .take(shown)
-        .map(|c| {
-            let proven = c.proven.map(|o| o.value_for(to_act));
-            // The line is played from the root, each action in the state it is played in.
-            let mut s = state.clone();
-            let mut line = Vec::new();
-            for a in search.principal_variation(c.action) {
-                if !s.is_legal(a) {
-                    break;
-                }
-                line.push(s.format_action(a));
-                s.play_unchecked(a);
-            }
-            Candidate {
-                action: state.format_action(c.action),
-                visits: c.visits,
-                share: if total == 0 {
-                    0.0
-                } else {
-                    f64::from(c.visits) / total as f64
-                },
-                value: match proven {
-                    Some(v) => Some(f64::from(v)),
-                    None if c.visits > 0 => Some(c.q),
-                    None => None,
-                },
-                prior: c.prior,
-                proven: proven.map(|v| match v {
-                    v if v > 0.0 => "won",
-                    v if v < 0.0 => "lost",
-                    _ => "drawn",
-                }),
-                proof_length: search.proof_length(c.action).map(|n| n + 1),
-                line,
-            }
+        .map(|c| Candidate {
+            action: state.format_action(c.action),
+            visits: c.visits,
+            share: if total == 0 {
+                0.0
+            } else {
+                f64::from(c.visits) / total as f64
+            },
+            value: c.value.map(f64::from),
+            prior: c.prior,
+            proven: c.proven.map(|o| match o.value_for(to_act) {
+                v if v > 0.0 => "won",
+                v if v < 0.0 => "lost",
+                _ => "drawn",
+            }),
+            proof_length: c.proof_length,
+            line: line_text(state, &c.pv),
         })
         .collect()
 }
@@ -234,23 +217,20 @@ fn analyse_game<G: WebGame>(
     );
     agent.set_limit(limit);
     agent.new_game(&state)?;
-    agent.analyse(&state)?;
-    let (Some(search), Some(report)) = (agent.search(), agent.last_report()) else {
-        bail!("the search made no report");
+    let Some(found) = agent.analyse(&state, None)? else {
+        bail!("the {agent_name} agent gives no analysis");
     };
-    let search_value = search.root_value();
-    let mut legal = Vec::new();
-    state.legal_actions(&mut legal);
+    let report = agent.last_report().context("the search made no report")?;
     let analysis = Analysis {
         game: G::NAME,
         position: state.to_text(),
         to_act: G::SIDES[state.to_act().index()],
         agent: label,
-        playouts: report.playouts,
+        playouts: found.playouts,
         seconds: report.elapsed.as_secs_f64(),
-        value: search_value,
-        legal: legal.len(),
-        candidates: candidates(search, args.top),
+        value: found.value,
+        legal: found.candidates.len(),
+        candidates: candidates(&state, &found, args.top),
     };
     if args.json {
         outln!("{}", serde_json::to_string_pretty(&analysis)?)
