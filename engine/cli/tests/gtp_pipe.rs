@@ -6,7 +6,8 @@ use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 
 struct Engine {
     child: Child,
-    stdin: ChildStdin,
+    /// `None` once closed.
+    stdin: Option<ChildStdin>,
     stdout: BufReader<ChildStdout>,
 }
 
@@ -24,15 +25,16 @@ impl Engine {
         let stdout = BufReader::new(child.stdout.take().unwrap());
         Engine {
             child,
-            stdin,
+            stdin: Some(stdin),
             stdout,
         }
     }
 
     /// Sends raw text (one or more lines) without waiting.
     fn send_raw(&mut self, text: &str) {
-        self.stdin.write_all(text.as_bytes()).unwrap();
-        self.stdin.flush().unwrap();
+        let stdin = self.stdin.as_mut().expect("stdin is open");
+        stdin.write_all(text.as_bytes()).unwrap();
+        stdin.flush().unwrap();
     }
 
     /// Reads one response: the lines up to the blank line that ends it.
@@ -141,8 +143,9 @@ fn malformed_input_gets_error_responses() {
     // Control characters are dropped, bytes that are not UTF-8 do not kill the session.
     e.send_raw("proto\x07col_version\n");
     assert_eq!(e.response(), "= 2");
-    e.stdin.write_all(b"\xff\xfe name\n").unwrap();
-    e.stdin.flush().unwrap();
+    let stdin = e.stdin.as_mut().unwrap();
+    stdin.write_all(b"\xff\xfe name\n").unwrap();
+    stdin.flush().unwrap();
     let reply = e.response();
     assert!(reply.starts_with('?') || reply == "= engine", "{reply}");
     assert_eq!(e.ask("name"), "= engine");
@@ -271,4 +274,47 @@ fn move_cap_reads_as_documented_and_refuses_zero() {
     .unwrap();
     let (_, _, err) = gtp_with_config(&dir.join("gtp_pipe_cap.yaml"), "");
     assert!(err.contains("moves must be at least 1"), "{err}");
+}
+
+#[test]
+fn lz_analyze_streams_until_the_next_command_which_ends_it_with_a_blank_line() {
+    let mut e = Engine::start(&["--size", "7", "--agent", "mcts"]);
+    assert_eq!(e.ask("play b D4"), "=");
+    e.send_raw("5 lz-analyze w 5\n");
+    let mut line = String::new();
+    e.stdout.read_line(&mut line).unwrap();
+    assert_eq!(line, "=5\n");
+    for _ in 0..2 {
+        line.clear();
+        e.stdout.read_line(&mut line).unwrap();
+        assert!(
+            line.starts_with("info move ") && line.contains(" pv "),
+            "{line}"
+        );
+    }
+    // Any command ends the analysis: reports may still come, then the blank line, then the
+    // command's own answer.
+    e.send_raw("6 name\n");
+    loop {
+        line.clear();
+        assert!(e.stdout.read_line(&mut line).unwrap() > 0, "engine closed");
+        if line == "\n" {
+            break;
+        }
+        assert!(line.starts_with("info move "), "{line}");
+    }
+    assert_eq!(e.response(), "=6 engine");
+    // The game is as it was, and goes on.
+    assert!(e.ask("genmove w").starts_with("= "));
+    assert!(e.ask("list_commands").contains("lz-analyze"));
+    // Input closing ends an analysis too (and the session).
+    e.send_raw("lz-analyze 5\n");
+    line.clear();
+    e.stdout.read_line(&mut line).unwrap();
+    assert_eq!(line, "=\n");
+    e.stdin = None;
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut e.stdout, &mut rest).unwrap();
+    assert!(rest.ends_with("\n\n") || rest == "\n", "{rest:?}");
+    assert!(e.child.wait().unwrap().success());
 }

@@ -5,6 +5,7 @@
 
 use std::io::{self, BufRead, Write};
 use std::path::{Path, PathBuf};
+use std::sync::mpsc;
 use std::time::Duration;
 
 use anyhow::Context;
@@ -195,20 +196,56 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let (agent, only_size) = make_agent(&gtp, &start, &doc, &path)?;
     let mut session = Session::new(rules, agent)?;
     session.only_size = only_size;
-    let mut stdin = io::stdin().lock();
-    let mut out = io::stdout().lock();
-    let mut raw = Vec::new();
-    loop {
-        raw.clear();
-        if stdin.read_until(b'\n', &mut raw).context("reading stdin")? == 0 {
-            break;
+    // Lines are read on a thread of their own, so that an analysis runs until the next command
+    // arrives (which ends it) rather than until it is read.
+    let (lines, incoming) = mpsc::channel::<io::Result<Vec<u8>>>();
+    std::thread::spawn(move || {
+        let mut stdin = io::stdin().lock();
+        loop {
+            let mut raw = Vec::new();
+            match stdin.read_until(b'\n', &mut raw) {
+                Ok(0) => break,
+                Ok(_) => {
+                    if lines.send(Ok(raw)).is_err() {
+                        break;
+                    }
+                }
+                Err(e) => {
+                    let _ = lines.send(Err(e));
+                    break;
+                }
+            }
         }
+    });
+    let mut out = io::stdout().lock();
+    let mut write = |text: &str| {
+        out.write_all(text.as_bytes())
+            .and_then(|()| out.flush())
+            .map_err(crate::out::stdout_error)
+    };
+    loop {
+        let next = if session.analysing.is_some() {
+            match incoming.try_recv() {
+                Err(mpsc::TryRecvError::Empty) => {
+                    write(&session.analysis_report())?;
+                    continue;
+                }
+                // Any input ends the analysis's response with its blank line.
+                next => {
+                    session.analysing = None;
+                    write("\n")?;
+                    next.ok()
+                }
+            }
+        } else {
+            incoming.recv().ok()
+        };
+        let Some(raw) = next else { break };
+        let raw = raw.context("reading stdin")?;
         // Bytes that are not UTF-8 cannot form a known command; they must not end the session.
         let line = String::from_utf8_lossy(&raw);
         if let Some(reply) = session.handle(&line) {
-            out.write_all(reply.as_bytes())
-                .and_then(|()| out.flush())
-                .map_err(crate::out::stdout_error)?;
+            write(&reply)?;
         }
         if session.quit {
             break;
@@ -237,7 +274,11 @@ pub const COMMANDS: &[&str] = &[
     "loadsgf",
     "time_settings",
     "time_left",
+    "lz-analyze",
 ];
+
+/// `lz-analyze` without an interval reports once a second.
+const ANALYSIS_INTERVAL: Duration = Duration::from_secs(1);
 
 /// Random continuations that decide which stones `final_score` counts as dead.
 const SCORE_PLAYOUTS: usize = 200;
@@ -263,6 +304,18 @@ pub struct Session {
     left: [Option<(f64, u32)>; 2],
     /// Set by `quit`.
     pub quit: bool,
+    /// An `lz-analyze` under way: the session's driver reports its search until the next
+    /// command arrives, then sets this back to `None`.
+    pub analysing: Option<Analysing>,
+}
+
+/// How an `lz-analyze` reports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Analysing {
+    /// Search time between two reports.
+    pub interval: Duration,
+    /// Most candidate moves per report (`maxmoves`).
+    pub max_moves: Option<usize>,
 }
 
 impl Session {
@@ -283,6 +336,7 @@ impl Session {
             clock: None,
             left: [None; 2],
             quit: false,
+            analysing: None,
         };
         s.new_game()?;
         Ok(s)
@@ -354,6 +408,14 @@ impl Session {
             ("", first)
         };
         let args: Vec<&str> = words.collect();
+        // The one command whose answer goes on: the first line now, reports until the next
+        // command (see `analysis_report`), and the blank line then.
+        if command == "lz-analyze" {
+            return Some(match self.start_analysis(&args) {
+                Ok(()) => format!("={id}\n"),
+                Err(e) => format!("?{id} {e}\n\n"),
+            });
+        }
         Some(match self.execute(command, &args) {
             Ok(body) if body.is_empty() => format!("={id}\n\n"),
             Ok(body) => format!("={id} {body}\n\n"),
@@ -523,6 +585,112 @@ impl Session {
             }
             _ => Err("unknown command".into()),
         }
+    }
+
+    /// `lz-analyze [COLOR] [INTERVAL] [maxmoves N] [minmoves N]` (Leela Zero's extension, which
+    /// Sabaki and Lizzie speak): INTERVAL in centiseconds. The colour, when given, must be the
+    /// player to move: an analysis never changes the game. `minmoves` is read and ignored.
+    fn start_analysis(&mut self, args: &[&str]) -> Result<(), Failure> {
+        if self.state.outcome().is_some() {
+            return Err("the game is over".into());
+        }
+        let mut interval = ANALYSIS_INTERVAL;
+        let mut max_moves = None;
+        let mut rest = args;
+        if let Some((first, tail)) = rest.split_first() {
+            if let Ok(colour) = parse_color(first) {
+                if colour != self.state.to_act() {
+                    return Err(format!(
+                        "lz-analyze: {first} is not to move (an analysis never changes the game)"
+                    ));
+                }
+                rest = tail;
+            }
+        }
+        if let Some((first, tail)) = rest.split_first() {
+            if let Ok(cs) = first.parse::<u64>() {
+                if cs > 0 {
+                    interval = Duration::from_millis(cs * 10);
+                }
+                rest = tail;
+            }
+        }
+        while let Some((key, tail)) = rest.split_first() {
+            let Some((value, tail)) = tail.split_first() else {
+                return Err(format!("syntax error: lz-analyze: {key} needs a value"));
+            };
+            let n = parse_count(key, value)? as usize;
+            match *key {
+                "maxmoves" => max_moves = (n > 0).then_some(n),
+                "minmoves" => {}
+                other => {
+                    return Err(format!(
+                        "syntax error: lz-analyze: unknown option {other:?}"
+                    ))
+                }
+            }
+            rest = tail;
+        }
+        // A searching agent answers; the others say at once that they cannot.
+        match self
+            .agent
+            .analyse(&self.state, Some(Duration::from_millis(1)))
+        {
+            Ok(Some(_)) => {}
+            Ok(None) => {
+                return Err(format!(
+                    "the {} agent does not analyse (mcts and net do)",
+                    self.agent.name()
+                ))
+            }
+            Err(e) => return Err(e.to_string()),
+        }
+        self.analysing = Some(Analysing {
+            interval,
+            max_moves,
+        });
+        Ok(())
+    }
+
+    /// Searches one more interval of the analysis under way and reports every visited move on
+    /// one line, as Leela Zero does: `info move D4 visits 120 winrate 5230 prior 410 order 0 pv
+    /// D4 C3 …`, win rates and priors in hundredths of a percent for the player to move.
+    pub fn analysis_report(&mut self) -> String {
+        let Some(how) = self.analysing else {
+            return String::new();
+        };
+        let found = match self.agent.analyse(&self.state, Some(how.interval)) {
+            Ok(Some(found)) => found,
+            // Not expected after the start checked it; ends the analysis cleanly.
+            Ok(None) | Err(_) => {
+                self.analysing = None;
+                return "\n".into();
+            }
+        };
+        let per_10k = |x: f32| (x.clamp(0.0, 1.0) * 10_000.0).round() as u32;
+        let mut line = String::new();
+        for (order, c) in found
+            .candidates
+            .iter()
+            .filter(|c| c.visits > 0)
+            .take(how.max_moves.unwrap_or(usize::MAX))
+            .enumerate()
+        {
+            let winrate = per_10k((c.value.unwrap_or(0.0) + 1.0) / 2.0);
+            let pv = crate::session::line_text(&self.state, &c.pv).join(" ");
+            line += &format!(
+                "{}info move {} visits {} winrate {winrate} prior {} order {order} pv {pv}",
+                if order == 0 { "" } else { " " },
+                self.state.format_action(c.action),
+                c.visits,
+                per_10k(c.prior),
+            );
+        }
+        // A report with no visited move yet would read as the blank line that ends the answer.
+        if !line.is_empty() {
+            line.push('\n');
+        }
+        line
     }
 
     fn set_komi(&mut self, komi: f32) -> Result<(), Failure> {
@@ -968,6 +1136,93 @@ mod tests {
             "the move's time came off the clock"
         );
     }
+
+    /// The moves of one `lz-analyze` report: (move, visits, winrate, prior, order, pv).
+    fn report_moves(report: &str) -> Vec<(String, u32, u32, u32, usize, Vec<String>)> {
+        report
+            .trim_end()
+            .split("info ")
+            .filter(|m| !m.is_empty())
+            .map(|m| {
+                let w: Vec<&str> = m.split_whitespace().collect();
+                assert_eq!(
+                    (w[0], w[2], w[4], w[6], w[8], w[10]),
+                    ("move", "visits", "winrate", "prior", "order", "pv"),
+                    "{m}"
+                );
+                let n = |i: usize| w[i].parse::<u32>().unwrap();
+                (
+                    w[1].to_string(),
+                    n(3),
+                    n(5),
+                    n(7),
+                    n(9) as usize,
+                    w[11..].iter().map(|s| s.to_string()).collect(),
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn lz_analyze_reports_the_search_as_it_grows() {
+        let mut s = searching(AgentKind::Mcts, None, 5, 100);
+        s.handle("play b C3");
+        assert_eq!(s.handle("7 lz-analyze w 2").as_deref(), Some("=7\n"));
+        assert_eq!(
+            s.analysing,
+            Some(Analysing {
+                interval: Duration::from_millis(20),
+                max_moves: None
+            })
+        );
+        let mut total = 0;
+        for _ in 0..3 {
+            let report = s.analysis_report();
+            assert!(
+                report.starts_with("info move ") && report.ends_with('\n'),
+                "{report}"
+            );
+            let moves = report_moves(&report);
+            for (k, (mv, visits, winrate, prior, order, pv)) in moves.iter().enumerate() {
+                assert!(s.state.is_legal(s.state.parse_action(mv).unwrap()), "{mv}");
+                assert!(*visits > 0 && *winrate <= 10_000 && *prior <= 10_000);
+                assert_eq!(*order, k);
+                assert_eq!(&pv[0], mv);
+            }
+            // The tree is kept: each report counts more visits than the last.
+            let sum: u32 = moves.iter().map(|m| m.1).sum();
+            assert!(sum > total, "{sum} after {total}");
+            total = sum;
+        }
+        // Its driver ends it when a command arrives; the game is unchanged and goes on.
+        s.analysing = None;
+        assert_eq!(s.state.moves_since_start().len(), 1);
+        assert!(s.handle("genmove w").unwrap().starts_with("= "));
+
+        assert_eq!(s.handle("lz-analyze 5 maxmoves 1").as_deref(), Some("=\n"));
+        assert_eq!(report_moves(&s.analysis_report()).len(), 1);
+        s.analysing = None;
+        for (cmd, why) in [
+            ("lz-analyze w", "not to move"),
+            ("lz-analyze b 10 frob 3", "unknown option \"frob\""),
+            ("lz-analyze b 10 maxmoves", "maxmoves needs a value"),
+        ] {
+            let reply = s.handle(cmd).unwrap();
+            assert!(
+                reply.starts_with("? ") && reply.contains(why),
+                "{cmd}: {reply}"
+            );
+            assert!(s.analysing.is_none());
+        }
+        // An agent that searches no tree says so; a finished game has nothing to analyse.
+        let mut plain =
+            Session::new(GoRules::with_size(5), Box::new(PlayoutAgent::new(1))).unwrap();
+        let reply = plain.handle("lz-analyze").unwrap();
+        assert!(reply.contains("does not analyse"), "{reply}");
+        s.handle("play b pass");
+        s.handle("play w pass");
+        assert!(s.handle("lz-analyze").unwrap().contains("the game is over"));
+    }
 }
 
 #[cfg(test)]
@@ -1069,6 +1324,11 @@ mod random_input_tests {
                 line.push_str(args.choose(&mut rng).unwrap());
             }
             if let Some(reply) = s.handle(&line) {
+                // An analysis that started answers its first line; its driver ends it.
+                if s.analysing.take().is_some() {
+                    assert!(reply.starts_with('=') && reply.ends_with('\n'), "{reply:?}");
+                    continue;
+                }
                 assert!(
                     (reply.starts_with('=') || reply.starts_with('?')) && reply.ends_with("\n\n"),
                     "{line:?} -> {reply:?}"
