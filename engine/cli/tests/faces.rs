@@ -174,6 +174,58 @@ fn http(port: u16, method: &str, path: &str, body: &str) -> (u16, String) {
     (status, body)
 }
 
+/// Starts `engine serve` on a free loopback port in `dir`; returns the server and its port.
+fn serve_in(dir: &str) -> (Server, u16) {
+    let mut child = Command::new(ENGINE)
+        .args(["serve", "--addr", "127.0.0.1:0"])
+        .current_dir(dir)
+        .env("RUST_LOG", "warn")
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let server = Server(child);
+    let port: u16 = line
+        .trim()
+        .trim_start_matches("listening on http://127.0.0.1:")
+        .trim_end_matches('/')
+        .parse()
+        .unwrap_or_else(|e| panic!("{e}: {line:?}"));
+    (server, port)
+}
+
+#[test]
+fn serve_from_the_repository_plays_liuzhou_with_the_shipped_model_by_default() {
+    let (server, port) = serve_in(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."));
+    let (status, games) = http(port, "GET", "/api/games", "");
+    assert_eq!(status, 200, "{games}");
+    let games: serde_json::Value = serde_json::from_str(&games).unwrap();
+    let liuzhou = games["games"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["name"] == "liuzhou")
+        .unwrap_or_else(|| panic!("{games}"));
+    assert_eq!(liuzhou["default_agent"], "net", "{liuzhou}");
+    let (status, body) = http(
+        port,
+        "POST",
+        "/api/sessions",
+        r#"{"game":"liuzhou","side":"white","strength":50}"#,
+    );
+    assert_eq!(status, 201, "{body}");
+    let session: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(session["agent"], "net", "{body}");
+    let id = session["id"].as_str().unwrap();
+    let (status, body) = http(port, "POST", &format!("/api/sessions/{id}/engine"), "");
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("\"visits\":"), "{body}");
+    drop(server);
+}
+
 #[test]
 fn serve_answers_on_loopback() {
     let mut child = Command::new(ENGINE)

@@ -14,6 +14,10 @@ use crate::config;
 use crate::models;
 use crate::web::{self, Setups};
 
+/// The config read when `--config` is not given, if it exists (relative to the directory the
+/// server runs in, as the paths inside it are).
+const DEFAULT_CONFIG: &str = "configs/serve.yaml";
+
 /// Serve a page to play every game against the engine in a browser.
 #[derive(ClapArgs)]
 pub struct Args {
@@ -21,8 +25,8 @@ pub struct Args {
     /// server has no authentication, so expose it only behind something that has.
     #[arg(long)]
     addr: Option<SocketAddr>,
-    /// Serve config (`configs/serve.yaml`): limits, strengths, and each game's config file.
-    /// Without it the built-in defaults apply.
+    /// Serve config: limits, strengths, each game's config file and model [default:
+    /// configs/serve.yaml if it is there, else the built-in defaults, which load no model].
     #[arg(long)]
     config: Option<PathBuf>,
 }
@@ -47,7 +51,12 @@ struct ModelPaths {
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
-    let (mut cfg, setups) = match &args.config {
+    let default = PathBuf::from(DEFAULT_CONFIG);
+    let path = args
+        .config
+        .clone()
+        .or_else(|| default.exists().then_some(default));
+    let (mut cfg, setups) = match &path {
         Some(path) => {
             let doc = config::load(path)?;
             let cfg: web::Config = config::section(&doc, "serve", path)?;
@@ -55,7 +64,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             let models: ModelPaths = config::section(&doc, "models", path)?;
             (cfg, setups(&games, &models)?)
         }
-        None => (web::Config::default(), Setups::default()),
+        None => {
+            tracing::info!("no {DEFAULT_CONFIG}: built-in defaults, no models");
+            (web::Config::default(), Setups::default())
+        }
     };
     if let Some(addr) = args.addr {
         cfg.addr = addr;
