@@ -1,6 +1,6 @@
 //! Turns a `--model` argument into an evaluator: the one place that knows the model kinds.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::Context;
@@ -42,4 +42,12 @@ pub fn evaluator_with<G: Game>(
         .with_context(|| format!("loading model {model}"))?;
     tracing::info!("{}", evaluator.describe());
     Ok(Arc::new(evaluator))
+}
+
+/// The model shipped for the game called `game` (`models/<game>/best.onnx`, relative to the
+/// directory the engine runs in), if there is one: what `engine play` and `engine analyse`
+/// play with when no `--model` is given and no other agent is asked for.
+pub fn shipped(game: &str) -> Option<PathBuf> {
+    let path = PathBuf::from(format!("models/{game}/best.onnx"));
+    path.is_file().then_some(path)
 }

@@ -124,7 +124,10 @@ fn bad_input_is_named_and_exits_2() {
         ),
         (&["--moves", "c3 c3"], "--moves: action 2 (c3)"),
         (&["--moves", "c3 zz9"], "--moves: action 2 (zz9)"),
-        (&["--agent", "net"], "--agent net needs --model"),
+        (
+            &["--game", "go", "--agent", "net"],
+            "--agent net needs --model",
+        ),
         (&["--agent", "alpha"], "--agent \"alpha\""),
         (&["--model", "/nope.onnx"], "--model"),
         (&["--visits", "0"], "--visits 0"),
@@ -160,15 +163,8 @@ fn a_finished_game_has_nothing_to_analyse() {
 }
 
 #[test]
-fn the_shipped_liuzhou_model_guides_the_search() {
-    let a = analyse_json(&[
-        "--model",
-        "models/liuzhou/best.onnx",
-        "--visits",
-        "300",
-        "--top",
-        "0",
-    ]);
+fn the_shipped_liuzhou_model_guides_the_search_by_default() {
+    let a = analyse_json(&["--visits", "300", "--top", "0"]);
     assert_eq!(a["agent"], "net (models/liuzhou/best.onnx)");
     let candidates = a["candidates"].as_array().unwrap();
     assert_eq!(candidates.len(), 36);
@@ -183,4 +179,10 @@ fn the_shipped_liuzhou_model_guides_the_search() {
     assert!(max > 2.0 / 36.0, "largest prior {max}");
     let value = a["value"].as_f64().unwrap();
     assert!((-1.0..=1.0).contains(&value));
+}
+
+#[test]
+fn another_agent_asked_for_leaves_the_shipped_model_alone() {
+    let a = analyse_json(&["--agent", "mcts", "--visits", "100"]);
+    assert_eq!(a["agent"], "mcts (random playouts)");
 }

@@ -264,3 +264,35 @@ fn serve_answers_on_loopback() {
     assert_eq!(status, 400, "{body}");
     drop(server);
 }
+
+#[test]
+fn play_from_the_repository_meets_the_shipped_model_unless_told_otherwise() {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
+    for (args, against) in [
+        (&["--human", "black"][..], "against net (50 visits)"),
+        (
+            &["--human", "black", "--agent", "mcts"][..],
+            "against mcts (50 visits)",
+        ),
+    ] {
+        let out = Command::new(ENGINE)
+            .args(["play", "--visits", "50"])
+            .args(args)
+            .current_dir(root)
+            .env("RUST_LOG", "warn")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .and_then(|mut child| {
+                child.stdin.take().unwrap().write_all(b"quit\n")?;
+                child.wait_with_output()
+            })
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && text.contains(against),
+            "{args:?}: {text}"
+        );
+    }
+}

@@ -38,10 +38,11 @@ pub struct Args {
     #[arg(long, default_value = "")]
     moves: String,
     /// The search: `mcts` (random playouts) or `net` (guided by `--model`) [default: `net`
-    /// when `--model` is given, else `mcts`].
+    /// when there is a model, else `mcts`].
     #[arg(long)]
     agent: Option<String>,
-    /// The ONNX model that guides the `net` search.
+    /// The ONNX model that guides the `net` search [default: the shipped
+    /// models/<game>/best.onnx, if there is one].
     #[arg(long)]
     model: Option<PathBuf>,
     /// Playouts to search [default: 1600, or no limit when `--seconds` is given].
@@ -190,15 +191,19 @@ fn analyse_game<G: WebGame>(
         bail!("--threads {}: must be 1 to {MAX_THREADS}", args.threads);
     }
     let limit = limit(args.visits, args.seconds)?;
+    let model = args.model.clone().or_else(|| {
+        let may_use_net = args.agent.as_deref().is_none_or(|a| a == "net");
+        may_use_net.then(|| models::shipped(G::NAME)).flatten()
+    });
     let agent_name = args
         .agent
         .clone()
-        .unwrap_or_else(|| if args.model.is_some() { "net" } else { "mcts" }.into());
+        .unwrap_or_else(|| if model.is_some() { "net" } else { "mcts" }.into());
     let (network, label): (Option<Arc<dyn Evaluator<G>>>, String) = match agent_name.as_str() {
         "mcts" => (None, "mcts (random playouts)".into()),
         "net" => {
-            let Some(model) = &args.model else {
-                bail!("--agent net needs --model");
+            let Some(model) = &model else {
+                bail!("--agent net needs --model: no model ships for {}", G::NAME);
             };
             let net = models::evaluator(&state, &model.to_string_lossy(), doc, config_path)
                 .context("--model")?;

@@ -31,10 +31,11 @@ pub struct Args {
     human: String,
     /// The engine's agent: `mcts` (tree search with random playouts), `net` (tree search with the
     /// network of `--model`), `random`, or the game's own (`alphabeta` for Xiangqi, its
-    /// default; otherwise `net` with `--model`, else `mcts`).
+    /// default; otherwise `net` when there is a model, else `mcts`).
     #[arg(long)]
     agent: Option<String>,
-    /// The ONNX model the `net` agent plays with (its `inference` settings come from `--config`).
+    /// The ONNX model the `net` agent plays with (its `inference` settings come from `--config`)
+    /// [default: the shipped models/<game>/best.onnx, if there is one].
     #[arg(long)]
     model: Option<PathBuf>,
     /// Visits per decision for a searching agent.
@@ -80,14 +81,17 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
 }
 
-/// The network of `--model`, if one is given.
+/// The network of `--model`, else the shipped one when the agent may be `net`.
 fn network<G: Game>(
     start: &G,
     args: &Args,
     doc: &serde_yaml::Value,
     config_path: &Path,
 ) -> anyhow::Result<Option<Arc<dyn Evaluator<G>>>> {
+    let may_use_net = args.agent.as_deref().is_none_or(|a| a == "net");
     args.model
+        .clone()
+        .or_else(|| may_use_net.then(|| models::shipped(G::NAME)).flatten())
         .as_ref()
         .map(|m| models::evaluator(start, &m.to_string_lossy(), doc, config_path))
         .transpose()
