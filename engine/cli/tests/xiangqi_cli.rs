@@ -327,16 +327,28 @@ fn uci_plays_with_the_engine_tree_search() {
         lines.iter().any(|l| l.contains("score mate 1 ")),
         "{lines:?}"
     );
-    // Open-ended search until stop.
+    // Open-ended search until stop, reporting as it goes: an `info` line every second, each
+    // counting more nodes than the last.
     uci.send("position startpos");
     uci.send("go infinite");
-    std::thread::sleep(Duration::from_millis(300));
+    std::thread::sleep(Duration::from_millis(2300));
     uci.send("isready");
     let lines = uci.until("readyok");
     assert!(
         !lines.iter().any(|l| l.starts_with("bestmove")),
         "{lines:?}"
     );
+    let nodes: Vec<u64> = lines
+        .iter()
+        .filter(|l| l.starts_with("info depth"))
+        .map(|l| {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            let at = w.iter().position(|&x| x == "nodes").unwrap();
+            w[at + 1].parse().unwrap()
+        })
+        .collect();
+    assert!(nodes.len() >= 2, "{lines:?}");
+    assert!(nodes.windows(2).all(|p| p[0] < p[1]), "{nodes:?}");
     uci.send("stop");
     uci.until("bestmove");
     uci.send("setoption name Visits value 0");

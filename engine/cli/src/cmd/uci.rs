@@ -65,6 +65,9 @@ pub struct Args {
 
 /// Visits per move of the tree search when `go` sets no limit of its own.
 const DEFAULT_VISITS: u64 = 800;
+
+/// The tree search reports its progress (an `info` line) this often.
+const INFO_EVERY: Duration = Duration::from_secs(1);
 use thinkers::{MAX_THREADS, MAX_VISITS};
 
 /// A malformed or impossible UCI command: which command and why.
@@ -361,10 +364,71 @@ impl UciSearcher for MctsSearcher {
                 time: limits.movetime,
             }
         };
-        self.agent.set_limit(limit);
         self.agent.set_halt(Some(Arc::clone(stop)));
         let start = Instant::now();
-        let chosen = self.agent.select_action(game).ok();
+        let deadline = limit.time.map(|t| start + t);
+        let mut visits_left = limit.visits;
+        // One legal move needs no thought unless the GUI asked to watch one.
+        let legal = game.legal_moves();
+        if legal.as_slice().len() == 1 && !infinite && banned.is_empty() {
+            return SearchResult {
+                best: legal.as_slice().first().copied(),
+                score: 0,
+                depth: 0,
+                nodes: 0,
+            };
+        }
+        let mut playouts = 0;
+        // The search runs in slices of at most `INFO_EVERY`, one tree throughout, so that a GUI
+        // (analysing with `go infinite`, or waiting on a long move) sees its progress.
+        let mut analysis = None;
+        loop {
+            let now = Instant::now();
+            let slice = deadline.map_or(INFO_EVERY, |d| {
+                d.saturating_duration_since(now).min(INFO_EVERY)
+            });
+            self.agent.set_limit(Limit {
+                visits: visits_left,
+                time: Some(slice),
+            });
+            let Ok(Some(found)) = self.agent.analyse(game, None) else {
+                break;
+            };
+            visits_left = visits_left.map(|v| v.saturating_sub(found.playouts));
+            playouts += found.playouts;
+            // A proven result is final: more search would only walk its proof again.
+            let settled = self
+                .agent
+                .search()
+                .is_some_and(|s| s.proven_result().is_some());
+            let done = stop.load(Ordering::Relaxed)
+                || visits_left == Some(0)
+                || deadline.is_some_and(|d| Instant::now() >= d)
+                || settled;
+            if !done {
+                if let (Some(search), Some(first)) = (self.agent.search(), found.candidates.first())
+                {
+                    info(&SearchInfo {
+                        depth: first.pv.len() as u32,
+                        score: value_score(search.root_value()),
+                        nodes: playouts,
+                        time: start.elapsed(),
+                        pv: first.pv.clone(),
+                    });
+                }
+            }
+            analysis = Some(found);
+            if done {
+                break;
+            }
+        }
+        // The move the search plays (its proof's quickest win where it has one), or with no
+        // search the first legal move.
+        let chosen = self
+            .agent
+            .search()
+            .filter(|_| analysis.is_some())
+            .and_then(|s| s.best_action());
         // A banned choice gives way to the most searched move that is not banned (or, with no
         // tree, the first legal one); its own value is then the score.
         let stand_in = chosen.filter(|m| banned.contains(m)).map(|_| {
@@ -396,9 +460,7 @@ impl UciSearcher for MctsSearcher {
             depth: 0,
             nodes: 0,
         };
-        if let (Some(best), Some(report), Some(search)) =
-            (best, self.agent.last_report(), self.agent.search())
-        {
+        if let (Some(best), Some(_), Some(search)) = (best, &analysis, self.agent.search()) {
             let pv = search.principal_variation(best);
             let mut after = game.clone();
             after.play_unchecked(best);
@@ -418,7 +480,7 @@ impl UciSearcher for MctsSearcher {
                 _ => value_score(search.root_value()),
             };
             result.depth = pv.len() as u32;
-            result.nodes = report.playouts;
+            result.nodes = playouts;
             info(&SearchInfo {
                 depth: result.depth,
                 score: result.score,
