@@ -228,23 +228,7 @@ fn serve_from_the_repository_plays_liuzhou_with_the_shipped_model_by_default() {
 
 #[test]
 fn serve_answers_on_loopback() {
-    let mut child = Command::new(ENGINE)
-        .args(["serve", "--addr", "127.0.0.1:0"])
-        .env("RUST_LOG", "warn")
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let server = Server(child);
-    let port: u16 = line
-        .trim()
-        .trim_start_matches("listening on http://127.0.0.1:")
-        .trim_end_matches('/')
-        .parse()
-        .unwrap_or_else(|e| panic!("{e}: {line:?}"));
+    let (server, port) = serve_in(env!("CARGO_MANIFEST_DIR"));
     let (status, page) = http(port, "GET", "/", "");
     assert_eq!(status, 200);
     assert!(page.contains("<svg id=\"board\""));

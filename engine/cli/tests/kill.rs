@@ -1,6 +1,8 @@
 //! Killing `engine selfplay` with SIGKILL loses no finished shard and leaves no half file that a
 //! reader accepts; a restarted run carries on beside the old shards.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -164,20 +166,11 @@ fn train_resumes_after_sigkill() {
     );
     let dir = tmpdir("train");
     let run_dir = dir.join("run");
-    let config = dir.join("tiny.yaml");
-    std::fs::write(
-        &config,
-        format!(
-            "game: {{lose_below: 1}}\ninference: {{batch_size: 16, intra_threads: 1}}\n\
-             network: {{blocks: 1, channels: 8, value_hidden: 8}}\n\
-             selfplay: {{parallel_games: 4, full_visits: 8, cheap_visits: 2, positions_per_shard: 30}}\n\
-             fit: {{steps: 3, batch_size: 16}}\n\
-             train: {{run_dir: {}, iterations: 3, games_per_iteration: 6, gate_games: 2, gate_visits: 4, \
-             eval_games: 0}}\n",
-            run_dir.display()
-        ),
-    )
-    .unwrap();
+    let config = common::tiny_train_config(
+        &dir,
+        3,
+        "iterations: 3, games_per_iteration: 6, gate_games: 2, gate_visits: 4, eval_games: 0",
+    );
     let train = || {
         let mut c = Command::new(&engine);
         c.args(["train", "--config"])
@@ -246,20 +239,12 @@ fn a_killed_train_takes_its_fit_with_it() {
     assert!(engine.with_file_name("trainer-bridge").is_file());
     let dir = tmpdir("train-fit");
     let run_dir = dir.join("run");
-    let config = dir.join("tiny.yaml");
     // A fit far longer than the test: it can only end by the engine's death.
-    std::fs::write(
-        &config,
-        format!(
-            "game: {{lose_below: 1}}\ninference: {{batch_size: 16, intra_threads: 1}}\n\
-             network: {{blocks: 1, channels: 8, value_hidden: 8}}\n\
-             selfplay: {{parallel_games: 4, full_visits: 8, cheap_visits: 2, positions_per_shard: 30}}\n\
-             fit: {{steps: 100000000, batch_size: 16}}\n\
-             train: {{run_dir: {}, iterations: 1, games_per_iteration: 4, eval_games: 0}}\n",
-            run_dir.display()
-        ),
-    )
-    .unwrap();
+    let config = common::tiny_train_config(
+        &dir,
+        100_000_000,
+        "iterations: 1, games_per_iteration: 4, eval_games: 0",
+    );
     let mut child = Command::new(&engine)
         .args(["train", "--config"])
         .arg(&config)

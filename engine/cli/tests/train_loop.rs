@@ -1,5 +1,7 @@
 //! `engine train` end to end on a tiny network: what each iteration measures.
 
+mod common;
+
 use std::path::PathBuf;
 use std::process::Command;
 
@@ -28,20 +30,14 @@ fn train_and_check_scores(name: &str, gate_threshold: f64) -> Vec<bool> {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let run_dir = dir.join("run");
-    let config = dir.join("tiny.yaml");
-    std::fs::write(
-        &config,
-        format!(
-            "game: {{lose_below: 1}}\ninference: {{batch_size: 16, intra_threads: 1}}\n\
-             network: {{blocks: 1, channels: 8, value_hidden: 8}}\n\
-             selfplay: {{parallel_games: 4, full_visits: 8, cheap_visits: 2, positions_per_shard: 30}}\n\
-             fit: {{steps: 3, batch_size: 16}}\n\
-             train: {{run_dir: {}, iterations: 4, games_per_iteration: 4, gate_games: 2, gate_visits: 4, \
-             gate_threshold: {gate_threshold}, eval_games: 2, eval_visits: 4, eval_mcts_playouts: 8}}\n",
-            run_dir.display()
+    let config = common::tiny_train_config(
+        &dir,
+        3,
+        &format!(
+            "iterations: 4, games_per_iteration: 4, gate_games: 2, gate_visits: 4, \
+             gate_threshold: {gate_threshold}, eval_games: 2, eval_visits: 4, eval_mcts_playouts: 8"
         ),
-    )
-    .unwrap();
+    );
     let out = Command::new(&engine)
         .args(["train", "--config"])
         .arg(&config)

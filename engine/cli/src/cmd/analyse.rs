@@ -275,18 +275,7 @@ pub fn position<G: Game>(start: G, text: Option<&str>, moves: &str) -> anyhow::R
             .with_context(|| format!("--position '{t}'"))?,
         None => start,
     };
-    for (i, word) in moves
-        .split([' ', ','])
-        .filter(|w| !w.is_empty())
-        .enumerate()
-    {
-        let action = state
-            .parse_action(word)
-            .with_context(|| format!("--moves: action {} ({word})", i + 1))?;
-        state
-            .play(action)
-            .with_context(|| format!("--moves: action {} ({word})", i + 1))?;
-    }
+    super::play_moves(&mut state, moves)?;
     Ok(state)
 }
 

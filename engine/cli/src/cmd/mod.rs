@@ -92,3 +92,23 @@ impl GameKind {
         }
     }
 }
+
+/// Plays `moves` (actions in the game's notation, separated by spaces or commas) on `state`,
+/// for the `--moves` flags; an action that cannot be read or is illegal is an error naming its
+/// place in the list.
+pub fn play_moves<G: games::Game>(state: &mut G, moves: &str) -> anyhow::Result<()> {
+    use anyhow::Context;
+    for (i, word) in moves
+        .split([' ', ','])
+        .filter(|w| !w.is_empty())
+        .enumerate()
+    {
+        let action = state
+            .parse_action(word)
+            .with_context(|| format!("--moves: action {} ({word})", i + 1))?;
+        state
+            .play(action)
+            .with_context(|| format!("--moves: action {} ({word})", i + 1))?;
+    }
+    Ok(())
+}

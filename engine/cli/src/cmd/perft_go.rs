@@ -49,18 +49,6 @@ pub fn start(args: &GoArgs, position: Option<&str>) -> anyhow::Result<GoState> {
             );
         }
     }
-    for (i, word) in args
-        .moves
-        .split([' ', ','])
-        .filter(|w| !w.is_empty())
-        .enumerate()
-    {
-        let mv = state
-            .parse_action(word)
-            .with_context(|| format!("--moves: move {}", i + 1))?;
-        state
-            .play(mv)
-            .with_context(|| format!("--moves: move {} ({word})", i + 1))?;
-    }
+    super::play_moves(&mut state, &args.moves)?;
     Ok(state)
 }

@@ -81,7 +81,8 @@ impl Default for Config {
             release_after_s: 300,
             max_visits: 20_000,
             default_visits: 400,
-            default_agent: AGENT_NAMES[0].to_string(),
+            // The network where a game has one, else the game's own agent or MCTS.
+            default_agent: "net".to_string(),
             max_thinking: 2,
             max_actions: 2_000,
             max_body_bytes: 4096,
