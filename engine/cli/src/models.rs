@@ -19,21 +19,33 @@ pub fn evaluator<G: Game>(
     doc: &serde_yaml::Value,
     config_path: &Path,
 ) -> anyhow::Result<Arc<dyn Evaluator<G>>> {
-    evaluator_with(start, model, doc, config_path, None)
+    evaluator_with(start, model, doc, config_path, Overrides::default())
 }
 
-/// As [`evaluator`], with the execution provider of a command-line flag (`--provider`), when
-/// given, in place of the section's.
+/// Settings of the command line that replace the `inference` section's.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Overrides {
+    /// `--provider`.
+    pub provider: Option<Provider>,
+    /// Intra-op threads per network, where several networks share the cores (`engine match
+    /// --parallel`).
+    pub intra_threads: Option<usize>,
+}
+
+/// As [`evaluator`], with the command line's `overrides` in place of the section's settings.
 pub fn evaluator_with<G: Game>(
     start: &G,
     model: &str,
     doc: &serde_yaml::Value,
     config_path: &Path,
-    provider: Option<Provider>,
+    overrides: Overrides,
 ) -> anyhow::Result<Arc<dyn Evaluator<G>>> {
     let mut opts: OrtOptions = config::inference(doc, config_path)?;
-    if let Some(p) = provider {
+    if let Some(p) = overrides.provider {
         opts.provider = p;
+    }
+    if let Some(n) = overrides.intra_threads {
+        opts.intra_threads = n;
     }
     if model == "uniform" {
         return Ok(Arc::new(FakeEvaluator::new(opts.batch_size.max(1))));

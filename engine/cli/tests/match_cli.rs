@@ -145,3 +145,58 @@ fn a_gtp_engine_plays_go_matches() {
         assert!(err.contains(needle), "{spec}: {err}");
     }
 }
+
+#[test]
+fn games_played_in_parallel_are_all_counted_and_reproducible() {
+    let run = |parallel: &str| {
+        let out = engine()
+            .args([
+                "match",
+                "--black",
+                "mcts:visits=20",
+                "--white",
+                "net:model=uniform,visits=20",
+                "--games",
+                "7",
+                "--parallel",
+                parallel,
+            ])
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(
+            out.status.success(),
+            "{text}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        text
+    };
+    let three = run("3");
+    assert!(three.contains("7 games, colours alternate"), "{three}");
+    assert!(three.contains(", 3 at a time"), "{three}");
+    assert!(three.contains("(7 games)"), "{three}");
+    // Each pair reports its own searches.
+    assert_eq!(three.matches("[black]: ").count(), 3, "{three}");
+    // The same games again: which pair plays which game, and its seeds, are fixed.
+    let result = |t: &str| {
+        t.lines()
+            .find(|l| l.contains("(7 games)"))
+            .map(String::from)
+    };
+    assert_eq!(result(&three), result(&run("3")));
+
+    let out = engine()
+        .args([
+            "match",
+            "--black",
+            "random",
+            "--white",
+            "random",
+            "--parallel",
+            "0",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--parallel"));
+}

@@ -73,12 +73,15 @@ impl MatchResult {
             .join(", ")
     }
 
-    fn record(&mut self, outcome: Outcome, a_plays: Player) {
-        match outcome {
+    /// Counts one game that agent A played as `a_plays`.
+    pub fn add(&mut self, record: &GameRecord, a_plays: Player) {
+        match record.outcome {
             Outcome::Draw => self.draws += 1,
             Outcome::Win(p) if p == a_plays => self.wins += 1,
             Outcome::Win(_) => self.losses += 1,
         }
+        self.capped += u32::from(record.capped);
+        *self.endings.entry(record.ending.clone()).or_default() += 1;
     }
 }
 
@@ -176,9 +179,7 @@ pub fn play_match<G: Game>(
         } else {
             (play_game(start, b, a, max_actions)?, Player::Second)
         };
-        result.record(record.outcome, a_plays);
-        result.capped += u32::from(record.capped);
-        *result.endings.entry(record.ending.clone()).or_default() += 1;
+        result.add(&record, a_plays);
         on_game(g, &record, &result);
     }
     Ok(result)

@@ -80,7 +80,11 @@ fn play<G: Game>(
     };
     // A bad --out fails here, not after a shard's worth of games.
     sink.prepare().context("--out")?;
-    let evaluator = models::evaluator_with(start, &args.model, doc, config_path, args.provider)?;
+    let overrides = models::Overrides {
+        provider: args.provider,
+        ..Default::default()
+    };
+    let evaluator = models::evaluator_with(start, &args.model, doc, config_path, overrides)?;
     tracing::info!("self-play with {}", evaluator.describe());
     let bar = ProgressBar::new(args.games as u64).with_style(
         ProgressStyle::with_template(
