@@ -185,6 +185,57 @@ pub fn play_match<G: Game>(
     Ok(result)
 }
 
+/// Agents A and B of one thread of [`play_match_parallel`].
+pub type AgentPair<G> = (Box<dyn Agent<G>>, Box<dyn Agent<G>>);
+
+/// Plays `games` games as [`play_match`] does, several at once: pair k of `pairs` (agents A
+/// and B, each pair on a thread of its own) plays games k, k + pairs.len(), …, with colours by
+/// the game's number as in a sequential match. The result does not depend on the threads'
+/// timing; `on_game(result so far)` is called after each game, from the pairs' threads.
+pub fn play_match_parallel<G: Game>(
+    start: &G,
+    pairs: &mut [AgentPair<G>],
+    games: u32,
+    max_actions: usize,
+    on_game: impl Fn(&MatchResult) + Sync,
+) -> Result<MatchResult, MatchError> {
+    let step = pairs.len().max(1);
+    let total = std::sync::Mutex::new(MatchResult::default());
+    std::thread::scope(|scope| -> Result<(), MatchError> {
+        let handles: Vec<_> = pairs
+            .iter_mut()
+            .enumerate()
+            .map(|(k, (a, b))| {
+                let (total, on_game) = (&total, &on_game);
+                scope.spawn(move || -> Result<(), MatchError> {
+                    for g in (k as u32..games).step_by(step) {
+                        let (record, a_plays) = if g % 2 == 0 {
+                            (
+                                play_game(start, &mut **a, &mut **b, max_actions)?,
+                                Player::First,
+                            )
+                        } else {
+                            (
+                                play_game(start, &mut **b, &mut **a, max_actions)?,
+                                Player::Second,
+                            )
+                        };
+                        let mut t = total.lock().unwrap_or_else(|p| p.into_inner());
+                        t.add(&record, a_plays);
+                        on_game(&t);
+                    }
+                    Ok(())
+                })
+            })
+            .collect();
+        for h in handles {
+            h.join().expect("a match thread panicked")?;
+        }
+        Ok(())
+    })?;
+    Ok(total.into_inner().unwrap_or_else(|p| p.into_inner()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -269,3 +269,37 @@ fn analysis_puts_a_proven_win_first() {
     assert_eq!(first.value, Some(1.0));
     assert_eq!(analysis.value, 1.0);
 }
+
+#[test]
+fn a_parallel_match_counts_every_game_the_same_way_each_time() {
+    let run = || {
+        let mut pairs: Vec<(Box<dyn Agent<Mnk>>, Box<dyn Agent<Mnk>>)> = (0..3)
+            .map(|k| {
+                let a: Box<dyn Agent<Mnk>> = Box::new(mcts(
+                    Arc::new(FakeEvaluator::new(8)),
+                    Limit::visits(200),
+                    RunOptions::single(8),
+                ));
+                let b: Box<dyn Agent<Mnk>> = Box::new(RandomAgent::new(10 + k));
+                (a, b)
+            })
+            .collect();
+        let seen = std::sync::atomic::AtomicU32::new(0);
+        let r = search::matchplay::play_match_parallel(
+            &Mnk::tic_tac_toe(),
+            &mut pairs,
+            11,
+            100,
+            |_| {
+                seen.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            },
+        )
+        .unwrap();
+        assert_eq!(seen.into_inner(), 11);
+        r
+    };
+    let first = run();
+    assert_eq!(first.games(), 11);
+    assert_eq!(first.losses, 0, "{first:?}");
+    assert_eq!(first, run());
+}

@@ -7,10 +7,9 @@ use std::sync::Arc;
 use anyhow::Context;
 use clap::Args as ClapArgs;
 use games::Game;
-use games::Player;
 use indicatif::{ProgressBar, ProgressStyle};
 use infer::Evaluator;
-use search::matchplay::{play_game, play_match, MatchResult};
+use search::matchplay::{play_match, play_match_parallel, MatchResult};
 
 use super::GameKind;
 use crate::agents::{self, AgentSpec};
@@ -191,42 +190,7 @@ fn run_match<G: Game>(
             |_, _, r| show(r),
         )?
     } else {
-        // Pair k plays games k, k + workers, …; colours follow the game's number as in a
-        // sequential match.
-        let total = std::sync::Mutex::new(MatchResult::default());
-        std::thread::scope(|scope| -> anyhow::Result<()> {
-            let handles: Vec<_> = pairs
-                .iter_mut()
-                .enumerate()
-                .map(|(k, (a, b))| {
-                    let (total, show) = (&total, &show);
-                    scope.spawn(move || -> anyhow::Result<()> {
-                        for g in (k as u32..args.games).step_by(workers as usize) {
-                            let (record, a_plays) = if g % 2 == 0 {
-                                (
-                                    play_game(start, &mut **a, &mut **b, args.max_actions)?,
-                                    Player::First,
-                                )
-                            } else {
-                                (
-                                    play_game(start, &mut **b, &mut **a, args.max_actions)?,
-                                    Player::Second,
-                                )
-                            };
-                            let mut t = total.lock().unwrap_or_else(|p| p.into_inner());
-                            t.add(&record, a_plays);
-                            show(&t);
-                        }
-                        Ok(())
-                    })
-                })
-                .collect();
-            for h in handles {
-                h.join().expect("a match thread panicked")?;
-            }
-            Ok(())
-        })?;
-        total.into_inner().unwrap_or_else(|p| p.into_inner())
+        play_match_parallel(start, &mut pairs, args.games, args.max_actions, show)?
     };
     bar.finish_and_clear();
     print_result(&name_a, &name_b, &result)?;
