@@ -273,7 +273,7 @@ fn analysis_puts_a_proven_win_first() {
 #[test]
 fn a_parallel_match_counts_every_game_the_same_way_each_time() {
     let run = || {
-        let mut pairs: Vec<(Box<dyn Agent<Mnk>>, Box<dyn Agent<Mnk>>)> = (0..3)
+        let mut pairs: Vec<search::matchplay::AgentPair<Mnk>> = (0..3)
             .map(|k| {
                 let a: Box<dyn Agent<Mnk>> = Box::new(mcts(
                     Arc::new(FakeEvaluator::new(8)),
