@@ -57,8 +57,9 @@ pub struct Args {
     #[arg(long, default_value_t = 100_000)]
     max_actions: usize,
     /// Games played at once, each pair of agents on a thread of its own (networks loaded once
-    /// per pair). Game k still gives Black to the first agent when k is odd, so the colours
-    /// stay balanced; agents whose spec has no `seed=` get a different seed per pair.
+    /// per pair, each with its share of the cores). Game k still gives Black to the first
+    /// agent when k is odd, so the colours stay balanced; agents whose spec has no `seed=` get
+    /// a different seed per pair.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
     parallel: u32,
 }
