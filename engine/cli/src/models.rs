@@ -56,10 +56,13 @@ pub fn evaluator_with<G: Game>(
     Ok(Arc::new(evaluator))
 }
 
-/// The model shipped for the game called `game` (`models/<game>/best.onnx`, relative to the
-/// directory the engine runs in), if there is one: what `engine play` and `engine analyse`
-/// play with when no `--model` is given and no other agent is asked for.
-pub fn shipped(game: &str) -> Option<PathBuf> {
-    let path = PathBuf::from(format!("models/{game}/best.onnx"));
-    path.is_file().then_some(path)
+/// The model `engine play` and `engine analyse` play game `game` with: `--model` when given,
+/// else, unless `--agent` asks for another agent than `net`, the shipped
+/// `models/<game>/best.onnx` (relative to the directory the engine runs in) if there is one.
+pub fn given_or_shipped(model: Option<&Path>, agent: Option<&str>, game: &str) -> Option<PathBuf> {
+    if let Some(m) = model {
+        return Some(m.to_path_buf());
+    }
+    let shipped = PathBuf::from(format!("models/{game}/best.onnx"));
+    (agent.is_none_or(|a| a == "net") && shipped.is_file()).then_some(shipped)
 }

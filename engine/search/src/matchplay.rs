@@ -174,15 +174,27 @@ pub fn play_match<G: Game>(
 ) -> Result<MatchResult, MatchError> {
     let mut result = MatchResult::default();
     for g in 0..games {
-        let (record, a_plays) = if g % 2 == 0 {
-            (play_game(start, a, b, max_actions)?, Player::First)
-        } else {
-            (play_game(start, b, a, max_actions)?, Player::Second)
-        };
+        let (record, a_plays) = play_numbered(start, a, b, g, max_actions)?;
         result.add(&record, a_plays);
         on_game(g, &record, &result);
     }
     Ok(result)
+}
+
+/// Game number `g` of a match between `a` and `b`: A plays First in even games. Returns the
+/// record and A's colour.
+fn play_numbered<G: Game>(
+    start: &G,
+    a: &mut dyn Agent<G>,
+    b: &mut dyn Agent<G>,
+    g: u32,
+    max_actions: usize,
+) -> Result<(GameRecord, Player), MatchError> {
+    Ok(if g.is_multiple_of(2) {
+        (play_game(start, a, b, max_actions)?, Player::First)
+    } else {
+        (play_game(start, b, a, max_actions)?, Player::Second)
+    })
 }
 
 /// Agents A and B of one thread of [`play_match_parallel`].
@@ -209,17 +221,8 @@ pub fn play_match_parallel<G: Game>(
                 let (total, on_game) = (&total, &on_game);
                 scope.spawn(move || -> Result<(), MatchError> {
                     for g in (k as u32..games).step_by(step) {
-                        let (record, a_plays) = if g % 2 == 0 {
-                            (
-                                play_game(start, &mut **a, &mut **b, max_actions)?,
-                                Player::First,
-                            )
-                        } else {
-                            (
-                                play_game(start, &mut **b, &mut **a, max_actions)?,
-                                Player::Second,
-                            )
-                        };
+                        let (record, a_plays) =
+                            play_numbered(start, &mut **a, &mut **b, g, max_actions)?;
                         let mut t = total.lock().unwrap_or_else(|p| p.into_inner());
                         t.add(&record, a_plays);
                         on_game(&t);

@@ -449,8 +449,17 @@ impl<G: Game> Search<G> {
     /// [`PV_MAX`] actions.
     pub fn principal_variation(&self, action: G::Action) -> Vec<G::Action> {
         let t = &self.tree;
-        let mut pv = vec![action];
-        let mut node = t.children(t.root()).find(|&c| t.action(c) == action);
+        match t.children(t.root()).find(|&c| t.action(c) == action) {
+            Some(child) => self.line_from(child),
+            None => vec![action],
+        }
+    }
+
+    /// [`Search::principal_variation`] from root child `child`.
+    fn line_from(&self, child: u32) -> Vec<G::Action> {
+        let t = &self.tree;
+        let mut pv = vec![t.action(child)];
+        let mut node = Some(child);
         while let Some(n) = node {
             if pv.len() >= PV_MAX || !t.is_expanded(n) {
                 break;
@@ -467,47 +476,44 @@ impl<G: Game> Search<G> {
         pv
     }
 
-    /// How many actions the proof after root action `action` takes to the game's end (0 when
-    /// the action ends it): the quickest proven win, or the longest defence of a proven loss.
-    /// `None` for a draw or a result not proven.
-    fn proof_length(&self, action: G::Action) -> Option<u32> {
-        let t = &self.tree;
-        let child = t.children(t.root()).find(|&c| t.action(c) == action)?;
-        self.proof_line(child).map(|(n, _)| n)
-    }
-
     /// Every root action as an analysis lists it, in the order the search prefers them: a
     /// proven win first, a proven loss last, else by visits (ties by prior).
     pub fn candidates(&self) -> Vec<Candidate<G::Action>> {
+        let t = &self.tree;
         let to_act = self.state.to_act();
-        let mut children = self.root_children();
-        let rank = |c: &ChildInfo<G::Action>| match c.proven.map(|o| o.value_for(to_act)) {
+        let mut candidates: Vec<Candidate<G::Action>> = t
+            .children(t.root())
+            .map(|c| {
+                let s: NodeStats = t.stats(c);
+                let proven = t.proven(c);
+                Candidate {
+                    action: t.action(c),
+                    visits: s.visits,
+                    value: match proven {
+                        Some(o) => Some(o.value_for(to_act)),
+                        None if s.visits > 0 => Some(s.q() as f32),
+                        None => None,
+                    },
+                    prior: s.prior,
+                    proven,
+                    // The proof's actions after this one, and this one.
+                    proof_length: self.proof_line(c).map(|(n, _)| n + 1),
+                    pv: self.line_from(c),
+                }
+            })
+            .collect();
+        let rank = |c: &Candidate<G::Action>| match c.proven.map(|o| o.value_for(to_act)) {
             Some(v) if v > 0.0 => 0,
             Some(v) if v < 0.0 => 2,
             _ => 1,
         };
-        children.sort_by(|a, b| {
+        candidates.sort_by(|a, b| {
             rank(a)
                 .cmp(&rank(b))
                 .then(b.visits.cmp(&a.visits))
                 .then(b.prior.total_cmp(&a.prior))
         });
-        children
-            .into_iter()
-            .map(|c| Candidate {
-                action: c.action,
-                visits: c.visits,
-                value: match c.proven {
-                    Some(o) => Some(o.value_for(to_act)),
-                    None if c.visits > 0 => Some(c.q as f32),
-                    None => None,
-                },
-                prior: c.prior,
-                proven: c.proven,
-                proof_length: self.proof_length(c.action).map(|n| n + 1),
-                pv: self.principal_variation(c.action),
-            })
-            .collect()
+        candidates
     }
 
     /// The root's children, by decreasing prior (empty before the root is expanded).

@@ -191,10 +191,7 @@ fn analyse_game<G: WebGame>(
         bail!("--threads {}: must be 1 to {MAX_THREADS}", args.threads);
     }
     let limit = limit(args.visits, args.seconds)?;
-    let model = args.model.clone().or_else(|| {
-        let may_use_net = args.agent.as_deref().is_none_or(|a| a == "net");
-        may_use_net.then(|| models::shipped(G::NAME)).flatten()
-    });
+    let model = models::given_or_shipped(args.model.as_deref(), args.agent.as_deref(), G::NAME);
     let agent_name = args
         .agent
         .clone()

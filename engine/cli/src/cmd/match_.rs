@@ -9,7 +9,7 @@ use clap::Args as ClapArgs;
 use games::Game;
 use indicatif::{ProgressBar, ProgressStyle};
 use infer::Evaluator;
-use search::matchplay::{play_match, play_match_parallel, MatchResult};
+use search::matchplay::{play_match_parallel, MatchResult};
 
 use super::GameKind;
 use crate::agents::{self, AgentSpec};
@@ -180,19 +180,8 @@ fn run_match<G: Game>(
             r.score()
         ));
     };
-    let result = if workers == 1 {
-        let (a, b) = &mut pairs[0];
-        play_match(
-            start,
-            &mut **a,
-            &mut **b,
-            args.games,
-            args.max_actions,
-            |_, _, r| show(r),
-        )?
-    } else {
-        play_match_parallel(start, &mut pairs, args.games, args.max_actions, show)?
-    };
+    // One pair plays the games in turn on a thread of its own; several share them out.
+    let result = play_match_parallel(start, &mut pairs, args.games, args.max_actions, show)?;
     bar.finish_and_clear();
     print_result(&name_a, &name_b, &result)?;
     for (a, b) in &pairs {

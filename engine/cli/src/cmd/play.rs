@@ -88,10 +88,7 @@ fn network<G: Game>(
     doc: &serde_yaml::Value,
     config_path: &Path,
 ) -> anyhow::Result<Option<Arc<dyn Evaluator<G>>>> {
-    let may_use_net = args.agent.as_deref().is_none_or(|a| a == "net");
-    args.model
-        .clone()
-        .or_else(|| may_use_net.then(|| models::shipped(G::NAME)).flatten())
+    models::given_or_shipped(args.model.as_deref(), args.agent.as_deref(), G::NAME)
         .as_ref()
         .map(|m| models::evaluator(start, &m.to_string_lossy(), doc, config_path))
         .transpose()
