@@ -114,6 +114,8 @@ const AGENT_TITLES = {
 // drawn again after.
 async function request(fn) {
   page.busy = true;
+  // Not ready until the answer is in: scripts driving the page wait on this.
+  updateReady();
   try {
     await fn();
   } catch (e) {
