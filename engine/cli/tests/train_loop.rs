@@ -35,7 +35,8 @@ fn train_and_check_scores(name: &str, gate_threshold: f64) -> Vec<bool> {
         3,
         &format!(
             "iterations: 4, games_per_iteration: 4, gate_games: 2, gate_visits: 4, \
-             gate_threshold: {gate_threshold}, eval_games: 2, eval_visits: 4, eval_mcts_playouts: 8"
+             gate_threshold: {gate_threshold}, eval_games: 2, eval_visits: 4, eval_mcts_playouts: 8, \
+             match_parallel: 2"
         ),
     );
     let out = Command::new(&engine)

@@ -15,6 +15,7 @@ use anyhow::{bail, Context};
 use games::{Agent, Game};
 use indicatif::{ProgressBar, ProgressStyle};
 use infer::{InvalidSetting, OrtOptions};
+use search::matchplay::{play_match_parallel, AgentPair};
 use serde::{Deserialize, Serialize};
 use state::{model_files, IterationRecord, TrainState};
 
@@ -36,6 +37,7 @@ pub struct TrainConfig {
     pub eval_games: u32,
     pub eval_visits: u64,
     pub eval_mcts_playouts: u64,
+    pub match_parallel: u32,
     pub seed: u64,
 }
 
@@ -53,6 +55,7 @@ impl Default for TrainConfig {
             eval_games: 10,
             eval_visits: 200,
             eval_mcts_playouts: 800,
+            match_parallel: 0,
             seed: 1,
         }
     }
@@ -99,6 +102,12 @@ impl TrainConfig {
             "gate_threshold",
             self.gate_threshold,
             "0 to 1",
+        )?;
+        I::check(
+            self.match_parallel <= 64,
+            "match_parallel",
+            self.match_parallel,
+            "0 (one per core) to 64",
         )?;
         let t = self.gate_temperature;
         I::check(
@@ -210,6 +219,7 @@ pub fn run<G: Game>(start: &G, train: &TrainConfig, setup: &Setup<'_>) -> anyhow
     // The best model's figures against the fixed opponents, as measured by this process:
     // (model, vs random, vs pure MCTS).
     let mut measured: Option<(u32, f64, f64)> = None;
+    let matches = Matches::new(setup, train);
     while state.iterations < train.iterations && elapsed(earlier) < limit {
         let i = state.iterations;
         let candidate = i + 1;
@@ -272,21 +282,6 @@ pub fn run<G: Game>(start: &G, train: &TrainConfig, setup: &Setup<'_>) -> anyhow
 
         // 3. Gate: the candidate against the best. Agents are built from the same specs
         //    `engine match` takes, so the loop's figures can be reproduced with it.
-        let agent = |spec: String, seed: u64| -> anyhow::Result<Box<dyn Agent<G>>> {
-            let load_net = |model: &Path| {
-                models::evaluator(
-                    start,
-                    &model.to_string_lossy(),
-                    setup.doc,
-                    setup.config_path,
-                )
-            };
-            let no_game_agents = |kind: &str| -> anyhow::Result<Box<dyn Agent<G>>> {
-                anyhow::bail!("the training loop has no agent {kind:?}")
-            };
-            let parsed = AgentSpec::parse(&spec)?;
-            agents::build(&parsed, &spec, seed, &load_net, &no_game_agents)
-        };
         let net_spec = |onnx: &Path, visits: u64, temperature: f32| {
             format!(
                 "net:model={},visits={visits},temp={temperature}",
@@ -303,12 +298,10 @@ pub fn run<G: Game>(start: &G, train: &TrainConfig, setup: &Setup<'_>) -> anyhow
             )
         };
         let gate_started = Instant::now();
-        let mut cand = agent(gate_spec(&cand_onnx), train.seed.wrapping_add(11))?;
-        let mut best = agent(gate_spec(&best_onnx), train.seed.wrapping_add(12))?;
-        let gate = play(
+        let gate = matches.play(
             start,
-            &mut *cand,
-            &mut *best,
+            (&gate_spec(&cand_onnx), train.seed.wrapping_add(11)),
+            (&gate_spec(&best_onnx), train.seed.wrapping_add(12)),
             train.gate_games,
             &format!("iteration {i}: gate"),
         )?;
@@ -341,26 +334,20 @@ pub fn run<G: Game>(start: &G, train: &TrainConfig, setup: &Setup<'_>) -> anyhow
                 );
                 (r, m)
             } else if train.eval_games > 0 {
-                let mut me = agent(
-                    net_spec(&best_onnx, train.eval_visits, 0.0),
-                    train.seed.wrapping_add(13),
-                )?;
-                let mut random = agent("random".into(), train.seed.wrapping_add(14))?;
-                let r = play(
+                let me = net_spec(&best_onnx, train.eval_visits, 0.0);
+                let me = (me.as_str(), train.seed.wrapping_add(13));
+                let r = matches.play(
                     start,
-                    &mut *me,
-                    &mut *random,
+                    me,
+                    ("random", train.seed.wrapping_add(14)),
                     train.eval_games,
                     "  vs random",
                 )?;
-                let mut mcts = agent(
-                    format!("mcts:visits={}", train.eval_mcts_playouts),
-                    train.seed.wrapping_add(15),
-                )?;
-                let m = play(
+                let mcts = format!("mcts:visits={}", train.eval_mcts_playouts);
+                let m = matches.play(
                     start,
-                    &mut *me,
-                    &mut *mcts,
+                    me,
+                    (&mcts, train.seed.wrapping_add(15)),
                     train.eval_games,
                     "  vs pure MCTS",
                 )?;
@@ -412,28 +399,86 @@ pub fn run<G: Game>(start: &G, train: &TrainConfig, setup: &Setup<'_>) -> anyhow
     Ok(())
 }
 
-/// `a`'s score against `b` over `games` games with colours alternating.
-fn play<G: Game>(
-    start: &G,
-    a: &mut dyn Agent<G>,
-    b: &mut dyn Agent<G>,
-    games: u32,
-    what: &str,
-) -> anyhow::Result<f64> {
-    let bar = progress(u64::from(games), what);
-    let result = search::matchplay::play_match(start, a, b, games, 10_000, |g, _, _| {
-        bar.set_position(u64::from(g) + 1)
-    })?;
-    bar.finish_and_clear();
-    tracing::info!(
-        what,
-        wins = result.wins,
-        draws = result.draws,
-        losses = result.losses,
-        endings = %result.endings_text(),
-        "match played"
-    );
-    Ok(result.score())
+/// The loop's matches (gate and evaluation): several games at once, agents built from
+/// `engine match`'s specs.
+struct Matches<'a> {
+    setup: &'a Setup<'a>,
+    /// Games played at once.
+    parallel: u32,
+    /// Each network's share of the cores (one side of a game thinks at a time).
+    overrides: models::Overrides,
+}
+
+impl<'a> Matches<'a> {
+    fn new(setup: &'a Setup<'a>, train: &TrainConfig) -> Self {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as u32;
+        let parallel = match train.match_parallel {
+            0 => cores,
+            n => n,
+        };
+        let overrides = models::Overrides {
+            intra_threads: (parallel > 1).then(|| (cores / parallel).max(1) as usize),
+            ..Default::default()
+        };
+        Matches {
+            setup,
+            parallel,
+            overrides,
+        }
+    }
+
+    /// A's score against B over `games` games with colours alternating, each side given as
+    /// (agent spec, seed). Pair k of agents gets seeds offset by 2k, so the result depends on
+    /// the seeds and the number of games at once, not on the threads' timing.
+    fn play<G: Game>(
+        &self,
+        start: &G,
+        (a, seed_a): (&str, u64),
+        (b, seed_b): (&str, u64),
+        games: u32,
+        what: &str,
+    ) -> anyhow::Result<f64> {
+        let load_net = |model: &Path| {
+            models::evaluator_with(
+                start,
+                &model.to_string_lossy(),
+                self.setup.doc,
+                self.setup.config_path,
+                self.overrides,
+            )
+        };
+        let no_game_agents = |kind: &str| -> anyhow::Result<Box<dyn Agent<G>>> {
+            anyhow::bail!("the training loop has no agent {kind:?}")
+        };
+        let agent = |spec: &str, seed: u64| -> anyhow::Result<Box<dyn Agent<G>>> {
+            agents::build(
+                &AgentSpec::parse(spec)?,
+                spec,
+                seed,
+                &load_net,
+                &no_game_agents,
+            )
+        };
+        let mut pairs: Vec<AgentPair<G>> = Vec::new();
+        for k in 0..u64::from(self.parallel.min(games)) {
+            pairs.push((
+                agent(a, seed_a.wrapping_add(2 * k))?,
+                agent(b, seed_b.wrapping_add(2 * k))?,
+            ));
+        }
+        let bar = progress(u64::from(games), what);
+        let result = play_match_parallel(start, &mut pairs, games, 10_000, |_| bar.inc(1))?;
+        bar.finish_and_clear();
+        tracing::info!(
+            what,
+            wins = result.wins,
+            draws = result.draws,
+            losses = result.losses,
+            endings = %result.endings_text(),
+            "match played"
+        );
+        Ok(result.score())
+    }
 }
 
 fn progress(len: u64, what: &str) -> ProgressBar {
@@ -664,6 +709,13 @@ mod tests {
                     ..d()
                 },
                 "eval_mcts_playouts",
+            ),
+            (
+                TrainConfig {
+                    match_parallel: 65,
+                    ..d()
+                },
+                "match_parallel",
             ),
             (
                 TrainConfig {
