@@ -32,6 +32,19 @@ pub struct Overrides {
     pub intra_threads: Option<usize>,
 }
 
+impl Overrides {
+    /// For networks of `parallel` games played at once (one side of a game thinks at a time):
+    /// each gets an equal share of the cores for its intra-op threads; a single game keeps the
+    /// config's setting.
+    pub fn sharing_cores(parallel: u32) -> Self {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        Overrides {
+            intra_threads: (parallel > 1).then(|| (cores / parallel as usize).max(1)),
+            ..Default::default()
+        }
+    }
+}
+
 /// As [`evaluator`], with the command line's `overrides` in place of the section's settings.
 pub fn evaluator_with<G: Game>(
     start: &G,

@@ -115,13 +115,7 @@ fn net_loader<'a, G: Game>(
     config: &'a Path,
     parallel: u32,
 ) -> impl Fn(&Path) -> anyhow::Result<Arc<dyn Evaluator<G>>> + 'a {
-    let overrides = models::Overrides {
-        intra_threads: (parallel > 1).then(|| {
-            let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-            (cores / parallel as usize).max(1)
-        }),
-        ..Default::default()
-    };
+    let overrides = models::Overrides::sharing_cores(parallel);
     move |model: &Path| {
         let text = model
             .to_str()

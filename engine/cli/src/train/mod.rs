@@ -411,19 +411,14 @@ struct Matches<'a> {
 
 impl<'a> Matches<'a> {
     fn new(setup: &'a Setup<'a>, train: &TrainConfig) -> Self {
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as u32;
         let parallel = match train.match_parallel {
-            0 => cores,
+            0 => std::thread::available_parallelism().map_or(1, |n| n.get()) as u32,
             n => n,
-        };
-        let overrides = models::Overrides {
-            intra_threads: (parallel > 1).then(|| (cores / parallel).max(1) as usize),
-            ..Default::default()
         };
         Matches {
             setup,
             parallel,
-            overrides,
+            overrides: models::Overrides::sharing_cores(parallel),
         }
     }
 
