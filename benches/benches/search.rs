@@ -3,8 +3,8 @@
 //! `cargo bench -p benches --bench search`.
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use eval::fake::FakeEvaluator;
 use games::liuzhou::Liuzhou;
-use infer::fake::FakeEvaluator;
 use search::{Limit, RunOptions, Search, SearchConfig};
 
 fn liuzhou_search(c: &mut Criterion) {

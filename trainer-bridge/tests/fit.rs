@@ -90,7 +90,7 @@ fn make_shards(dir: &std::path::Path) {
         model: "fake",
         config: "",
     };
-    let ev = infer::fake::FakeEvaluator::new(16);
+    let ev = eval::fake::FakeEvaluator::new(16);
     selfplay::run(&Liuzhou::default(), &ev, &config, 8, &sink, 3, |_| {}).unwrap();
 }
 

@@ -5,9 +5,10 @@ use std::path::Path;
 use std::process::Command;
 
 use candle_core::Device;
+use eval::Evaluator;
 use games::liuzhou::Liuzhou;
 use games::Game;
-use infer::{Evaluator, OrtEvaluator, OrtOptions};
+use infer::{OrtEvaluator, OrtOptions};
 use trainer_bridge::{Net, NetConfig};
 
 #[test]

@@ -5,9 +5,10 @@
 use std::path::{Path, PathBuf};
 
 use candle_core::Device;
+use eval::Evaluator;
 use games::liuzhou::Liuzhou;
 use games::{Game, TensorShape};
-use infer::{Evaluator, ModelError, OrtEvaluator, OrtOptions, Provider};
+use infer::{ModelError, OrtEvaluator, OrtOptions, Provider};
 use trainer_bridge::{export_onnx, ModelMeta, Net, NetConfig};
 
 fn temp_dir(name: &str) -> PathBuf {

@@ -10,8 +10,9 @@ use std::path::{Path, PathBuf};
 
 use candle_core::{Device, Tensor};
 use candle_nn::VarMap;
+use eval::Evaluator;
 use games::{Game, TensorShape};
-use infer::{Evaluator, OrtEvaluator, OrtModel, OrtOptions};
+use infer::{OrtEvaluator, OrtModel, OrtOptions};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use trainer_bridge::{export_onnx, ModelMeta, Net, NetConfig};

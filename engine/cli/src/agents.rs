@@ -10,9 +10,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use eval::Evaluator;
 use games::{Agent, Game, RandomAgent};
-use infer::Evaluator;
-use search::{Limit, MctsAgent, MctsAgentConfig, RolloutEvaluator, RunOptions, SearchConfig};
+use search::{Limit, MctsAgent, MctsAgentConfig, RunOptions, SearchConfig};
 
 /// A spec that could not be read: the whole spec, the key at fault (if any) and why.
 #[derive(Debug, PartialEq, Eq, thiserror::Error)]
@@ -232,7 +232,7 @@ pub fn build<G: Game>(
         AgentSpec::Random { seed: s } => Box::new(RandomAgent::new(s.unwrap_or(seed))),
         AgentSpec::Mcts(m) => {
             let seed = m.seed.unwrap_or(seed);
-            let evaluator: Arc<dyn Evaluator<G>> = Arc::new(RolloutEvaluator::<G>::new(seed));
+            let evaluator: Arc<dyn Evaluator<G>> = Arc::new(eval::RolloutEvaluator::<G>::new(seed));
             let search = SearchConfig {
                 c_puct: m.c_puct.unwrap_or(SearchConfig::default().c_puct),
                 // A rollout's value is one random sample: caching it would freeze the noise.

@@ -5,7 +5,8 @@
 
 use std::path::{Path, PathBuf};
 
-use infer::{InvalidSetting, OrtOptions};
+use eval::InvalidSetting;
+use infer::OrtOptions;
 use selfplay::SelfplayConfig;
 use serde::de::DeserializeOwned;
 

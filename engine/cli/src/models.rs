@@ -4,10 +4,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::Context;
+use eval::fake::FakeEvaluator;
+use eval::Evaluator;
 use games::Game;
-use infer::fake::FakeEvaluator;
 use infer::onnx::{OrtEvaluator, OrtOptions, Provider};
-use infer::Evaluator;
 
 use crate::config;
 

@@ -4,9 +4,9 @@
 
 use std::sync::Arc;
 
+use eval::Evaluator;
 use games::{Agent, AgentError, Game, RandomAgent};
-use infer::Evaluator;
-use search::{Limit, MctsAgent, MctsAgentConfig, RolloutEvaluator, RunOptions, SearchConfig};
+use search::{Limit, MctsAgent, MctsAgentConfig, RunOptions, SearchConfig};
 
 /// The agents a person can choose, by the name the CLI flags and the web API use: `mcts` is
 /// Monte Carlo tree search with random playouts, `net` the same search guided by a trained
@@ -213,7 +213,11 @@ pub fn mcts_agent<G: Game>(
                 threads,
                 ..RunOptions::single(1)
             };
-            ("mcts", Arc::new(RolloutEvaluator::<G>::new(seed)), run)
+            (
+                "mcts",
+                Arc::new(eval::RolloutEvaluator::<G>::new(seed)),
+                run,
+            )
         }
     };
     MctsAgent::new(
@@ -469,7 +473,7 @@ pub mod tests {
             spec.build::<Liuzhou>(None).err(),
             Some(AgentSpecError::NoModel { game: "liuzhou" })
         );
-        let net: Arc<dyn Evaluator<Liuzhou>> = Arc::new(infer::fake::FakeEvaluator::new(8));
+        let net: Arc<dyn Evaluator<Liuzhou>> = Arc::new(eval::fake::FakeEvaluator::new(8));
         let mut t = spec.build::<Liuzhou>(Some(&net)).unwrap();
         assert_eq!(t.name(), "net (64 visits)");
         let s = Liuzhou::default();

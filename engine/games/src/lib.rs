@@ -8,7 +8,7 @@ pub mod bench;
 pub mod conformance;
 pub mod go;
 pub mod liuzhou;
-
+pub mod record;
 pub mod symmetry;
 pub mod xiangqi;
 
@@ -16,6 +16,7 @@ use std::fmt::{self, Debug, Display};
 use std::hash::Hash;
 
 pub use agent::{Agent, AgentError, Analysis, Candidate, Decision, Explanation, RandomAgent};
+pub use record::{GameRecord, RecordError};
 pub use symmetry::Symmetry;
 
 /// One of the two sides. Each game names them in its own notation: Liuzhou and Go say

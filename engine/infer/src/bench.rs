@@ -13,7 +13,8 @@ use rand::rngs::SmallRng;
 use rand::SeedableRng;
 
 use crate::onnx::{ModelError, OrtEvaluator, OrtOptions, Provider, INPUT, POLICY, VALUE};
-use crate::{runtime, Evaluator};
+use crate::runtime;
+use eval::Evaluator;
 
 /// The batch sizes `engine bench` reports.
 pub const BATCH_SIZES: [usize; 5] = [1, 8, 32, 128, 512];

@@ -1,47 +1,11 @@
-//! Inference behind one [`Evaluator`] trait. Search hands in states and gets policy logits and
-//! values back; it never sees a tensor, a session or a provider.
-
-pub mod fake;
-
-use games::Game;
+//! The ONNX Runtime backend of [`eval::Evaluator`]: models loaded from ONNX files, run on the
+//! CPU or a GPU execution provider, and the library found or fetched at run time.
 
 pub mod bench;
 pub mod onnx;
 pub mod runtime;
-pub mod setting;
 
 pub use onnx::{
     ModelError, ModelInfo, OrtEvaluator, OrtModel, OrtOptions, Provider, ProviderReport,
 };
 pub use runtime::RuntimeError;
-pub use setting::InvalidSetting;
-
-/// Why a batch could not be evaluated.
-#[derive(Debug, thiserror::Error)]
-pub enum EvalError {
-    #[error("inference failed: {0}")]
-    Backend(String),
-}
-
-/// Evaluates batches of states with a policy/value network (or a stand-in for one).
-///
-/// Implementations are shared by all search threads (`&self`); those that need exclusive access
-/// to a backend session lock inside.
-pub trait Evaluator<G: Game>: Send + Sync {
-    /// The batch size this evaluator is built for. Callers may pass fewer states (the rest of
-    /// the batch is padded) but never more.
-    fn batch_size(&self) -> usize;
-
-    /// For each state, writes `policy_size` logits over policy indices into the matching slice
-    /// of `policy` (states.len() × policy_size) and a value in [−1, 1] from the point of view of
-    /// the state's player to act into `value`.
-    fn evaluate(
-        &self,
-        states: &[&G],
-        policy: &mut [f32],
-        value: &mut [f32],
-    ) -> Result<(), EvalError>;
-
-    /// A short description for logs and reports (model, backend, provider really in use).
-    fn describe(&self) -> String;
-}

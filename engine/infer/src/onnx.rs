@@ -19,7 +19,7 @@ use ort::session::Session;
 use ort::value::TensorRef;
 
 use crate::runtime::{self, RuntimeError};
-use crate::{EvalError, Evaluator};
+use eval::{EvalError, Evaluator};
 
 /// Model interface version understood here (metadata key `format_version`).
 pub const FORMAT_VERSION: u32 = 1;
@@ -110,8 +110,8 @@ pub const MAX_INTRA_THREADS: usize = 1024;
 impl OrtOptions {
     /// Range checks, so that a bad `inference` section fails when the config is read, before
     /// any model is loaded or any game is played.
-    pub fn validate(&self) -> Result<(), crate::InvalidSetting> {
-        use crate::InvalidSetting as I;
+    pub fn validate(&self) -> Result<(), eval::InvalidSetting> {
+        use eval::InvalidSetting as I;
         I::check(
             (1..=MAX_BATCH).contains(&self.batch_size),
             "batch_size",

@@ -4,8 +4,8 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
 
+use eval::Evaluator;
 use games::{Agent, AgentError, Analysis, Decision, Explanation, Game};
-use infer::Evaluator;
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
 

@@ -13,8 +13,8 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use eval::{EvalError, Evaluator};
 use games::Game;
-use infer::{EvalError, Evaluator};
 use parking_lot::{Condvar, Mutex};
 
 /// Counters of evaluator calls, shared by the threads that make them.

@@ -6,9 +6,9 @@ use std::sync::atomic::AtomicU64;
 use std::sync::atomic::Ordering::{Acquire, Release};
 use std::time::{Duration, Instant};
 
+use eval::fake::FakeEvaluator;
+use eval::Evaluator;
 use games::Game;
-use infer::fake::FakeEvaluator;
-use infer::Evaluator;
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
 

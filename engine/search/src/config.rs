@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use infer::InvalidSetting;
+use eval::InvalidSetting;
 
 /// How the search selects, explores and stores. `Default` is for match play; self-play turns on
 /// root noise with [`SearchConfig::with_noise`].

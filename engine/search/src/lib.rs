@@ -7,9 +7,9 @@
 //!   Dirichlet root noise, exact terminal values, tree reuse, a cache of network results.
 //! - Batching: [`Search::gather`] / [`LeafBatch::apply`] let the trees of many games fill one
 //!   batch (self-play); [`Batcher`] combines the leaves of many threads (match play).
-//! - Agents: [`MctsAgent`] (network or random playouts via [`RolloutEvaluator`]).
+//! - Agents: [`MctsAgent`] (a network, or random playouts via [`eval::RolloutEvaluator`]).
 //!
-//! The search sees the network only through [`infer::Evaluator`]: never a tensor.
+//! The search sees the network only through [`eval::Evaluator`]: never a tensor.
 
 pub mod agent;
 pub mod batch;
@@ -18,7 +18,6 @@ pub mod cache;
 pub mod config;
 pub mod matchplay;
 pub mod noise;
-pub mod rollout;
 mod search;
 pub mod tree;
 
@@ -26,7 +25,6 @@ pub use agent::{MctsAgent, MctsAgentConfig};
 pub use batch::{BatchReport, BatchStats, Batcher};
 pub use cache::EvalCache;
 pub use config::{Limit, RunOptions, SearchConfig};
-pub use rollout::RolloutEvaluator;
 pub use search::{
     batched_round, ChildInfo, GatherCounts, LeafBatch, Search, SearchError, SearchReport, PV_MAX,
 };

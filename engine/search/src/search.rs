@@ -11,8 +11,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use eval::{EvalError, Evaluator};
 use games::{Candidate, Game, Outcome, PlayError, Player};
-use infer::{EvalError, Evaluator};
 use parking_lot::Mutex;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};

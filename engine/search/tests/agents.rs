@@ -6,11 +6,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use common::Mnk;
+use eval::fake::FakeEvaluator;
+use eval::Evaluator;
 use games::{Agent, Decision, Game, Outcome, Player, RandomAgent};
-use infer::fake::FakeEvaluator;
-use infer::Evaluator;
 use search::matchplay::{play_game, play_match, RESIGNATION};
-use search::{Limit, MctsAgent, MctsAgentConfig, RolloutEvaluator, RunOptions, SearchConfig};
+use search::{Limit, MctsAgent, MctsAgentConfig, RunOptions, SearchConfig};
 
 fn mcts(evaluator: Arc<dyn Evaluator<Mnk>>, limit: Limit, run: RunOptions) -> MctsAgent<Mnk> {
     MctsAgent::new(
@@ -48,7 +48,7 @@ fn mcts_never_loses_tic_tac_toe_to_random() {
 
 #[test]
 fn pure_mcts_with_random_playouts_beats_random() {
-    let rollouts: Arc<dyn Evaluator<Mnk>> = Arc::new(RolloutEvaluator::<Mnk>::new(4));
+    let rollouts: Arc<dyn Evaluator<Mnk>> = Arc::new(eval::RolloutEvaluator::<Mnk>::new(4));
     let mut a = mcts(rollouts, Limit::visits(400), RunOptions::single(1));
     let mut b = RandomAgent::new(5);
     // Three in a row on a 4×4 board: long enough that random playouts must carry the search.
@@ -124,7 +124,7 @@ fn a_timed_search_stops_on_time_with_a_choice() {
 
 #[test]
 fn random_playouts_score_from_the_player_to_act() {
-    let e = RolloutEvaluator::<Mnk>::new(1);
+    let e = eval::RolloutEvaluator::<Mnk>::new(1);
     // A finished position is scored exactly, for the player to act; the policy is uniform.
     let won = Mnk::from_rows(3, 3, 3, "xxx oo. ...", Player::Second);
     let mut policy = vec![1.0; 9];

@@ -2,8 +2,8 @@
 //! trees of 2^22 nodes (128 MiB) and self-play makes one per game. Alone in its test binary
 //! because it counts the whole process's page faults.
 
+use eval::fake::FakeEvaluator;
 use games::liuzhou::Liuzhou;
-use infer::fake::FakeEvaluator;
 use search::{Limit, RunOptions, Search, SearchConfig};
 
 /// Minor page faults of this process so far (Linux).

@@ -5,9 +5,9 @@ mod common;
 use std::time::Duration;
 
 use common::Mnk;
+use eval::fake::FakeEvaluator;
+use eval::Evaluator;
 use games::Game;
-use infer::fake::FakeEvaluator;
-use infer::Evaluator;
 use search::Batcher;
 
 fn positions(n: usize) -> Vec<Mnk> {

@@ -1,9 +1,9 @@
 //! Turn structure in Liuzhou: one player often acts several times in a row (a step that forms a
 //! shape, then its captures). The search must back values up by each node's own player.
 
+use eval::fake::FakeEvaluator;
 use games::liuzhou::{Liuzhou, Rules};
 use games::{Game, Outcome, Player};
-use infer::fake::FakeEvaluator;
 use search::{Limit, RunOptions, Search, SearchConfig};
 
 fn best(lfen: &str, visits: u64) -> (String, Search<Liuzhou>) {

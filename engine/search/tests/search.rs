@@ -5,8 +5,8 @@ mod common;
 use std::collections::HashMap;
 
 use common::{action_value, solve, BonusNim, Mnk};
+use eval::fake::FakeEvaluator;
 use games::{Game, Outcome, Player};
-use infer::fake::FakeEvaluator;
 use search::{Limit, RunOptions, Search, SearchConfig};
 
 fn config() -> SearchConfig {

@@ -7,8 +7,8 @@
 mod common;
 
 use common::Mnk;
+use eval::fake::FakeEvaluator;
 use games::{Game, Player};
-use infer::fake::FakeEvaluator;
 use search::tree::{to_fixed, Tree};
 use search::{Limit, RunOptions, Search, SearchConfig};
 

@@ -8,8 +8,8 @@
 use std::path::{Path, PathBuf};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
+use eval::{Evaluator, InvalidSetting};
 use games::{Game, Outcome, Player};
-use infer::{Evaluator, InvalidSetting};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use search::{BatchReport, BatchStats, EvalCache, LeafBatch, Search, SearchConfig};
@@ -171,7 +171,7 @@ pub enum SelfplayError {
     #[error("shard directory {path}: {reason}")]
     OutDir { path: PathBuf, reason: String },
     #[error(transparent)]
-    Eval(#[from] infer::EvalError),
+    Eval(#[from] eval::EvalError),
     #[error(transparent)]
     Shard(#[from] shards::ShardError),
     #[error("search: {0}")]

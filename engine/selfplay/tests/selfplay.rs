@@ -1,9 +1,9 @@
 //! Self-play with the fake evaluator: games finish, shards hold exactly the full-search
 //! positions with proper targets, and the summary adds up.
 
+use eval::fake::FakeEvaluator;
 use games::liuzhou::Liuzhou;
 use games::Game;
-use infer::fake::FakeEvaluator;
 use selfplay::{run, SelfplayConfig, ShardSink};
 use shards::Shard;
 

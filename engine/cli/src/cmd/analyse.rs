@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use anyhow::{bail, Context};
 use clap::Args as ClapArgs;
+use eval::Evaluator;
 use games::{Agent, Game};
-use infer::Evaluator;
 use search::Limit;
 use serde::Serialize;
 

@@ -182,7 +182,7 @@ fn search_section<G: Game>(
     let figures = search::bench::search_figures(
         start,
         budget,
-        net.as_ref().map(|e| e as &dyn infer::Evaluator<G>),
+        net.as_ref().map(|e| e as &dyn eval::Evaluator<G>),
     )?;
     out!("{figures}")?;
     Ok(())

@@ -6,9 +6,9 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use clap::Args as ClapArgs;
+use eval::Evaluator;
 use games::Game;
 use indicatif::{ProgressBar, ProgressStyle};
-use infer::Evaluator;
 use search::matchplay::{play_match_parallel, MatchResult};
 
 use super::GameKind;

@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use anyhow::{bail, Context};
 use clap::Args as ClapArgs;
+use eval::Evaluator;
 use games::{Game, Player};
-use infer::Evaluator;
 
 use super::GameKind;
 use crate::session::{parse_side, result_tag, Evaluation, Match, MatchError};

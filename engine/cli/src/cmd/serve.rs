@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use clap::Args as ClapArgs;
+use eval::Evaluator;
 use games::Game;
-use infer::Evaluator;
 use serde::Deserialize;
 
 use crate::config;

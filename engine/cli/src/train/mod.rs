@@ -12,9 +12,10 @@ use std::process::Command;
 use std::time::Instant;
 
 use anyhow::{bail, Context};
+use eval::InvalidSetting;
 use games::{Agent, Game};
 use indicatif::{ProgressBar, ProgressStyle};
-use infer::{InvalidSetting, OrtOptions};
+use infer::OrtOptions;
 use search::matchplay::{play_match_parallel, AgentPair};
 use serde::{Deserialize, Serialize};
 use state::{model_files, IterationRecord, TrainState};

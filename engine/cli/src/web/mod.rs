@@ -40,11 +40,11 @@ use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
+use eval::Evaluator;
 use games::go::GoState;
 use games::liuzhou::Liuzhou;
 use games::xiangqi::Xiangqi;
 use games::{Game, Player};
-use infer::Evaluator;
 use serde::{Deserialize, Serialize};
 use tokio::sync::Semaphore;
 

@@ -379,7 +379,7 @@ async fn the_network_agent_is_offered_only_with_a_network() {
     assert!(e.contains("needs a model for liuzhou"), "{e}");
 
     // A network (the test double: uniform priors, value 0) makes `net` available.
-    let net: Arc<dyn Evaluator<Liuzhou>> = Arc::new(infer::fake::FakeEvaluator::new(8));
+    let net: Arc<dyn Evaluator<Liuzhou>> = Arc::new(eval::fake::FakeEvaluator::new(8));
     let app = App::new(
         Config {
             default_agent: "net".into(),

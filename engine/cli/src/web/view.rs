@@ -3,8 +3,8 @@
 
 use std::sync::Arc;
 
+use eval::Evaluator;
 use games::{Agent, AgentError, Game, Outcome, Player};
-use infer::Evaluator;
 use serde::Serialize;
 
 use crate::thinkers::{available_agents, AgentSpec, AgentSpecError, Plain, Thinker};

@@ -3,8 +3,8 @@
 use std::marker::PhantomData;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
+use crate::{EvalError, Evaluator};
 use games::Game;
-use infer::{EvalError, Evaluator};
 use rand::rngs::SmallRng;
 use rand::seq::SliceRandom;
 use rand::SeedableRng;

@@ -1,5 +1,5 @@
 //! The search section of `engine bench` for Liuzhou, runnable on its own:
-//! `cargo run --release -p search --example search_bench [seconds] [all|overhead|games|batch|MODEL.onnx] [threads]`.
+//! `cargo run --release -p infer --example search_bench [seconds] [all|overhead|games|batch|MODEL.onnx] [threads]`.
 //!
 //! `batch` stands a fake network with a fixed cost per batch in for the real one; a path to an
 //! ONNX model measures that model with ONNX Runtime (batch 64, `threads` intra-op threads, 2 by
@@ -7,9 +7,9 @@
 
 use std::time::Duration;
 
+use eval::fake::FakeEvaluator;
+use eval::Evaluator;
 use games::liuzhou::Liuzhou;
-use infer::fake::FakeEvaluator;
-use infer::Evaluator;
 
 fn main() {
     let secs: f64 = std::env::args()

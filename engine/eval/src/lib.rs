@@ -1,0 +1,45 @@
+//! The boundary between search and networks: one [`Evaluator`] trait. Search hands in states
+//! and gets policy logits and values back; it never sees a tensor, a session or a provider.
+//!
+//! Here are the evaluators that need no network ([`fake::FakeEvaluator`] for tests and
+//! benchmarks, [`RolloutEvaluator`] for pure MCTS); the ONNX Runtime backend is the `infer`
+//! crate, so nothing that searches builds against ONNX Runtime.
+
+pub mod fake;
+pub mod rollout;
+pub mod setting;
+
+use games::Game;
+
+pub use rollout::RolloutEvaluator;
+pub use setting::InvalidSetting;
+
+/// Why a batch could not be evaluated.
+#[derive(Debug, thiserror::Error)]
+pub enum EvalError {
+    #[error("inference failed: {0}")]
+    Backend(String),
+}
+
+/// Evaluates batches of states with a policy/value network (or a stand-in for one).
+///
+/// Implementations are shared by all search threads (`&self`); those that need exclusive access
+/// to a backend session lock inside.
+pub trait Evaluator<G: Game>: Send + Sync {
+    /// The batch size this evaluator is built for. Callers may pass fewer states (the rest of
+    /// the batch is padded) but never more.
+    fn batch_size(&self) -> usize;
+
+    /// For each state, writes `policy_size` logits over policy indices into the matching slice
+    /// of `policy` (states.len() × policy_size) and a value in [−1, 1] from the point of view of
+    /// the state's player to act into `value`.
+    fn evaluate(
+        &self,
+        states: &[&G],
+        policy: &mut [f32],
+        value: &mut [f32],
+    ) -> Result<(), EvalError>;
+
+    /// A short description for logs and reports (model, backend, provider really in use).
+    fn describe(&self) -> String;
+}
