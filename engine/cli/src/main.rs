@@ -4,7 +4,6 @@
 #[macro_use]
 mod out;
 
-mod agents;
 mod cmd;
 mod config;
 mod models;

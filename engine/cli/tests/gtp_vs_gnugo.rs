@@ -7,8 +7,9 @@
 use std::path::Path;
 
 use games::go::sgf::{game_record, write_file, SgfGame};
-use games::go::{GoRules, GoState, GtpClient, Move, MoveCap, Point};
+use games::go::{GoRules, GoState, Move, MoveCap, Point};
 use games::{Game, Player};
+use players::gtp_client::GtpClient;
 
 fn gnugo() -> Option<&'static str> {
     let found = ["/usr/games/gnugo", "/usr/bin/gnugo"]

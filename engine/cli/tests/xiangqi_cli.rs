@@ -6,8 +6,9 @@ use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use games::xiangqi::{UciEngineAgent, UciEngineConfig, Xiangqi};
+use games::xiangqi::Xiangqi;
 use games::{Agent, Game, Outcome, Player};
+use players::uci_client::{UciEngineAgent, UciEngineConfig};
 
 const ENGINE: &str = env!("CARGO_BIN_EXE_engine");
 

@@ -16,7 +16,6 @@ pub mod batch;
 pub mod bench;
 pub mod cache;
 pub mod config;
-pub mod matchplay;
 pub mod noise;
 mod search;
 pub mod tree;

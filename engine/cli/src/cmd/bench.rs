@@ -109,8 +109,8 @@ fn rules_xiangqi(with_fsf: bool) -> anyhow::Result<()> {
     if !with_fsf {
         return Ok(());
     }
-    match games::xiangqi::oracle::find_fairy_stockfish() {
-        Some(path) => match games::xiangqi::oracle::bench_fairy_stockfish(&path, 1) {
+    match players::fairy::find_fairy_stockfish() {
+        Some(path) => match players::fairy::bench_fairy_stockfish(&path, 1) {
             Ok(theirs) => {
                 outln!("fairy-stockfish `go perft` on the same positions:\n{theirs}")?;
                 outln!("ratio (wall): {:.2}x", ours.rate() / theirs.rate())?;

@@ -12,8 +12,9 @@ use anyhow::Context;
 use clap::{Args as ClapArgs, ValueEnum};
 use games::go::playout::estimate_score;
 use games::go::sgf::SgfGame;
-use games::go::{GoRules, GoState, Move, MoveCap, PlayoutAgent, Point, MAX_SIZE, MIN_SIZE};
+use games::go::{GoRules, GoState, Move, MoveCap, Point, MAX_SIZE, MIN_SIZE};
 use games::{Agent, Decision, Game, Player, RandomAgent};
+use players::go::PlayoutAgent;
 use serde::Deserialize;
 
 use super::GameKind;

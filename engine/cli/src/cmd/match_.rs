@@ -9,11 +9,11 @@ use clap::Args as ClapArgs;
 use eval::Evaluator;
 use games::Game;
 use indicatif::{ProgressBar, ProgressStyle};
-use search::matchplay::{play_match_parallel, MatchResult};
+use players::matchplay::{play_match_parallel, MatchResult};
 
 use super::GameKind;
-use crate::agents::{self, AgentSpec};
 use crate::{config, models};
+use players::spec::{self as agents, AgentSpec};
 
 /// Play a match between two agents, swapping colours every game.
 ///
@@ -83,14 +83,14 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             let load = net_loader(&start, &doc, &config_path, args.parallel);
             // alphabeta, fairy-stockfish, uci:cmd=…
             let own =
-                |spec: &str| games::xiangqi::agent_from_spec(spec).map_err(anyhow::Error::from);
+                |spec: &str| players::xiangqi::agent_from_spec(spec).map_err(anyhow::Error::from);
             run_match(&start, &args, &load, &own)
         }
         GameKind::Go => {
             let start = config::go_start(&doc, &config_path)?;
             let load = net_loader(&start, &doc, &config_path, args.parallel);
             // gtp:cmd=…
-            let own = |spec: &str| games::go::agent_from_spec(spec).map_err(anyhow::Error::from);
+            let own = |spec: &str| players::go::agent_from_spec(spec).map_err(anyhow::Error::from);
             run_match(&start, &args, &load, &own)
         }
     }

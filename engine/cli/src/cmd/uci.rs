@@ -32,9 +32,10 @@ use anyhow::Context;
 use clap::Args as ClapArgs;
 use eval::Evaluator;
 use games::xiangqi::fen::{format_move_with_base, parse_move_with_base};
-use games::xiangqi::search::{value_score, SearchInfo, SearchResult, MATE, MAX_PLY};
-use games::xiangqi::{AlphaBeta, Move, SearchLimits, Xiangqi, MAX_HASH_MB, START_FEN};
+use games::xiangqi::{Move, Xiangqi, START_FEN};
 use games::{Agent, Game, Outcome};
+use players::alphabeta::{value_score, SearchInfo, SearchResult, MATE, MAX_PLY};
+use players::alphabeta::{AlphaBeta, SearchLimits, MAX_HASH_MB};
 use search::{Limit, MctsAgent};
 
 use super::GameKind;

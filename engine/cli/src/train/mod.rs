@@ -16,12 +16,12 @@ use eval::InvalidSetting;
 use games::{Agent, Game};
 use indicatif::{ProgressBar, ProgressStyle};
 use infer::OrtOptions;
-use search::matchplay::{play_match_parallel, AgentPair};
+use players::matchplay::{play_match_parallel, AgentPair};
 use serde::{Deserialize, Serialize};
 use state::{model_files, IterationRecord, TrainState};
 
-use crate::agents::{self, AgentSpec};
 use crate::models;
+use players::spec::{self as agents, AgentSpec};
 
 /// The `train` section of a game's config.
 #[derive(Clone, Debug, Serialize, Deserialize)]

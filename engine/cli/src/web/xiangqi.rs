@@ -1,8 +1,9 @@
 //! Xiangqi on the page: the 9 × 10 points, the river and the palaces (drawn by the page), the
 //! pieces from the FEN, and moves in ICCS (`h2e2`).
 
-use games::xiangqi::{agent_from_spec, Xiangqi};
+use games::xiangqi::Xiangqi;
 use games::{Agent, AgentError, Game, Player};
+use players::xiangqi::agent_from_spec;
 use serde_json::json;
 
 use super::view::{fen_cells, tag_pairs, BoardView, Record, RecordInput, WebGame};

@@ -16,9 +16,7 @@
 //! plane 2t+1 the opponent's; plane 16 is all ones when Black is to move. The policy has `N² + 1`
 //! entries: `rank · N + file` for a stone, `N²` for pass.
 
-pub mod agents;
 mod board;
-pub mod gtp_client;
 pub mod playout;
 pub mod sgf;
 
@@ -30,10 +28,6 @@ use serde::{Deserialize, Serialize};
 use crate::{Game, Outcome, ParseError, Player, Symmetry, TensorShape};
 use board::{mix, Board, Stones, BLACK, EMPTY, WHITE};
 pub use board::{MAX_SIZE, MIN_SIZE};
-
-pub use agents::agent_from_spec;
-pub use gtp_client::{GtpAgent, GtpClient, GtpClientError};
-pub use playout::PlayoutAgent;
 
 /// Column letters as GTP writes them (no `I`).
 pub const COLUMNS: &[u8; 19] = b"ABCDEFGHJKLMNOPQRST";

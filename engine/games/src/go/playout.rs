@@ -7,7 +7,7 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
 use super::{GoRules, GoState, Move, Point};
-use crate::{Agent, AgentError, Game, Player};
+use crate::{Game, Player};
 
 /// Random tries at a legal non-eye point before scanning the whole board.
 const RANDOM_TRIES: usize = 16;
@@ -37,35 +37,6 @@ pub fn playout_move<R: Rng + ?Sized>(state: &GoState, rng: &mut R) -> Move {
         }
     }
     Move::Pass
-}
-
-/// Plays [`playout_move`]: random, but never fills its own eyes.
-pub struct PlayoutAgent {
-    rng: SmallRng,
-}
-
-impl PlayoutAgent {
-    pub fn new(seed: u64) -> Self {
-        PlayoutAgent {
-            rng: SmallRng::seed_from_u64(seed),
-        }
-    }
-}
-
-impl Agent<GoState> for PlayoutAgent {
-    fn name(&self) -> String {
-        "playout".into()
-    }
-
-    fn select_action(&mut self, state: &GoState) -> Result<Move, AgentError> {
-        if state.outcome().is_some() {
-            return Err(AgentError {
-                agent: "playout".into(),
-                reason: "the game is over".into(),
-            });
-        }
-        Ok(playout_move(state, &mut self.rng))
-    }
 }
 
 /// The result of [`play_throughput`].

@@ -18,26 +18,19 @@
 //! 3. Natural limit: 120 plies in a row without a capture is a draw (the FEN's halfmove field
 //!    counts those plies).
 
-pub mod agents;
 pub mod board;
 pub mod chinese;
 pub mod encode;
 pub mod fen;
 #[doc(hidden)]
 pub mod fuzzing;
-pub mod oracle;
 pub mod perft;
-pub mod search;
-pub mod uci_agent;
 
 use std::fmt;
 
-pub use agents::agent_from_spec;
 pub use board::{MoveList, Position};
 pub use fen::START_FEN;
 pub use perft::{bench_xiangqi, perft, perft_divide, BenchReport};
-pub use search::{AlphaBeta, AlphaBetaAgent, HashError, SearchLimits, MAX_HASH_MB};
-pub use uci_agent::{UciEngineAgent, UciEngineConfig};
 
 use crate::{Game, Outcome, ParseError, Player, Symmetry, TensorShape};
 
@@ -73,6 +66,9 @@ impl Side {
 pub struct Move(pub(crate) u16);
 
 impl Move {
+    /// No move (from and to both 0, which no legal move is): an empty slot in a search's tables.
+    pub const NULL: Move = Move(0);
+
     #[inline]
     pub(crate) fn new(from: u8, to: u8) -> Move {
         Move((from as u16) << 8 | to as u16)

@@ -4,9 +4,11 @@
 
 use std::time::Duration;
 
-use games::xiangqi::oracle::find_fairy_stockfish;
-use games::xiangqi::{AlphaBetaAgent, SearchLimits, UciEngineAgent, UciEngineConfig, Xiangqi};
+use games::xiangqi::Xiangqi;
 use games::{Agent, Game, Outcome, Player, RandomAgent};
+use players::alphabeta::{AlphaBetaAgent, SearchLimits};
+use players::fairy::find_fairy_stockfish;
+use players::uci_client::{UciEngineAgent, UciEngineConfig};
 
 /// Plays one game, Red = `red`. Returns the outcome, or `None` if `max_plies` ran out.
 fn play_game(

@@ -11,9 +11,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::board::*;
-use super::{Move, Side, Xiangqi, NATURAL_LIMIT};
-use crate::{Agent, AgentError, Explanation};
+use games::xiangqi::board::*;
+use games::xiangqi::{Move, Side, Xiangqi, NATURAL_LIMIT};
+use games::{Agent, AgentError, Explanation};
 
 /// Scores at or beyond `MATE - MAX_PLY` are mates (in `MATE - score` plies).
 pub const MATE: i32 = 30_000;
@@ -251,7 +251,7 @@ impl AlphaBeta {
     fn with_table(tt: Vec<TtEntry>) -> AlphaBeta {
         AlphaBeta {
             tt,
-            killers: [[Move(0); 2]; MAX_PLY],
+            killers: [[Move::NULL; 2]; MAX_PLY],
             history: vec![0; 8100],
             path: Vec::with_capacity(256),
             nodes: 0,
@@ -284,7 +284,7 @@ impl AlphaBeta {
     pub fn clear(&mut self) {
         self.tt.fill(TtEntry::default());
         self.history.fill(0);
-        self.killers = [[Move(0); 2]; MAX_PLY];
+        self.killers = [[Move::NULL; 2]; MAX_PLY];
     }
 
     /// Searches `game` within `limits`, reporting each completed iteration to `on_info`.
@@ -374,7 +374,7 @@ impl AlphaBeta {
         let mut seen = Vec::new();
         while pv.len() < max {
             let e = self.tt[(pos.key() as usize) & (self.tt.len() - 1)];
-            if e.key != pos.key() || e.mv == Move(0) || seen.contains(&pos.key()) {
+            if e.key != pos.key() || e.mv == Move::NULL || seen.contains(&pos.key()) {
                 break;
             }
             let m = e.mv;
@@ -482,7 +482,7 @@ impl AlphaBeta {
 
         let slot = (pos.key() as usize) & (self.tt.len() - 1);
         let entry = self.tt[slot];
-        let mut tt_move = Move(0);
+        let mut tt_move = Move::NULL;
         if entry.key == pos.key() {
             tt_move = entry.mv;
             if ply > 0 && !pv_node && entry.depth as i32 >= depth {
@@ -554,7 +554,7 @@ impl AlphaBeta {
 
         let alpha0 = alpha;
         let mut best = -INF;
-        let mut best_move = Move(0);
+        let mut best_move = Move::NULL;
         let n = list.len();
         for k in 0..n {
             let m = pick_next(&mut list, &mut scores[..n], k);
@@ -850,7 +850,7 @@ fn pick_next(list: &mut MoveList, scores: &mut [i32], k: usize) -> Move {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Game;
+    use games::Game;
 
     #[test]
     fn the_agent_explains_its_score_line_and_nodes() {

@@ -1,5 +1,7 @@
 //! Agents and matches on small games: MCTS with a fake network or random playouts.
 
+// The small test games of the search crate.
+#[path = "../../search/tests/common/mod.rs"]
 mod common;
 
 use std::sync::Arc;
@@ -9,7 +11,7 @@ use common::Mnk;
 use eval::fake::FakeEvaluator;
 use eval::Evaluator;
 use games::{Agent, Decision, Game, Outcome, Player, RandomAgent};
-use search::matchplay::{play_game, play_match, RESIGNATION};
+use players::matchplay::{play_game, play_match, RESIGNATION};
 use search::{Limit, MctsAgent, MctsAgentConfig, RunOptions, SearchConfig};
 
 fn mcts(evaluator: Arc<dyn Evaluator<Mnk>>, limit: Limit, run: RunOptions) -> MctsAgent<Mnk> {
@@ -273,7 +275,7 @@ fn analysis_puts_a_proven_win_first() {
 #[test]
 fn a_parallel_match_counts_every_game_the_same_way_each_time() {
     let run = || {
-        let mut pairs: Vec<search::matchplay::AgentPair<Mnk>> = (0..3)
+        let mut pairs: Vec<players::matchplay::AgentPair<Mnk>> = (0..3)
             .map(|k| {
                 let a: Box<dyn Agent<Mnk>> = Box::new(mcts(
                     Arc::new(FakeEvaluator::new(8)),
@@ -285,7 +287,7 @@ fn a_parallel_match_counts_every_game_the_same_way_each_time() {
             })
             .collect();
         let seen = std::sync::atomic::AtomicU32::new(0);
-        let r = search::matchplay::play_match_parallel(
+        let r = players::matchplay::play_match_parallel(
             &Mnk::tic_tac_toe(),
             &mut pairs,
             11,

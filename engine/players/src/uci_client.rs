@@ -5,14 +5,13 @@
 //! …`, so the engine sees the repetition history too. Engines differ in how they number ranks:
 //! ICCS (and Pikafish) count 0–9, Fairy-Stockfish 1–10; [`UciEngineConfig::rank_base`] says which.
 
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use super::fen::{format_move_with_base, parse_move_with_base};
-use super::{Move, Xiangqi};
-use crate::{Agent, AgentError, Game};
+use games::xiangqi::fen::{format_move_with_base, parse_move_with_base};
+use games::xiangqi::{Move, Xiangqi};
+use games::{Agent, AgentError, Game};
+
+use crate::process::ChildProcess;
 
 /// How to start and drive an external engine.
 #[derive(Clone, Debug)]
@@ -58,9 +57,7 @@ impl UciEngineConfig {
 pub struct UciEngineAgent {
     config: UciEngineConfig,
     name: String,
-    child: Child,
-    stdin: ChildStdin,
-    lines: Receiver<String>,
+    process: ChildProcess,
     start_fen: String,
     moves: Vec<String>,
     /// The game as followed through `observe`, to detect callers that skip it.
@@ -78,30 +75,12 @@ impl UciEngineAgent {
         if program.is_empty() {
             return Err(err("empty command line".into()));
         }
-        let mut child = Command::new(&program)
-            .args(&config.command[1.min(config.command.len())..])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .map_err(|e| err(format!("cannot start: {e}")))?;
-        let stdin = child.stdin.take().ok_or_else(|| err("no stdin".into()))?;
-        let stdout = child.stdout.take().ok_or_else(|| err("no stdout".into()))?;
-        let (tx, rx) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
+        let process =
+            ChildProcess::spawn(&config.command).map_err(|e| err(format!("cannot start: {e}")))?;
         let mut agent = UciEngineAgent {
             name: program.clone(),
             config,
-            child,
-            stdin,
-            lines: rx,
+            process,
             start_fen: Xiangqi::start().to_text(),
             moves: Vec::new(),
             followed: None,
@@ -127,28 +106,16 @@ impl UciEngineAgent {
     }
 
     fn send(&mut self, line: &str) -> Result<(), AgentError> {
-        writeln!(self.stdin, "{line}")
-            .and_then(|_| self.stdin.flush())
-            .map_err(|e| self.error(format!("cannot write '{line}': {e}")))
+        let sent = self.process.send(line);
+        sent.map_err(|e| self.error(format!("cannot write '{line}': {e}")))
     }
 
     /// Reads lines until one satisfies `done`, which it returns.
     fn wait_for(&mut self, done: impl Fn(&str) -> bool) -> Result<String, AgentError> {
-        let deadline = Instant::now() + self.config.timeout;
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            match self.lines.recv_timeout(left) {
-                Ok(line) => {
-                    let line = line.trim().to_string();
-                    if done(&line) {
-                        return Ok(line);
-                    }
-                }
-                Err(RecvTimeoutError::Timeout) => {
-                    return Err(self.error(format!("no answer within {:?}", self.config.timeout)))
-                }
-                Err(RecvTimeoutError::Disconnected) => return Err(self.error("the engine exited")),
-            }
+        let read = self.process.read_until(self.config.timeout, done);
+        match read {
+            Ok(mut lines) => Ok(lines.pop().unwrap_or_default().trim().to_string()),
+            Err(e) => Err(self.error(e.to_string())),
         }
     }
 
@@ -205,22 +172,5 @@ impl Agent<Xiangqi> for UciEngineAgent {
             return Err(self.error(format!("illegal bestmove {text} in {}", state.to_text())));
         }
         Ok(m)
-    }
-}
-
-impl Drop for UciEngineAgent {
-    fn drop(&mut self) {
-        let _ = writeln!(self.stdin, "quit");
-        let _ = self.stdin.flush();
-        // Give it a moment to exit on its own, then make sure.
-        let until = Instant::now() + Duration::from_millis(500);
-        while Instant::now() < until {
-            if let Ok(Some(_)) = self.child.try_wait() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }

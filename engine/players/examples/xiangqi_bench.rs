@@ -3,7 +3,7 @@
 //! 0, the default, is the full benchmark).
 
 use games::xiangqi::bench_xiangqi;
-use games::xiangqi::oracle::{bench_fairy_stockfish, find_fairy_stockfish};
+use players::fairy::{bench_fairy_stockfish, find_fairy_stockfish};
 
 fn main() {
     let reduce = match std::env::args().nth(1).map(|a| a.parse::<u32>()) {

@@ -1,31 +1,18 @@
 //! Another Go program driven over GTP as a child process (`gnugo --mode gtp --level 1`), and an
 //! [`Agent`] on top of it so it can be a match opponent.
 
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
-use super::{color_letter, GoState, Move};
-use crate::{Agent, AgentError, Decision, Game, Player};
+use games::go::{color_letter, GoState, Move};
+use games::{Agent, AgentError, Decision, Game, Player};
+
+use crate::process::{ChildProcess, ProcessError};
 
 /// A failure talking to the external program.
 #[derive(Debug, thiserror::Error)]
 pub enum GtpClientError {
-    #[error("empty command line")]
-    EmptyCommand,
-    #[error("cannot start `{command}`: {source}")]
-    Spawn {
-        command: String,
-        source: std::io::Error,
-    },
-    #[error("`{command}`: pipe error: {source}")]
-    Io {
-        command: String,
-        source: std::io::Error,
-    },
-    #[error("`{command}` closed its output")]
-    Closed { command: String },
+    #[error(transparent)]
+    Process(#[from] ProcessError),
     #[error("`{command}` gave no answer to `{request}` within {after:?} (stopped)")]
     Timeout {
         command: String,
@@ -48,11 +35,7 @@ pub enum GtpClientError {
 
 /// A GTP engine in a child process: one request at a time, answers read to the blank line.
 pub struct GtpClient {
-    command: String,
-    child: Child,
-    stdin: ChildStdin,
-    /// The child's output lines, read by a thread of their own so a wait can time out.
-    lines: Receiver<std::io::Result<String>>,
+    process: ChildProcess,
     /// How long any one answer may take.
     timeout: Duration,
 }
@@ -74,80 +57,32 @@ impl GtpClient {
         command_line: &str,
         timeout: Duration,
     ) -> Result<GtpClient, GtpClientError> {
-        let mut parts = command_line.split_whitespace();
-        let program = parts.next().ok_or(GtpClientError::EmptyCommand)?;
-        let mut child = Command::new(program)
-            .args(parts)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .map_err(|source| GtpClientError::Spawn {
-                command: command_line.into(),
-                source,
-            })?;
-        let stdin = child.stdin.take().expect("piped stdin");
-        let stdout = BufReader::new(child.stdout.take().expect("piped stdout"));
-        let (tx, lines) = mpsc::channel();
-        // Ends at the child's end of output, or when the client is gone.
-        std::thread::spawn(move || {
-            for line in byte_lines(stdout) {
-                let end = line.is_err();
-                if tx.send(line).is_err() || end {
-                    break;
-                }
-            }
-        });
-        Ok(GtpClient {
-            command: command_line.into(),
-            child,
-            stdin,
-            lines,
-            timeout,
-        })
+        let process = ChildProcess::spawn_line(command_line).map_err(GtpClientError::from)?;
+        Ok(GtpClient { process, timeout })
     }
 
     /// The command line it was started with.
     pub fn command(&self) -> &str {
-        &self.command
+        self.process.command()
     }
 
     /// Sends one request and returns the answer's text (after `=`), or the refusal.
     pub fn send(&mut self, request: &str) -> Result<String, GtpClientError> {
-        let io = |source| GtpClientError::Io {
-            command: self.command.clone(),
-            source,
+        let command = self.process.command().to_string();
+        let after = self.timeout;
+        let timed_out = |e: ProcessError| match e {
+            ProcessError::Timeout { .. } => GtpClientError::Timeout {
+                command: command.clone(),
+                request: request.into(),
+                after,
+            },
+            e => GtpClientError::from(e),
         };
-        writeln!(self.stdin, "{request}").map_err(io)?;
-        self.stdin.flush().map_err(io)?;
+        self.process.send(request).map_err(timed_out)?;
         let deadline = Instant::now() + self.timeout;
         let mut answer = String::new();
         loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            let line = match self.lines.recv_timeout(left) {
-                Ok(Ok(line)) => line,
-                Ok(Err(source)) => {
-                    return Err(GtpClientError::Io {
-                        command: self.command.clone(),
-                        source,
-                    })
-                }
-                Err(RecvTimeoutError::Disconnected) => {
-                    return Err(GtpClientError::Closed {
-                        command: self.command.clone(),
-                    })
-                }
-                Err(RecvTimeoutError::Timeout) => {
-                    // A late answer would be taken for the next request's: end the engine.
-                    let _ = self.child.kill();
-                    return Err(GtpClientError::Timeout {
-                        command: self.command.clone(),
-                        request: request.into(),
-                        after: self.timeout,
-                    });
-                }
-            };
-            let line = line.trim_end_matches('\r');
+            let line = self.process.read_line(deadline).map_err(timed_out)?;
             if line.is_empty() {
                 if answer.is_empty() {
                     // Blank lines before an answer are not part of it.
@@ -158,7 +93,7 @@ impl GtpClient {
             if !answer.is_empty() {
                 answer.push('\n');
             }
-            answer.push_str(line);
+            answer.push_str(&line);
         }
         let (ok, rest) = if let Some(rest) = answer.strip_prefix('=') {
             (true, rest)
@@ -166,7 +101,7 @@ impl GtpClient {
             (false, rest)
         } else {
             return Err(GtpClientError::Malformed {
-                command: self.command.clone(),
+                command: self.process.command().to_string(),
                 request: request.into(),
                 answer,
             });
@@ -178,7 +113,7 @@ impl GtpClient {
             Ok(body)
         } else {
             Err(GtpClientError::Refused {
-                command: self.command.clone(),
+                command: self.process.command().to_string(),
                 request: request.into(),
                 message: body,
             })
@@ -196,45 +131,10 @@ impl GtpClient {
         Move::parse_gtp(answer, size)
             .map(Some)
             .map_err(|_| GtpClientError::Malformed {
-                command: self.command.clone(),
+                command: self.process.command().to_string(),
                 request,
                 answer: answer.into(),
             })
-    }
-}
-
-/// The lines of `reader` without their `\n`, bytes that are not UTF-8 replaced: an engine's
-/// stray byte must not hide its answer.
-fn byte_lines(mut reader: impl BufRead) -> impl Iterator<Item = std::io::Result<String>> {
-    let mut buf = Vec::new();
-    std::iter::from_fn(move || {
-        buf.clear();
-        match reader.read_until(b'\n', &mut buf) {
-            Ok(0) => None,
-            Ok(_) => {
-                if buf.last() == Some(&b'\n') {
-                    buf.pop();
-                }
-                Some(Ok(String::from_utf8_lossy(&buf).into_owned()))
-            }
-            Err(e) => Some(Err(e)),
-        }
-    })
-}
-
-impl Drop for GtpClient {
-    fn drop(&mut self) {
-        // Ask politely, then make sure the child does not outlive us.
-        let _ = writeln!(self.stdin, "quit");
-        let _ = self.stdin.flush();
-        for _ in 0..50 {
-            if let Ok(Some(_)) = self.child.try_wait() {
-                return;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(10));
-        }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 

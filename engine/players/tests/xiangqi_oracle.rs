@@ -4,9 +4,9 @@
 
 use std::collections::HashMap;
 
-use games::xiangqi::oracle::{find_fairy_stockfish, FairyStockfish};
 use games::xiangqi::{fen::parse_fen, perft_divide, Xiangqi};
 use games::{random_action, Game};
+use players::fairy::{find_fairy_stockfish, FairyStockfish};
 use rand::SeedableRng;
 
 fn oracle() -> Option<FairyStockfish> {
@@ -91,7 +91,7 @@ fn divides_agree_with_fairy_stockfish_on_random_games() {
 #[test]
 fn divides_agree_with_fairy_stockfish_on_the_perft_file() {
     let Some(mut fsf) = oracle() else { return };
-    for line in include_str!("data/xiangqi_perft.epd").lines() {
+    for line in include_str!("../../games/tests/data/xiangqi_perft.epd").lines() {
         if line.starts_with('#') || line.trim().is_empty() {
             continue;
         }

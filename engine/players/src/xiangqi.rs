@@ -12,10 +12,13 @@
 
 use std::time::Duration;
 
-use super::oracle::find_fairy_stockfish;
-use super::{AlphaBetaAgent, SearchLimits, UciEngineAgent, UciEngineConfig, Xiangqi};
-use crate::agent::split_spec;
-use crate::{Agent, AgentError, RandomAgent};
+use games::agent::split_spec;
+use games::xiangqi::Xiangqi;
+use games::{Agent, AgentError, RandomAgent};
+
+use crate::alphabeta::{AlphaBetaAgent, SearchLimits};
+use crate::fairy::find_fairy_stockfish;
+use crate::uci_client::{UciEngineAgent, UciEngineConfig};
 
 /// Builds the agent a spec names (see the module docs).
 pub fn agent_from_spec(spec: &str) -> Result<Box<dyn Agent<Xiangqi>>, AgentError> {

@@ -9,10 +9,14 @@
 
 use std::time::Duration;
 
-use super::gtp_client::{GtpAgent, DEFAULT_TIMEOUT};
-use super::GoState;
-use crate::agent::split_spec;
-use crate::{Agent, AgentError};
+use games::agent::split_spec;
+use games::go::playout::playout_move;
+use games::go::{GoState, Move};
+use games::{Agent, AgentError, Game};
+use rand::rngs::SmallRng;
+use rand::SeedableRng;
+
+use crate::gtp_client::{GtpAgent, DEFAULT_TIMEOUT};
 
 /// Builds the agent a spec names (see the module docs).
 pub fn agent_from_spec(spec: &str) -> Result<Box<dyn Agent<GoState>>, AgentError> {
@@ -57,6 +61,35 @@ pub fn agent_from_spec(spec: &str) -> Result<Box<dyn Agent<GoState>>, AgentError
     }
 }
 
+/// Plays [`playout_move`]: random, but never fills its own eyes.
+pub struct PlayoutAgent {
+    rng: SmallRng,
+}
+
+impl PlayoutAgent {
+    pub fn new(seed: u64) -> Self {
+        PlayoutAgent {
+            rng: SmallRng::seed_from_u64(seed),
+        }
+    }
+}
+
+impl Agent<GoState> for PlayoutAgent {
+    fn name(&self) -> String {
+        "playout".into()
+    }
+
+    fn select_action(&mut self, state: &GoState) -> Result<Move, AgentError> {
+        if state.outcome().is_some() {
+            return Err(AgentError {
+                agent: "playout".into(),
+                reason: "the game is over".into(),
+            });
+        }
+        Ok(playout_move(state, &mut self.rng))
+    }
+}
+
 #[cfg(all(test, unix))]
 mod tests {
     use super::*;
@@ -88,15 +121,15 @@ mod tests {
         let mut ok = agent_from_spec(&format!("gtp:cmd={}", fake_engine("pass"))).unwrap();
         assert_eq!(ok.name(), "fake");
         ok.new_game(&state).unwrap();
-        assert_eq!(ok.select_action(&state).unwrap(), super::super::Move::Pass);
+        assert_eq!(ok.select_action(&state).unwrap(), games::go::Move::Pass);
 
         // A resignation ends the game for matches; callers that cannot end one get a pass.
         let mut quitter = agent_from_spec(&format!("gtp:cmd={}", fake_engine("resign"))).unwrap();
         quitter.new_game(&state).unwrap();
-        assert_eq!(quitter.decide(&state).unwrap(), crate::Decision::Resign);
+        assert_eq!(quitter.decide(&state).unwrap(), games::Decision::Resign);
         assert_eq!(
             quitter.select_action(&state).unwrap(),
-            super::super::Move::Pass
+            games::go::Move::Pass
         );
 
         let cmd = fake_engine("hang");

@@ -1,13 +1,17 @@
 //! Fairy-Stockfish as an independent oracle for move generation: `go perft` divides, timed.
 //! Used by the oracle tests and by the benchmark, which compares speeds in the same run.
 
-use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use super::fen::parse_move_with_base;
-use super::Move;
+use games::xiangqi::fen::parse_move_with_base;
+use games::xiangqi::perft::{proc_cpu_time, BenchLine, BenchReport, BENCH_POSITIONS};
+use games::xiangqi::Move;
+
+use crate::process::ChildProcess;
+
+/// Longest wait for any answer: a deep perft on the bench positions takes seconds.
+const ANSWER_TIMEOUT: Duration = Duration::from_secs(600);
 
 /// Where Fairy-Stockfish is: `$FAIRY_STOCKFISH`, else `/usr/games/fairy-stockfish` (the Debian
 /// package), else `fairy-stockfish` on the `PATH`.
@@ -26,9 +30,7 @@ pub fn find_fairy_stockfish() -> Option<PathBuf> {
 
 /// A Fairy-Stockfish process in its xiangqi variant.
 pub struct FairyStockfish {
-    child: Child,
-    stdin: ChildStdin,
-    stdout: BufReader<ChildStdout>,
+    process: ChildProcess,
 }
 
 /// A `go perft` answer.
@@ -45,18 +47,9 @@ pub struct OraclePerft {
 
 impl FairyStockfish {
     pub fn spawn(path: &Path) -> std::io::Result<Self> {
-        let mut child = Command::new(path)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()?;
-        let stdin = child.stdin.take().expect("piped");
-        let stdout = BufReader::new(child.stdout.take().expect("piped"));
-        let mut fsf = FairyStockfish {
-            child,
-            stdin,
-            stdout,
-        };
+        let argv = [path.to_string_lossy().into_owned()];
+        let process = ChildProcess::spawn(&argv).map_err(std::io::Error::other)?;
+        let mut fsf = FairyStockfish { process };
         fsf.send("uci")?;
         fsf.read_until(|l| l == "uciok")?;
         fsf.send("setoption name UCI_Variant value xiangqi")?;
@@ -66,27 +59,13 @@ impl FairyStockfish {
     }
 
     fn send(&mut self, line: &str) -> std::io::Result<()> {
-        writeln!(self.stdin, "{line}")?;
-        self.stdin.flush()
+        self.process.send(line).map_err(std::io::Error::other)
     }
 
     fn read_until(&mut self, done: impl Fn(&str) -> bool) -> std::io::Result<Vec<String>> {
-        let mut lines = Vec::new();
-        loop {
-            let mut line = String::new();
-            if self.stdout.read_line(&mut line)? == 0 {
-                return Err(std::io::Error::new(
-                    std::io::ErrorKind::UnexpectedEof,
-                    "fairy-stockfish exited",
-                ));
-            }
-            let line = line.trim().to_string();
-            let stop = done(&line);
-            lines.push(line);
-            if stop {
-                return Ok(lines);
-            }
-        }
+        let lines = self.process.read_until(ANSWER_TIMEOUT, done);
+        let lines = lines.map_err(std::io::Error::other)?;
+        Ok(lines.into_iter().map(|l| l.trim().to_string()).collect())
     }
 
     /// `go perft depth` from `fen`, with moves converted to ICCS ranks.
@@ -94,13 +73,13 @@ impl FairyStockfish {
         self.send(&format!("position fen {fen}"))?;
         self.send("isready")?;
         self.read_until(|l| l == "readyok")?;
-        let stat = format!("/proc/{}/stat", self.child.id());
-        let cpu0 = super::perft::proc_cpu_time(&stat);
+        let stat = format!("/proc/{}/stat", self.process.id());
+        let cpu0 = proc_cpu_time(&stat);
         let start = Instant::now();
         self.send(&format!("go perft {depth}"))?;
         let lines = self.read_until(|l| l.starts_with("Nodes searched"))?;
         let time = start.elapsed();
-        let cpu1 = super::perft::proc_cpu_time(&stat);
+        let cpu1 = proc_cpu_time(&stat);
         let cpu = cpu0.zip(cpu1).map(|(a, b)| b.saturating_sub(a));
         let bad = |l: &str| std::io::Error::new(std::io::ErrorKind::InvalidData, l.to_string());
         let mut divide = Vec::new();
@@ -124,22 +103,15 @@ impl FairyStockfish {
     }
 }
 
-impl Drop for FairyStockfish {
-    fn drop(&mut self) {
-        let _ = self.send("quit");
-        let _ = self.child.wait();
-    }
-}
-
 /// Fairy-Stockfish's `go perft` on the same positions and depths as
-/// [`super::perft::bench_xiangqi`], timed from the command to the total (one thread).
-pub fn bench_fairy_stockfish(path: &Path, reduce: u32) -> std::io::Result<super::BenchReport> {
+/// [`games::xiangqi::perft::bench_xiangqi`], timed from the command to the total (one thread).
+pub fn bench_fairy_stockfish(path: &Path, reduce: u32) -> std::io::Result<BenchReport> {
     let mut fsf = FairyStockfish::spawn(path)?;
     let mut lines = Vec::new();
-    for &(name, fen, depth) in super::perft::BENCH_POSITIONS.iter() {
+    for &(name, fen, depth) in BENCH_POSITIONS.iter() {
         let depth = depth.saturating_sub(reduce).max(1);
         let r = fsf.perft(fen, depth)?;
-        lines.push(super::perft::BenchLine {
+        lines.push(BenchLine {
             name: name.to_string(),
             fen: fen.to_string(),
             depth,
@@ -148,5 +120,5 @@ pub fn bench_fairy_stockfish(path: &Path, reduce: u32) -> std::io::Result<super:
             cpu: r.cpu,
         });
     }
-    Ok(super::BenchReport { lines })
+    Ok(BenchReport { lines })
 }

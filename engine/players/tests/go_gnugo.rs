@@ -9,8 +9,9 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use games::go::{GoRules, GoState, GtpClient, KoRule, Move, MoveCap, Point};
+use games::go::{GoRules, GoState, KoRule, Move, MoveCap, Point};
 use games::{Game, Player};
+use players::gtp_client::GtpClient;
 use rand::rngs::SmallRng;
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
@@ -249,8 +250,9 @@ fn gnugo_stones(gg: &mut GtpClient, who: Player, size: usize) -> Vec<Point> {
 
 #[test]
 fn gnugo_as_an_agent_plays_a_whole_game() {
-    use games::go::{GtpAgent, PlayoutAgent};
     use games::Agent;
+    use players::go::PlayoutAgent;
+    use players::gtp_client::GtpAgent;
     let Some(gnugo) = gnugo() else { return };
     let mut gg = GtpAgent::spawn(&format!(
         "{gnugo} --mode gtp --level 1 --chinese-rules --positional-superko"

@@ -1,0 +1,22 @@
+//! Who chooses moves, and how they are named.
+//!
+//! - [`spec`]: the one grammar that names a player (`random`, `mcts:visits=800`,
+//!   `net:model=…,visits=200`, `alphabeta:depth=6`, `uci:cmd=…`, `gtp:cmd=…`) and the one
+//!   builder every face uses, so a spec plays the same in a match, over GTP or UCI and on the
+//!   web page.
+//! - Classical and external players: Xiangqi's [`alphabeta`] searcher; other programs as
+//!   child processes ([`process`]) under the GTP ([`gtp_client`]) and UCI ([`uci_client`])
+//!   clients; Fairy-Stockfish as a rules oracle ([`fairy`]).
+//! - [`matchplay`]: matches between agents, colours alternating, in parallel.
+//!
+//! Nothing below this crate starts a process.
+
+pub mod alphabeta;
+pub mod fairy;
+pub mod go;
+pub mod gtp_client;
+pub mod matchplay;
+pub mod process;
+pub mod spec;
+pub mod uci_client;
+pub mod xiangqi;
