@@ -1,15 +1,18 @@
 //! Go game records in SGF (FF[4], GM[1]): the one module that reads and writes them.
 //!
-//! Reading follows the main line (the first variation at every branch) of the first game in
-//! the collection. Understood: `FF`, `GM`, `SZ`, `KM`, `RU`, `HA`, `PB`, `PW`, `RE`, `PL`,
-//! setup (`AB`, `AW`, `AE`) before the first move, and moves `B`/`W` (`[]` or `[tt]` pass).
-//! Other properties are checked for syntax and ignored. Writing produces one main line.
+//! Reading follows the main line (the first variation at every branch) of a game tree.
+//! [`SgfGame::parse`] reads the first game of a collection; [`read_records`] reads every game
+//! of a collection and replays each through the rules. Understood: `FF`, `GM`, `SZ`, `KM`,
+//! `RU`, `HA`, `PB`, `PW`, `RE`, `PL`, setup (`AB`, `AW`, `AE`) before the first move, and moves
+//! `B`/`W` (`[]` or `[tt]` pass). Identifiers are their upper-case letters, as FF[3] allowed
+//! (`AddBlack` is `AB`). Other properties (comments included) are checked for syntax and
+//! ignored. Writing produces one main line.
 
 use std::fmt::Write as _;
 use std::path::Path;
 
 use super::{color_letter, GoRules, GoState, Move, Point, MAX_SIZE, MIN_SIZE};
-use crate::{Game, Player};
+use crate::{Game, GameRecord, Outcome, PlayError, Player, RecordError};
 
 /// Why a text is not a usable SGF Go record: the byte offset and the reason.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -197,46 +200,131 @@ impl Reader<'_> {
     }
 }
 
-/// The nodes of the main line of the first game tree.
-fn main_line(text: &str) -> Result<Vec<Vec<Property>>, SgfError> {
-    let mut r = Reader {
-        text: text.as_bytes(),
-        pos: 0,
-    };
-    r.skip_ws();
-    if r.peek() != Some(b'(') {
-        return err(r.pos, "expected `(` to open a game tree");
+/// The main line's nodes of one game tree.
+type MainLine = Vec<Vec<Property>>;
+
+/// Moves (`B`/`W` properties) among `nodes`.
+fn moves_in(nodes: &[Vec<Property>]) -> usize {
+    nodes
+        .iter()
+        .flatten()
+        .filter(|p| p.ident == "B" || p.ident == "W")
+        .count()
+}
+
+impl Reader<'_> {
+    /// A reader at the start of `text`, past a UTF-8 byte-order mark if there is one.
+    fn new(text: &str) -> Reader<'_> {
+        let text = text.as_bytes();
+        let pos = if text.starts_with("\u{feff}".as_bytes()) {
+            3
+        } else {
+            0
+        };
+        Reader { text, pos }
     }
-    r.pos += 1;
-    let mut depth = 1;
-    let mut nodes = Vec::new();
+
+    /// The main line of the game tree whose `(` is under the cursor; the cursor ends after
+    /// the tree's `)`. On error, also the number of moves the main line gave whole before it.
+    fn tree(&mut self) -> Result<MainLine, (SgfError, usize)> {
+        let mut nodes = Vec::new();
+        let fail = |e: SgfError, nodes: &MainLine| (e, moves_in(nodes));
+        if self.peek() != Some(b'(') {
+            return Err((
+                SgfError {
+                    offset: self.pos,
+                    reason: "expected `(` to open a game tree".into(),
+                },
+                0,
+            ));
+        }
+        self.pos += 1;
+        let mut depth = 1;
+        loop {
+            self.skip_ws();
+            match self.peek() {
+                None => {
+                    return Err(fail(
+                        SgfError {
+                            offset: self.pos,
+                            reason: "unclosed game tree: missing `)`".into(),
+                        },
+                        &nodes,
+                    ))
+                }
+                Some(b';') => {
+                    self.pos += 1;
+                    let node = self.node().map_err(|e| fail(e, &nodes))?;
+                    nodes.push(node);
+                }
+                Some(b'(') => {
+                    if nodes.is_empty() {
+                        let e = SgfError {
+                            offset: self.pos,
+                            reason: "a game tree must start with a node".into(),
+                        };
+                        return Err((e, 0));
+                    }
+                    // The first variation continues the main line.
+                    self.pos += 1;
+                    depth += 1;
+                }
+                Some(b')') => {
+                    self.pos += 1;
+                    depth -= 1;
+                    if nodes.is_empty() {
+                        let e = SgfError {
+                            offset: self.pos - 1,
+                            reason: "empty game tree".into(),
+                        };
+                        return Err((e, 0));
+                    }
+                    // The main line ends here: skip the sibling variations.
+                    self.skip_trees(depth).map_err(|e| fail(e, &nodes))?;
+                    return Ok(nodes);
+                }
+                Some(c) => {
+                    let e = SgfError {
+                        offset: self.pos,
+                        reason: format!("unexpected {:?}", c as char),
+                    };
+                    return Err(fail(e, &nodes));
+                }
+            }
+        }
+    }
+}
+
+/// The nodes of the main line of the first game tree.
+fn main_line(text: &str) -> Result<MainLine, SgfError> {
+    let mut r = Reader::new(text);
+    r.skip_ws();
+    r.tree().map_err(|(e, _)| e)
+}
+
+/// The main line of every game tree of a collection, in order. A syntax error ends the
+/// collection (where the next game starts is then unknown): it is the last entry, with the
+/// number of moves its game gave whole before it.
+fn collection(text: &str) -> Vec<Result<MainLine, (SgfError, usize)>> {
+    let mut r = Reader::new(text);
+    let mut games = Vec::new();
     loop {
         r.skip_ws();
-        match r.peek() {
-            None => return err(r.pos, "unclosed game tree: missing `)`"),
-            Some(b';') => {
-                r.pos += 1;
-                nodes.push(r.node()?);
+        if r.peek().is_none() {
+            if games.is_empty() {
+                let e = SgfError {
+                    offset: r.pos,
+                    reason: "no game tree in the text".into(),
+                };
+                games.push(Err((e, 0)));
             }
-            Some(b'(') => {
-                if nodes.is_empty() {
-                    return err(r.pos, "a game tree must start with a node");
-                }
-                // The first variation continues the main line.
-                r.pos += 1;
-                depth += 1;
-            }
-            Some(b')') => {
-                r.pos += 1;
-                depth -= 1;
-                if nodes.is_empty() {
-                    return err(r.pos - 1, "empty game tree");
-                }
-                // The main line ends here: skip the sibling variations.
-                r.skip_trees(depth)?;
-                return Ok(nodes);
-            }
-            Some(c) => return err(r.pos, format!("unexpected {:?}", c as char)),
+            return games;
+        }
+        let tree = r.tree();
+        let broken = tree.is_err();
+        games.push(tree);
+        if broken {
+            return games;
         }
     }
 }
@@ -294,7 +382,15 @@ fn escape(text: &str) -> String {
 impl SgfGame {
     /// Reads the main line of the first game in an SGF collection.
     pub fn parse(text: &str) -> Result<SgfGame, SgfError> {
-        let nodes = main_line(text)?;
+        SgfGame::from_nodes(&main_line(text)?, &mut None)
+    }
+
+    /// The record a main line gives. `at_move` is left naming the move being read when an
+    /// error comes (`None` in the root properties and the setup before the first move).
+    fn from_nodes(
+        nodes: &[Vec<Property>],
+        at_move: &mut Option<usize>,
+    ) -> Result<SgfGame, SgfError> {
         let mut game = SgfGame::default();
         // Root properties first: the board size decides how points read.
         for p in &nodes[0] {
@@ -341,10 +437,12 @@ impl SgfGame {
             }
         }
         let size = game.size;
-        for node in &nodes {
+        for node in nodes {
             // SGF allows a point in at most one of AB, AW, AE of a node, once.
             let mut set_here: Vec<Point> = Vec::new();
             for p in node {
+                let is_move = p.ident == "B" || p.ident == "W";
+                *at_move = (is_move || !game.moves.is_empty()).then_some(game.moves.len() + 1);
                 match p.ident.as_str() {
                     "B" | "W" => {
                         let who = if p.ident == "B" {
@@ -515,6 +613,109 @@ impl SgfGame {
     }
 }
 
+/// Every game of an SGF collection (`(;…)(;…)`), replayed under `rules` (the record's `SZ` and
+/// `KM` override the rules' size and komi), one entry per game so that a bad game costs only
+/// itself. A syntax error ends the collection: it is the last entry.
+///
+/// Errors name the game (from 1) and, for a move, its number (from 1; for a syntax error, the
+/// first move the text does not give whole). Moves must alternate: the first move (or `PL`)
+/// decides who starts, and a move by the player who just moved is an error, since a record
+/// that lets one side play twice cannot give samples whose mover the rules agree with (SGF
+/// expresses such positions through setup). An illegal move, a point off the board and setup
+/// after the first move are errors too.
+pub fn read_records(text: &str, rules: &GoRules) -> Vec<Result<GameRecord<GoState>, RecordError>> {
+    collection(text)
+        .into_iter()
+        .enumerate()
+        .map(|(i, tree)| {
+            let game = i + 1;
+            let nodes = tree.map_err(|(e, moves)| RecordError {
+                game,
+                move_number: Some(moves + 1),
+                reason: e.to_string(),
+            })?;
+            let mut at_move = None;
+            let sgf = SgfGame::from_nodes(&nodes, &mut at_move).map_err(|e| RecordError {
+                game,
+                move_number: at_move,
+                reason: e.to_string(),
+            })?;
+            sgf.record(rules, game)
+        })
+        .collect()
+}
+
+/// The outcome an SGF `RE` value states: `B+…`/`W+…` (score, `R`esign, `T`ime, `F`orfeit or
+/// nothing) a win, `0`, `Draw` or `Jigo` a draw; `Void`, `?` and anything else none.
+pub fn result_outcome(text: &str) -> Option<Outcome> {
+    let t = text.trim();
+    if t == "0" || t.eq_ignore_ascii_case("draw") || t.eq_ignore_ascii_case("jigo") {
+        return Some(Outcome::Draw);
+    }
+    let (winner, rest) = t.split_once('+')?;
+    let winner = match winner.trim() {
+        "B" | "b" => Player::First,
+        "W" | "w" => Player::Second,
+        _ => return None,
+    };
+    // `B+0` is a tie by score, however oddly written.
+    match rest.trim().parse::<f32>() {
+        Ok(0.0) => Some(Outcome::Draw),
+        _ => Some(Outcome::Win(winner)),
+    }
+}
+
+impl SgfGame {
+    /// This record replayed under `rules` as game number `game` of its file; see
+    /// [`read_records`] for what is refused.
+    pub fn record(&self, rules: &GoRules, game: usize) -> Result<GameRecord<GoState>, RecordError> {
+        let fail = |move_number: Option<usize>, reason: String| RecordError {
+            game,
+            move_number,
+            reason,
+        };
+        let start = self.start(rules).map_err(|e| fail(None, e.reason))?;
+        let mut state = start.clone();
+        let mut actions = Vec::with_capacity(self.moves.len());
+        for (i, &(who, mv)) in self.moves.iter().enumerate() {
+            let here = Some(i + 1);
+            let letter = color_letter(who);
+            if who != state.to_act() {
+                let reason = if i == 0 {
+                    format!(
+                        "{letter} {} but PL gives the first move to {}",
+                        mv.to_gtp(),
+                        color_letter(state.to_act())
+                    )
+                } else {
+                    format!(
+                        "{letter} {} after a move of {letter}: the same colour twice",
+                        mv.to_gtp()
+                    )
+                };
+                return Err(fail(here, reason));
+            }
+            state.play_as(who, mv).map_err(|e| {
+                let why = match e {
+                    PlayError::Illegal { reason, .. } => reason,
+                    other => other.to_string(),
+                };
+                fail(
+                    here,
+                    format!("illegal move {letter} {}: {why}", mv.to_gtp()),
+                )
+            })?;
+            actions.push(mv);
+        }
+        Ok(GameRecord {
+            start,
+            actions,
+            result: self.result.as_deref().and_then(result_outcome),
+            result_text: self.result.clone(),
+        })
+    }
+}
+
 /// The SGF `RU` name closest to `rules`: area scoring with superko and no suicide is Chinese,
 /// with suicide New Zealand.
 pub fn ruleset_name(rules: &GoRules) -> &'static str {
@@ -547,11 +748,28 @@ pub fn write_file(path: &Path, text: &str) -> std::io::Result<()> {
 
 /// The fuzz target's body, kept here so the corpus also runs as a plain test on stable Rust.
 /// Whatever the bytes, nothing panics; a record that reads must write and read back equal, and
-/// a record that replays must give the same position when its own record is replayed.
+/// a record that replays must give the same position when its own record is replayed; every
+/// game of a collection that reads as a record must end where its own moves lead.
 pub fn fuzz_sgf(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };
+    for record in read_records(text, &GoRules::default())
+        .into_iter()
+        .flatten()
+    {
+        let mut state = record.start.clone();
+        for &mv in &record.actions {
+            state
+                .play_as(state.to_act(), mv)
+                .expect("record moves replay");
+        }
+        assert_eq!(
+            state.to_text(),
+            record.final_state().to_text(),
+            "record replay"
+        );
+    }
     let Ok(game) = SgfGame::parse(text) else {
         return;
     };
