@@ -77,6 +77,11 @@ fn targets(paths: &[PathBuf]) -> Vec<Vec<(u16, f32)>> {
 #[test]
 fn a_directory_of_records_becomes_shards() {
     let out = tmpdir("ok");
+    let crlf = std::fs::read(data("ok/ff3_crlf.sgf")).unwrap();
+    assert!(
+        crlf.windows(2).any(|w| w == b"\r\n"),
+        "the CRLF file keeps its line ends"
+    );
     let mut opts = ImportOptions::new(&out, "sgf");
     opts.positions_per_shard = 4;
     opts.list = true;
