@@ -25,6 +25,9 @@ pub mod fen;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod perft;
+pub mod pgn;
+mod relative;
+pub mod wxf;
 
 use std::fmt;
 
