@@ -8,7 +8,6 @@ mod cmd;
 mod config;
 mod models;
 mod session;
-mod thinkers;
 mod train;
 mod web;
 

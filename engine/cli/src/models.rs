@@ -76,6 +76,21 @@ pub fn given_or_shipped(model: Option<&Path>, agent: Option<&str>, game: &str) -
     if let Some(m) = model {
         return Some(m.to_path_buf());
     }
-    let shipped = PathBuf::from(format!("models/{game}/best.onnx"));
-    (agent.is_none_or(|a| a == "net") && shipped.is_file()).then_some(shipped)
+    shipped(game).filter(|_| agent.is_none_or(|a| a == "net"))
+}
+
+/// The game's shipped network, `models/<game>/best.onnx`, if there is one.
+pub fn shipped(game: &str) -> Option<PathBuf> {
+    let path = PathBuf::from(format!("models/{game}/best.onnx"));
+    path.is_file().then_some(path)
+}
+
+/// The network a `net` agent names (`model=`), or the game's shipped one when it names none.
+pub fn named_or_shipped(model: Option<&Path>, game: &str) -> anyhow::Result<PathBuf> {
+    match model {
+        Some(m) => Ok(m.to_path_buf()),
+        None => shipped(game).ok_or_else(|| {
+            anyhow::anyhow!("no network ships for {game}: name one with net:model=PATH")
+        }),
+    }
 }

@@ -2,9 +2,7 @@
 //! `engine serve`) keep it: the start, the actions so far with who played them, undo, and the
 //! engine's last thought. The faces only translate it to text or JSON.
 
-use games::{AgentError, Game, Outcome, ParseError, PlayError, Player};
-
-use crate::thinkers::{Thinker, Thought};
+use games::{Agent, AgentError, Explanation, Game, Outcome, ParseError, PlayError, Player};
 
 /// Why a request on a game was refused. Each variant names what the person did wrong or what
 /// failed; none leaves the game changed.
@@ -71,7 +69,7 @@ pub struct Match<G: Game> {
     state: G,
     history: Vec<Played<G::Action>>,
     human: Option<Player>,
-    thinker: Box<dyn Thinker<G>>,
+    agent: Box<dyn Agent<G>>,
     /// The engine's name as records show it.
     engine_name: String,
     evaluation: Option<Evaluation>,
@@ -86,17 +84,17 @@ impl<G: Game> Match<G> {
     pub fn new(
         start: G,
         human: Option<Player>,
-        mut thinker: Box<dyn Thinker<G>>,
+        mut agent: Box<dyn Agent<G>>,
         max_actions: usize,
     ) -> Result<Self, MatchError> {
-        thinker.new_game(&start)?;
+        agent.new_game(&start)?;
         Ok(Match {
             state: start.clone(),
             start,
             history: Vec::new(),
             human,
-            engine_name: thinker.name(),
-            thinker,
+            engine_name: agent.name(),
+            agent,
             evaluation: None,
             max_actions,
             resigned: None,
@@ -143,14 +141,14 @@ impl<G: Game> Match<G> {
         }
     }
 
-    /// Whether the engine answers without thinking (see [`Thinker::is_instant`]).
+    /// Whether the engine answers without thinking (see [`Agent::is_instant`]).
     pub fn engine_is_instant(&self) -> bool {
-        self.thinker.is_instant()
+        self.agent.is_instant()
     }
 
-    /// Gives back the engine's memory kept between moves (see [`Thinker::release_memory`]).
+    /// Gives back the engine's memory kept between moves (see [`Agent::release_memory`]).
     pub fn release_memory(&mut self) -> bool {
-        self.thinker.release_memory()
+        self.agent.release_memory()
     }
 
     /// The player who resigned, if one did.
@@ -212,9 +210,9 @@ impl<G: Game> Match<G> {
                 max: self.max_actions,
             });
         }
-        let thought = self.thinker.think(&self.state)?;
-        let evaluation = self.describe(&thought);
-        self.push(thought.action, true)?;
+        let (action, said) = self.think()?;
+        let evaluation = self.describe(action, said);
+        self.push(action, true)?;
         self.evaluation = Some(evaluation);
         Ok(self.history.last().expect("just pushed"))
     }
@@ -232,11 +230,11 @@ impl<G: Game> Match<G> {
         if !self.human_to_act() {
             return Err(MatchError::NotYourTurn);
         }
-        let thought = self.thinker.think(&self.state)?;
+        let (action, said) = self.think()?;
         Ok(Hint {
-            action: thought.action,
-            text: self.state.format_action(thought.action),
-            evaluation: self.describe(&thought),
+            action,
+            text: self.state.format_action(action),
+            evaluation: self.describe(action, said),
         })
     }
 
@@ -252,9 +250,9 @@ impl<G: Game> Match<G> {
         // Replaying from the start is cheap next to a search, and keeps every game's own
         // history (repetition, superko) exactly as if the undone actions never happened.
         let mut state = self.start.clone();
-        self.thinker.new_game(&self.start)?;
+        self.agent.new_game(&self.start)?;
         for p in &self.history {
-            self.thinker.observe(&state, p.action)?;
+            self.agent.observe(&state, p.action)?;
             state.play_unchecked(p.action);
         }
         self.state = state;
@@ -278,7 +276,7 @@ impl<G: Game> Match<G> {
         }
         let before = self.state.clone();
         self.state.play(action)?;
-        self.thinker.observe(&before, action)?;
+        self.agent.observe(&before, action)?;
         self.history.push(Played {
             action,
             text: before.format_action(action),
@@ -288,13 +286,30 @@ impl<G: Game> Match<G> {
         Ok(())
     }
 
-    fn describe(&self, thought: &Thought<G::Action>) -> Evaluation {
+    /// The agent's choice here and what it says of it (nothing when it does not say, or when
+    /// its account is of another move).
+    fn think(&mut self) -> Result<(G::Action, Option<Explanation<G::Action>>), MatchError> {
+        let action = self.agent.select_action(&self.state)?;
+        let said = self
+            .agent
+            .explain()
+            .filter(|e| e.pv.first() == Some(&action));
+        Ok((action, said))
+    }
+
+    fn describe(&self, action: G::Action, said: Option<Explanation<G::Action>>) -> Evaluation {
         let mover = self.state.to_act();
-        let pv = line_text(&self.state, &thought.pv);
+        let said = said.unwrap_or(Explanation {
+            value: None,
+            pv: vec![action],
+            visits: None,
+            nodes: None,
+        });
+        let pv = line_text(&self.state, &said.pv);
         Evaluation {
-            visits: thought.visits,
-            nodes: thought.nodes,
-            value_first: thought.value.map(|v| match mover {
+            visits: said.visits,
+            nodes: said.nodes,
+            value_first: said.value.map(|v| match mover {
                 Player::First => v,
                 Player::Second => -v,
             }),
@@ -349,16 +364,17 @@ pub fn result_tag(outcome: Option<Outcome>) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::thinkers::AgentSpec;
     use games::liuzhou::Liuzhou;
+    use games::RandomAgent;
 
     fn liuzhou(human: Option<Player>) -> Match<Liuzhou> {
-        let spec = AgentSpec {
-            name: "random".into(),
-            visits: 1,
-            seed: 7,
-        };
-        Match::new(Liuzhou::default(), human, spec.build(None).unwrap(), 1000).unwrap()
+        Match::new(
+            Liuzhou::default(),
+            human,
+            Box::new(RandomAgent::new(7)),
+            1000,
+        )
+        .unwrap()
     }
 
     #[test]
@@ -462,14 +478,12 @@ mod tests {
 
     #[test]
     fn values_are_given_for_the_first_player_whoever_chose() {
-        use crate::thinkers::Plain;
         use games::xiangqi::Xiangqi;
         use players::alphabeta::{AlphaBetaAgent, SearchLimits};
         // Black to move with a rook more: good for Black, so bad for Red, the first player.
         let start = Xiangqi::from_fen("3k4r/9/9/9/9/9/9/9/9/4K4 b - - 0 1").unwrap();
         let agent = AlphaBetaAgent::new(SearchLimits::depth(3), 1);
-        let mut m =
-            Match::new(start, Some(Player::First), Box::new(Plain::new(agent)), 100).unwrap();
+        let mut m = Match::new(start, Some(Player::First), Box::new(agent), 100).unwrap();
         m.engine_move().unwrap();
         let e = m.evaluation().unwrap();
         assert!(e.value_first.unwrap() < -0.5, "{e:?}");
@@ -480,12 +494,8 @@ mod tests {
 
     #[test]
     fn history_is_bounded() {
-        let spec = AgentSpec {
-            name: "random".into(),
-            visits: 1,
-            seed: 7,
-        };
-        let mut m = Match::new(Liuzhou::default(), None, spec.build(None).unwrap(), 3).unwrap();
+        let random = Box::new(RandomAgent::new(7));
+        let mut m = Match::new(Liuzhou::default(), None, random, 3).unwrap();
         for _ in 0..3 {
             m.engine_move().unwrap();
         }

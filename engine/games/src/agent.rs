@@ -89,6 +89,17 @@ pub trait Agent<G: Game>: Send {
         None
     }
 
+    /// Gives back memory kept between moves (a search tree), at the cost of the next move
+    /// starting afresh; a server calls it for idle sessions. Returns whether there was any.
+    fn release_memory(&mut self) -> bool {
+        false
+    }
+
+    /// Whether it answers at once, without searching (a server need not ration its moves).
+    fn is_instant(&self) -> bool {
+        false
+    }
+
     /// Searches `state` without choosing (for `time` more when given, else under the agent's
     /// own limit), keeping what it learns for the move that follows, and lists the actions it
     /// weighed. `None` for agents that search no tree. Analysis faces call it again and again
@@ -149,7 +160,9 @@ pub struct Explanation<A> {
     pub value: Option<f32>,
     /// The line it expects, starting with its choice.
     pub pv: Vec<A>,
-    /// Positions it searched.
+    /// Playouts of a tree search.
+    pub visits: Option<u64>,
+    /// Positions an alpha-beta search visited.
     pub nodes: Option<u64>,
 }
 
@@ -184,6 +197,14 @@ impl<G: Game> Agent<G> for Box<dyn Agent<G>> {
         (**self).explain()
     }
 
+    fn release_memory(&mut self) -> bool {
+        (**self).release_memory()
+    }
+
+    fn is_instant(&self) -> bool {
+        (**self).is_instant()
+    }
+
     fn set_move_time(&mut self, time: Option<std::time::Duration>) {
         (**self).set_move_time(time)
     }
@@ -213,6 +234,10 @@ impl RandomAgent {
 impl<G: Game> Agent<G> for RandomAgent {
     fn name(&self) -> String {
         "random".into()
+    }
+
+    fn is_instant(&self) -> bool {
+        true
     }
 
     fn select_action(&mut self, state: &G) -> Result<G::Action, AgentError> {

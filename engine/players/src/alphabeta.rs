@@ -817,6 +817,7 @@ impl Agent<Xiangqi> for AlphaBetaAgent {
         self.last = Some(Explanation {
             value: Some(score_value(result.score)),
             pv,
+            visits: None,
             nodes: Some(result.nodes),
         });
         Ok(best)

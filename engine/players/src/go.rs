@@ -1,6 +1,7 @@
 //! Go agents by name, for `engine match` and other faces that take agents on the command line.
 //! A spec is `KIND[:KEY=VALUE[,KEY=VALUE…]]`:
 //!
+//! - `playout[:seed=N]`: random moves that never fill their own eyes (instant).
 //! - `gtp:cmd=COMMAND LINE[,timeout=S]`: any GTP engine as a child process (`gtp:cmd=gnugo
 //!   --mode gtp --level 1`); it is killed when an answer takes more than `timeout` seconds
 //!   (default 60) and when the match ends.
@@ -54,9 +55,28 @@ pub fn agent_from_spec(spec: &str) -> Result<Box<dyn Agent<GoState>>, AgentError
                 .map_err(|e| AgentError::new(spec, e.to_string()))?;
             Ok(Box::new(agent))
         }
+        "playout" => {
+            let mut seed = 1;
+            for (k, v) in params {
+                match k {
+                    "seed" => {
+                        seed = v.parse().map_err(|_| {
+                            AgentError::new(spec, format!("seed '{v}' is not an unsigned integer"))
+                        })?
+                    }
+                    _ => {
+                        return Err(AgentError::new(
+                            spec,
+                            format!("unknown parameter '{k}' for playout"),
+                        ))
+                    }
+                }
+            }
+            Ok(Box::new(PlayoutAgent::new(seed)))
+        }
         other => Err(AgentError::new(
             spec,
-            format!("unknown agent kind '{other}' for go (gtp)"),
+            format!("unknown agent kind '{other}' for go (gtp, playout)"),
         )),
     }
 }
@@ -79,6 +99,10 @@ impl Agent<GoState> for PlayoutAgent {
         "playout".into()
     }
 
+    fn is_instant(&self) -> bool {
+        true
+    }
+
     fn select_action(&mut self, state: &GoState) -> Result<Move, AgentError> {
         if state.outcome().is_some() {
             return Err(AgentError {
@@ -87,6 +111,14 @@ impl Agent<GoState> for PlayoutAgent {
             });
         }
         Ok(playout_move(state, &mut self.rng))
+    }
+}
+
+impl crate::spec::OwnPlayers for GoState {
+    const OWN_KINDS: &'static [&'static str] = &["gtp", "playout"];
+
+    fn own_agent(spec: &str) -> Result<Box<dyn Agent<GoState>>, AgentError> {
+        agent_from_spec(spec)
     }
 }
 

@@ -1,17 +1,18 @@
-//! Agent specs: the strings that name a player on the command line, such as `random`,
-//! `mcts:visits=800` or `net:model=models/liuzhou/best.onnx,visits=200,threads=2`.
+//! Agent specs: the one grammar that names a player everywhere — on the command line
+//! (`--black`, `--agent`), in configs, over GTP and UCI and on the web page — and the one
+//! builder that turns a spec into an [`Agent`], with one set of defaults.
 //!
-//! A spec is `kind` or `kind:key=value,key=value`. Parsing checks every key and value and
-//! says which one is wrong; building turns a spec into an [`Agent`] for any game. A new kind of
-//! agent (an external program over UCI or GTP, say) is one more [`AgentSpec`] variant, one more
-//! arm in [`AgentSpec::parse`] and one in [`build`].
+//! A spec is `kind` or `kind:key=value,key=value`: `random`, `mcts:visits=800` (random
+//! playouts), `net:model=PATH,visits=200` (`model` omitted: the game's default network), and the
+//! game's own kinds ([`OwnPlayers`]: Xiangqi's `alphabeta`, `fairy-stockfish`, `uci:cmd=…`; Go's
+//! `gtp:cmd=…`, `playout`). Parsing checks every key and value and says which one is wrong.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
 use eval::Evaluator;
-use games::{Agent, Game, RandomAgent};
+use games::{Agent, AgentError, Game, RandomAgent};
 use search::{Limit, MctsAgent, MctsAgentConfig, RunOptions, SearchConfig};
 
 /// A spec that could not be read: the whole spec, the key at fault (if any) and why.
@@ -68,10 +69,14 @@ pub enum AgentSpec {
     Random { seed: Option<u64> },
     /// `mcts:…`: MCTS with random playouts, no network (visits default 800).
     Mcts(MctsSpec),
-    /// `net:model=PATH,…`: MCTS with a network (visits default 200).
-    Net { model: PathBuf, mcts: MctsSpec },
-    /// Any other kind (`alphabeta:…`, `uci:…`, …): the whole spec, for the game's own agent
-    /// factory to read (see [`GameAgents`]).
+    /// `net[:model=PATH,…]`: MCTS with a network (visits default 200); no `model`: the game's
+    /// default network, as the caller's loader finds it.
+    Net {
+        model: Option<PathBuf>,
+        mcts: MctsSpec,
+    },
+    /// Any other kind (`alphabeta:…`, `uci:…`, …): the whole spec, for the game's own players
+    /// to read (see [`OwnPlayers`]).
     Other(String),
 }
 
@@ -129,8 +134,8 @@ impl AgentSpec {
                 }
                 "visits" => {
                     let n = v.parse::<u64>().map_err(|_| bad("a positive integer"))?;
-                    if n == 0 {
-                        return Err(bad("a positive integer"));
+                    if n == 0 || n > MAX_VISITS {
+                        return Err(bad(&format!("a visit count in 1..={MAX_VISITS}")));
                     }
                     mcts.visits = Some(n);
                 }
@@ -143,8 +148,8 @@ impl AgentSpec {
                 }
                 "threads" => {
                     let n = v.parse::<usize>().map_err(|_| bad("a positive integer"))?;
-                    if n == 0 || n > 1024 {
-                        return Err(bad("a thread count in 1..=1024"));
+                    if n == 0 || n > MAX_THREADS {
+                        return Err(bad(&format!("a thread count in 1..={MAX_THREADS}")));
                     }
                     mcts.threads = n;
                 }
@@ -195,13 +200,48 @@ impl AgentSpec {
                 AgentSpec::Mcts(mcts)
             }
             _ => {
-                let model = model.ok_or_else(|| err(Some("model"), "required for `net`".into()))?;
                 if mcts.visits.is_none() && mcts.time.is_none() {
                     mcts.visits = Some(200);
                 }
                 AgentSpec::Net { model, mcts }
             }
         })
+    }
+}
+
+impl AgentSpec {
+    /// The tree search a protocol face sets up from its options: `net` (with the network the
+    /// caller's loader gives) or `mcts`, `visits` per move on `threads` threads, seeded.
+    pub fn tree(network: bool, visits: u64, threads: usize, seed: u64) -> AgentSpec {
+        let mcts = MctsSpec {
+            visits: Some(visits),
+            threads,
+            seed: Some(seed),
+            ..MctsSpec::default()
+        };
+        if network {
+            AgentSpec::Net { model: None, mcts }
+        } else {
+            AgentSpec::Mcts(mcts)
+        }
+    }
+
+    /// Resign below `value` (a tree search's `resign=`); other kinds ignore it.
+    pub fn resigning_below(mut self, value: Option<f32>) -> AgentSpec {
+        if let AgentSpec::Mcts(m) | AgentSpec::Net { mcts: m, .. } = &mut self {
+            m.resign_below = value;
+        }
+        self
+    }
+}
+
+/// A loader for faces that hold their network already (or none).
+pub fn preloaded<G: Game>(
+    net: Option<Arc<dyn Evaluator<G>>>,
+) -> impl Fn(Option<&Path>) -> anyhow::Result<Arc<dyn Evaluator<G>>> {
+    move |_| {
+        net.clone()
+            .ok_or_else(|| anyhow::anyhow!("no network is loaded for {}", G::NAME))
     }
 }
 
@@ -212,33 +252,79 @@ impl std::str::FromStr for AgentSpec {
     }
 }
 
-/// Loads the network of a `net` agent from its `model=` value (see `crate::models`).
-pub type NetLoader<'a, G> = &'a dyn Fn(&Path) -> anyhow::Result<Arc<dyn Evaluator<G>>>;
+/// Loads the network of a `net` agent: its `model=` value, or `None` for the game's default.
+pub type NetLoader<'a, G> = &'a dyn Fn(Option<&Path>) -> anyhow::Result<Arc<dyn Evaluator<G>>>;
 
-/// Builds a game's own kinds of agent from a whole spec (Xiangqi's `alphabeta:…`, `uci:…`).
-pub type GameAgents<'a, G> = &'a dyn Fn(&str) -> anyhow::Result<Box<dyn Agent<G>>>;
+/// The kinds of player a game has beside the generic `random`, `mcts` and `net`.
+pub trait OwnPlayers: Game {
+    /// Their kinds, the preferred one first (empty when the game has none).
+    const OWN_KINDS: &'static [&'static str] = &[];
 
-/// Builds the agent `spec` names. `name` labels it in tables; `seed` is used where the spec
-/// gives none; `game_agents` builds the kinds this module does not know.
-pub fn build<G: Game>(
+    /// Builds the player a whole spec of one of [`OwnPlayers::OWN_KINDS`] names.
+    fn own_agent(spec: &str) -> Result<Box<dyn Agent<Self>>, AgentError> {
+        let kind = spec.split_once(':').map_or(spec, |(k, _)| k).trim();
+        Err(AgentError::new(
+            spec,
+            format!(
+                "unknown agent kind {kind:?} for {} (expected random, mcts or net{})",
+                Self::NAME,
+                Self::OWN_KINDS
+                    .iter()
+                    .map(|k| format!(", {k}"))
+                    .collect::<String>()
+            ),
+        ))
+    }
+}
+
+impl OwnPlayers for games::liuzhou::Liuzhou {}
+
+/// Most visits per move and threads per tree a spec may ask for.
+pub const MAX_VISITS: u64 = 100_000_000;
+pub const MAX_THREADS: usize = 256;
+
+/// Arena nodes allowed per visit: an expansion adds one node per legal action (362 on 19 × 19),
+/// and the subtree kept from the moves before can hold as many again, so twice the largest
+/// expansion. This bounds a tree (32 bytes a node) by its strength; pages are touched only as
+/// used, so games with fewer actions use less. (At 128, a 9 × 9 game at 100 visits filled its
+/// arena.)
+const NODES_PER_VISIT: u64 = 768;
+
+/// Arena nodes of a search that only a clock limits: 2^24, 512 MiB of address space, touched
+/// only as used. A 19 × 19 expansion takes 362 nodes, so this holds about 46 000 expanded
+/// positions, many seconds of search.
+const UNBOUNDED_NODES: usize = 1 << 24;
+
+/// Builds the agent `spec` names, for every face: `label` names it in tables and records;
+/// `seed` is used where the spec gives none; `load_net` finds `net` agents' networks.
+pub fn build<G: OwnPlayers>(
     spec: &AgentSpec,
-    name: &str,
+    label: &str,
     seed: u64,
     load_net: NetLoader<'_, G>,
-    game_agents: GameAgents<'_, G>,
 ) -> anyhow::Result<Box<dyn Agent<G>>> {
     Ok(match spec {
-        AgentSpec::Other(text) => game_agents(text)?,
+        AgentSpec::Other(text) => G::own_agent(text)?,
         AgentSpec::Random { seed: s } => Box::new(RandomAgent::new(s.unwrap_or(seed))),
+        AgentSpec::Mcts(_) | AgentSpec::Net { .. } => {
+            Box::new(build_mcts(spec, label, seed, load_net)?)
+        }
+    })
+}
+
+/// [`build`] for the tree-search kinds (`mcts`, `net`), as the concrete agent that protocol
+/// faces drive directly (a halt flag for UCI's `stop`, analysis under a clock). Refuses other
+/// kinds.
+pub fn build_mcts<G: Game>(
+    spec: &AgentSpec,
+    label: &str,
+    seed: u64,
+    load_net: NetLoader<'_, G>,
+) -> anyhow::Result<MctsAgent<G>> {
+    let (m, evaluator, run, cache) = match spec {
         AgentSpec::Mcts(m) => {
             let seed = m.seed.unwrap_or(seed);
             let evaluator: Arc<dyn Evaluator<G>> = Arc::new(eval::RolloutEvaluator::<G>::new(seed));
-            let search = SearchConfig {
-                c_puct: m.c_puct.unwrap_or(SearchConfig::default().c_puct),
-                // A rollout's value is one random sample: caching it would freeze the noise.
-                cache_entries: 0,
-                ..SearchConfig::default()
-            };
             // One leaf per thread at a time: plain sequential MCTS on one thread.
             let run = RunOptions {
                 threads: m.threads,
@@ -247,10 +333,11 @@ pub fn build<G: Game>(
                 batch_wait: Duration::from_micros(500),
                 whole_batches: false,
             };
-            Box::new(MctsAgent::new(mcts_config(name, m, search, run), evaluator))
+            // A rollout's value is one random sample: caching it would freeze the noise.
+            (m, evaluator, run, false)
         }
         AgentSpec::Net { model, mcts: m } => {
-            let evaluator = load_net(model)?;
+            let evaluator = load_net(model.as_deref())?;
             let most = evaluator.batch_size().max(1);
             if let Some(b) = m.batch.filter(|&b| b > most) {
                 // The caller's context names the agent; the label would say it twice.
@@ -263,10 +350,6 @@ pub fn build<G: Game>(
                 .batch
                 .unwrap_or_else(|| default_leaves(m.visits, most))
                 .clamp(1, most);
-            let search = SearchConfig {
-                c_puct: m.c_puct.unwrap_or(SearchConfig::default().c_puct),
-                ..SearchConfig::default()
-            };
             // Threads share the evaluator's batch: each gathers its part of it.
             let run = RunOptions {
                 threads: m.threads,
@@ -276,9 +359,32 @@ pub fn build<G: Game>(
                 // A batch costs the same full or not: fill the last one too.
                 whole_batches: true,
             };
-            Box::new(MctsAgent::new(mcts_config(name, m, search, run), evaluator))
+            (m, evaluator, run, true)
         }
-    })
+        _ => anyhow::bail!("agent spec {label:?} is not a tree search (mcts or net)"),
+    };
+    let defaults = SearchConfig::default();
+    let search = SearchConfig {
+        c_puct: m.c_puct.unwrap_or(defaults.c_puct),
+        cache_entries: if cache { defaults.cache_entries } else { 0 },
+        max_nodes: arena_nodes(m.visits),
+        ..defaults
+    };
+    Ok(MctsAgent::new(
+        mcts_config(label, m, search, run),
+        evaluator,
+    ))
+}
+
+/// Arena nodes for a search of at most `visits` (see [`NODES_PER_VISIT`]); a search that only
+/// a clock limits gets [`UNBOUNDED_NODES`].
+fn arena_nodes(visits: Option<u64>) -> usize {
+    match visits {
+        Some(v) => usize::try_from(v.saturating_mul(NODES_PER_VISIT) + 1024)
+            .unwrap_or(UNBOUNDED_NODES)
+            .min(UNBOUNDED_NODES),
+        None => UNBOUNDED_NODES,
+    }
 }
 
 /// Leaves a `net` agent gathers per evaluator call when its spec gives no `batch`: about one
@@ -359,7 +465,7 @@ mod tests {
         else {
             panic!("not net")
         };
-        assert_eq!(model, PathBuf::from("models/liuzhou/x.onnx"));
+        assert_eq!(model, Some(PathBuf::from("models/liuzhou/x.onnx")));
         assert_eq!((mcts.visits, mcts.batch), (Some(200), Some(64)));
         assert_eq!(mcts.resign_below, None);
         let AgentSpec::Mcts(m) = AgentSpec::parse("mcts:resign=-0.95").unwrap() else {
@@ -375,10 +481,11 @@ mod tests {
         assert!(e.to_string().contains("\"lots\""), "{e}");
         let e = AgentSpec::parse("mcts:model=x").unwrap_err();
         assert_eq!(e.key.as_deref(), Some("model"));
-        assert_eq!(
-            AgentSpec::parse("net:visits=5").unwrap_err().key.as_deref(),
-            Some("model")
-        );
+        // No model: the game's default network.
+        assert!(matches!(
+            AgentSpec::parse("net:visits=5").unwrap(),
+            AgentSpec::Net { model: None, .. }
+        ));
         assert_eq!(
             AgentSpec::parse("alphabeta:depth=4").unwrap(),
             AgentSpec::Other("alphabeta:depth=4".into())

@@ -117,6 +117,14 @@ pub fn agent_from_spec(spec: &str) -> Result<Box<dyn Agent<Xiangqi>>, AgentError
     }
 }
 
+impl crate::spec::OwnPlayers for Xiangqi {
+    const OWN_KINDS: &'static [&'static str] = &["alphabeta", "fairy-stockfish", "uci"];
+
+    fn own_agent(spec: &str) -> Result<Box<dyn Agent<Xiangqi>>, AgentError> {
+        agent_from_spec(spec)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

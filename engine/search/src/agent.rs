@@ -196,8 +196,13 @@ impl<G: Game> Agent<G> for MctsAgent<G> {
         Some(Explanation {
             value: self.chosen_value(),
             pv: search.principal_variation(action),
-            nodes: Some(report.playouts),
+            visits: Some(report.playouts),
+            nodes: None,
         })
+    }
+
+    fn release_memory(&mut self) -> bool {
+        self.release()
     }
 
     fn summary(&self) -> Option<String> {

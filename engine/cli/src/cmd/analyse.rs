@@ -15,9 +15,9 @@ use serde::Serialize;
 
 use super::GameKind;
 use crate::session::line_text;
-use crate::thinkers::{mcts_agent, MAX_THREADS, MAX_VISITS};
 use crate::web::view::WebGame;
 use crate::{config, models};
+use players::spec::{preloaded, AgentSpec, MAX_THREADS, MAX_VISITS};
 
 /// Search a position and list the candidate actions with their visits, values and lines.
 #[derive(ClapArgs)]
@@ -208,15 +208,10 @@ fn analyse_game<G: WebGame>(
         }
         other => bail!("--agent {other:?}: must be mcts or net"),
     };
-    // A time limit gets the unbounded arena a protocol's clock gets.
+    // A time limit alone gets the unbounded arena a protocol's clock gets.
     let visits = limit.visits.unwrap_or(MAX_VISITS);
-    let mut agent = mcts_agent(
-        network,
-        visits,
-        args.threads,
-        args.seed,
-        limit.time.is_none(),
-    );
+    let spec = AgentSpec::tree(network.is_some(), visits, args.threads, args.seed);
+    let mut agent = players::spec::build_mcts(&spec, &label, args.seed, &preloaded(network))?;
     agent.set_limit(limit);
     agent.new_game(&state)?;
     let Some(found) = agent.analyse(&state, None)? else {

@@ -18,7 +18,8 @@ use players::go::PlayoutAgent;
 use serde::Deserialize;
 
 use super::GameKind;
-use crate::{config, models, thinkers};
+use crate::{config, models};
+use players::spec::{preloaded, AgentSpec, MAX_THREADS, MAX_VISITS};
 
 /// Speak GTP version 2 on stdin/stdout (Go).
 #[derive(ClapArgs)]
@@ -100,19 +101,14 @@ pub fn make_agent(
     doc: &serde_yaml::Value,
     path: &Path,
 ) -> anyhow::Result<(Box<dyn Agent<GoState>>, Option<usize>)> {
-    if !(1..=thinkers::MAX_VISITS).contains(&spec.visits) {
+    if !(1..=MAX_VISITS).contains(&spec.visits) {
         anyhow::bail!(
-            "visits {} (gtp.visits or --visits) is outside 1..={}",
-            spec.visits,
-            thinkers::MAX_VISITS
+            "visits {} (gtp.visits or --visits) is outside 1..={MAX_VISITS}",
+            spec.visits
         );
     }
-    if !(1..=thinkers::MAX_THREADS).contains(&spec.threads) {
-        anyhow::bail!(
-            "gtp.threads {} is outside 1..={}",
-            spec.threads,
-            thinkers::MAX_THREADS
-        );
+    if !(1..=MAX_THREADS).contains(&spec.threads) {
+        anyhow::bail!("gtp.threads {} is outside 1..={MAX_THREADS}", spec.threads);
     }
     let r = spec.resign_threshold;
     if !(-1.0..1.0).contains(&r) {
@@ -123,8 +119,9 @@ pub fn make_agent(
         AgentKind::Random => (Box::new(RandomAgent::new(spec.seed)), None),
         AgentKind::Playout => (Box::new(PlayoutAgent::new(spec.seed)), None),
         AgentKind::Mcts => {
-            let mut agent = thinkers::mcts_agent(None, spec.visits, spec.threads, spec.seed, false);
-            agent.set_resign_below(resign_below);
+            let tree = AgentSpec::tree(false, spec.visits, spec.threads, spec.seed);
+            let tree = tree.resigning_below(resign_below);
+            let agent = players::spec::build_mcts(&tree, "mcts", spec.seed, &preloaded(None))?;
             (Box::new(agent), None)
         }
         AgentKind::Net => {
@@ -134,9 +131,9 @@ pub fn make_agent(
                 .context("agent net needs a model (gtp.model in the config, or --model)")?;
             let net = models::evaluator(start, model, doc, path)
                 .with_context(|| format!("model {model} (gtp.model or --model)"))?;
-            let mut agent =
-                thinkers::mcts_agent(Some(net), spec.visits, spec.threads, spec.seed, false);
-            agent.set_resign_below(resign_below);
+            let tree = AgentSpec::tree(true, spec.visits, spec.threads, spec.seed);
+            let tree = tree.resigning_below(resign_below);
+            let agent = players::spec::build_mcts(&tree, "net", spec.seed, &preloaded(Some(net)))?;
             // The network's input planes are one board size.
             (Box::new(agent), Some(start.size()))
         }

@@ -13,7 +13,7 @@ use players::matchplay::{play_match_parallel, MatchResult};
 
 use super::GameKind;
 use crate::{config, models};
-use players::spec::{self as agents, AgentSpec};
+use players::spec::{self as agents, AgentSpec, OwnPlayers};
 
 /// Play a match between two agents, swapping colours every game.
 ///
@@ -76,33 +76,19 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         GameKind::Liuzhou => {
             let start = config::liuzhou_start(&doc, &config_path)?;
             let load = net_loader(&start, &doc, &config_path, args.parallel);
-            run_match(&start, &args, &load, &no_game_agents)
+            run_match(&start, &args, &load)
         }
         GameKind::Xiangqi => {
             let start = config::xiangqi_start(&doc, &config_path)?;
             let load = net_loader(&start, &doc, &config_path, args.parallel);
-            // alphabeta, fairy-stockfish, uci:cmd=…
-            let own =
-                |spec: &str| players::xiangqi::agent_from_spec(spec).map_err(anyhow::Error::from);
-            run_match(&start, &args, &load, &own)
+            run_match(&start, &args, &load)
         }
         GameKind::Go => {
             let start = config::go_start(&doc, &config_path)?;
             let load = net_loader(&start, &doc, &config_path, args.parallel);
-            // gtp:cmd=…
-            let own = |spec: &str| players::go::agent_from_spec(spec).map_err(anyhow::Error::from);
-            run_match(&start, &args, &load, &own)
+            run_match(&start, &args, &load)
         }
     }
-}
-
-/// For games without agents of their own.
-fn no_game_agents<G: Game>(spec: &str) -> anyhow::Result<Box<dyn games::Agent<G>>> {
-    let kind = spec.split_once(':').map_or(spec, |(k, _)| k);
-    anyhow::bail!(
-        "agent spec {spec:?}: unknown agent kind {kind:?} for {} (expected random, mcts or net)",
-        G::NAME
-    )
 }
 
 /// Loads `net` agents' models the way every subcommand does (`crate::models`). With games
@@ -114,9 +100,10 @@ fn net_loader<'a, G: Game>(
     doc: &'a serde_yaml::Value,
     config: &'a Path,
     parallel: u32,
-) -> impl Fn(&Path) -> anyhow::Result<Arc<dyn Evaluator<G>>> + 'a {
+) -> impl Fn(Option<&Path>) -> anyhow::Result<Arc<dyn Evaluator<G>>> + 'a {
     let overrides = models::Overrides::sharing_cores(parallel);
-    move |model: &Path| {
+    move |model: Option<&Path>| {
+        let model = models::named_or_shipped(model, G::NAME)?;
         let text = model
             .to_str()
             .with_context(|| format!("net:model={}: not a UTF-8 path", model.display()))?;
@@ -125,11 +112,10 @@ fn net_loader<'a, G: Game>(
     }
 }
 
-fn run_match<G: Game>(
+fn run_match<G: OwnPlayers>(
     start: &G,
     args: &Args,
     load_net: agents::NetLoader<'_, G>,
-    game_agents: agents::GameAgents<'_, G>,
 ) -> anyhow::Result<()> {
     let name_a = spec_text(&args.black, "black");
     let name_b = spec_text(&args.white, "white");
@@ -137,16 +123,9 @@ fn run_match<G: Game>(
     let mut pairs = Vec::new();
     for k in 0..u64::from(workers) {
         let seed = args.seed.wrapping_add(2 * k);
-        let a =
-            agents::build(&args.black, &name_a, seed, load_net, game_agents).context("--black")?;
-        let b = agents::build(
-            &args.white,
-            &name_b,
-            seed.wrapping_add(1),
-            load_net,
-            game_agents,
-        )
-        .context("--white")?;
+        let a = agents::build(&args.black, &name_a, seed, load_net).context("--black")?;
+        let b = agents::build(&args.white, &name_b, seed.wrapping_add(1), load_net)
+            .context("--white")?;
         pairs.push((a, b));
     }
     outln!(
@@ -200,7 +179,9 @@ fn spec_text(spec: &AgentSpec, side: &str) -> String {
         AgentSpec::Other(text) => text.clone(),
         AgentSpec::Net { model, mcts } => format!(
             "net({}, {})",
-            model.display(),
+            model
+                .as_deref()
+                .map_or("default model".into(), |m| m.display().to_string()),
             mcts.visits
                 .map(|v| format!("{v} visits"))
                 .or(mcts.time.map(|t| format!("{t} s")))

@@ -11,8 +11,7 @@ use games::{Game, Player};
 
 use super::GameKind;
 use crate::session::{parse_side, result_tag, Evaluation, Match, MatchError};
-use crate::thinkers::AgentSpec;
-use crate::web::view::{build_thinker, default_agent, WebGame};
+use crate::web::view::{default_agent, Choice, WebGame};
 use crate::{config, models};
 
 /// Play a game in the terminal: type actions in the game's notation, or `help`.
@@ -51,7 +50,7 @@ const MAX_ACTIONS: usize = 100_000;
 
 pub fn run(args: Args) -> anyhow::Result<()> {
     // The name is settled per game in `play_game` when `--agent` is not given.
-    let spec = AgentSpec {
+    let spec = Choice {
         name: args.agent.clone().unwrap_or_default(),
         visits: args.visits,
         seed: args.seed,
@@ -107,7 +106,7 @@ Type an action in the game's notation, or one of:
 fn play_game<G: WebGame>(
     start: G,
     human: &str,
-    spec: &AgentSpec,
+    spec: &Choice,
     net: Option<&Arc<dyn Evaluator<G>>>,
 ) -> anyhow::Result<()> {
     let human = parse_side(human, G::SIDES)
@@ -118,8 +117,8 @@ fn play_game<G: WebGame>(
         let configured = if net.is_some() { "net" } else { "mcts" };
         spec.name = default_agent::<G>(configured, net.is_some());
     }
-    let thinker = build_thinker::<G>(&spec, net).context("--agent")?;
-    let mut game = Match::new(start, human, thinker, MAX_ACTIONS)?;
+    let agent = spec.build::<G>(net).context("--agent")?;
+    let mut game = Match::new(start, human, agent, MAX_ACTIONS)?;
     let mut stdin = io::stdin().lock();
     let mut raw = Vec::new();
     let mut line_number = 0;

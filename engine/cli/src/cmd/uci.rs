@@ -39,7 +39,7 @@ use players::alphabeta::{AlphaBeta, SearchLimits, MAX_HASH_MB};
 use search::{Limit, MctsAgent};
 
 use super::GameKind;
-use crate::{config, models, thinkers};
+use crate::{config, models};
 
 #[derive(ClapArgs)]
 pub struct Args {
@@ -69,7 +69,7 @@ const DEFAULT_VISITS: u64 = 800;
 
 /// The tree search reports its progress (an `info` line) this often.
 const INFO_EVERY: Duration = Duration::from_secs(1);
-use thinkers::{MAX_THREADS, MAX_VISITS};
+use players::spec::{preloaded, AgentSpec, MAX_THREADS, MAX_VISITS};
 
 /// A malformed or impossible UCI command: which command and why.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -623,9 +623,12 @@ impl Session {
     /// or the tree search with its network, visits and threads. `None` for `net` until the
     /// `Model` option is set (GUIs send options in any order).
     fn make_searcher(&self, agent: &str) -> Result<Option<Box<dyn UciSearcher>>, UciError> {
-        let tree = |net| -> Option<Box<dyn UciSearcher>> {
+        let tree = |net: Option<Arc<dyn Evaluator<Xiangqi>>>| -> Option<Box<dyn UciSearcher>> {
+            let spec = AgentSpec::tree(net.is_some(), self.visits, self.threads, 1);
+            let label = if net.is_some() { "net" } else { "mcts" };
+            let agent = players::spec::build_mcts(&spec, label, 1, &preloaded(net)).ok()?;
             Some(Box::new(MctsSearcher {
-                agent: thinkers::mcts_agent(net, self.visits, self.threads, 1, false),
+                agent,
                 visits: self.visits,
             }))
         };
@@ -1133,10 +1136,16 @@ mod tests {
         );
     }
 
+    /// Pure MCTS with `visits` per move, as the `Agent mcts` option builds it.
+    fn tree_search(visits: u64) -> MctsAgent<Xiangqi> {
+        let spec = AgentSpec::tree(false, visits, 1, 1);
+        players::spec::build_mcts(&spec, "mcts", 1, &preloaded(None)).unwrap()
+    }
+
     #[test]
     fn the_tree_search_follows_the_gui_positions() {
         let mut s = MctsSearcher {
-            agent: thinkers::mcts_agent(None, 200, 1, 1, true),
+            agent: tree_search(200),
             visits: 200,
         };
         let start = Xiangqi::start();
@@ -1167,7 +1176,7 @@ mod tests {
         let fen = "4k4/9/9/9/9/9/9/1R7/R8/3K5 w - - 0 1";
         let game = Xiangqi::from_fen(fen).unwrap();
         let mut s = MctsSearcher {
-            agent: thinkers::mcts_agent(None, 20_000, 1, 1, true),
+            agent: tree_search(20_000),
             visits: 20_000,
         };
         let stop = Arc::new(AtomicBool::new(false));

@@ -21,7 +21,7 @@ use serde::{Deserialize, Serialize};
 use state::{model_files, IterationRecord, TrainState};
 
 use crate::models;
-use players::spec::{self as agents, AgentSpec};
+use players::spec::{self as agents, AgentSpec, OwnPlayers};
 
 /// The `train` section of a game's config.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -133,7 +133,7 @@ pub struct Setup<'a> {
 }
 
 /// Runs the loop for `start`'s game until the iteration count or the time limit is reached.
-pub fn run<G: Game>(start: &G, train: &TrainConfig, setup: &Setup<'_>) -> anyhow::Result<()> {
+pub fn run<G: OwnPlayers>(start: &G, train: &TrainConfig, setup: &Setup<'_>) -> anyhow::Result<()> {
     let run_dir = &train.run_dir;
     let models_dir = run_dir.join("models");
     let shards_dir = run_dir.join("shards");
@@ -426,7 +426,7 @@ impl<'a> Matches<'a> {
     /// A's score against B over `games` games with colours alternating, each side given as
     /// (agent spec, seed). Pair k of agents gets seeds offset by 2k, so the result depends on
     /// the seeds and the number of games at once, not on the threads' timing.
-    fn play<G: Game>(
+    fn play<G: OwnPlayers>(
         &self,
         start: &G,
         (a, seed_a): (&str, u64),
@@ -434,7 +434,8 @@ impl<'a> Matches<'a> {
         games: u32,
         what: &str,
     ) -> anyhow::Result<f64> {
-        let load_net = |model: &Path| {
+        let load_net = |model: Option<&Path>| {
+            let model = model.context("the training loop names every model it plays")?;
             models::evaluator_with(
                 start,
                 &model.to_string_lossy(),
@@ -443,17 +444,8 @@ impl<'a> Matches<'a> {
                 self.overrides,
             )
         };
-        let no_game_agents = |kind: &str| -> anyhow::Result<Box<dyn Agent<G>>> {
-            anyhow::bail!("the training loop has no agent {kind:?}")
-        };
         let agent = |spec: &str, seed: u64| -> anyhow::Result<Box<dyn Agent<G>>> {
-            agents::build(
-                &AgentSpec::parse(spec)?,
-                spec,
-                seed,
-                &load_net,
-                &no_game_agents,
-            )
+            agents::build(&AgentSpec::parse(spec)?, spec, seed, &load_net)
         };
         let mut pairs: Vec<AgentPair<G>> = Vec::new();
         for k in 0..u64::from(self.parallel.min(games)) {

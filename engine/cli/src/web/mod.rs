@@ -49,11 +49,10 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::Semaphore;
 
 use crate::session::{self, Match, MatchError};
-use crate::thinkers::{AgentSpec, AgentSpecError, AGENT_NAMES};
 use store::Store;
 use view::{
-    agents_for, build_thinker, default_agent, ActionView, HintView, Meta, SessionView, WebGame,
-    WebMatch, WebSession,
+    agents_for, default_agent, ActionView, Choice, ChoiceError, HintView, Meta, SessionView,
+    WebGame, WebMatch, WebSession, AGENT_NAMES,
 };
 
 /// The `serve` section of a serve config. Every key is documented in `configs/serve.yaml`.
@@ -288,8 +287,8 @@ impl From<MatchError> for ApiError {
     }
 }
 
-impl From<AgentSpecError> for ApiError {
-    fn from(e: AgentSpecError) -> ApiError {
+impl From<ChoiceError> for ApiError {
+    fn from(e: ChoiceError) -> ApiError {
         ApiError::new(StatusCode::BAD_REQUEST, e.to_string())
     }
 }
@@ -441,7 +440,7 @@ fn make<G: WebGame>(
 ) -> Result<Box<dyn WebSession>, ApiError> {
     let human = parse_side::<G>(&order.req.side)?;
     let has_net = setup.net.is_some();
-    let spec = AgentSpec {
+    let spec = Choice {
         name: order
             .req
             .agent
@@ -450,8 +449,8 @@ fn make<G: WebGame>(
         visits: order.visits,
         seed: order.seed,
     };
-    let thinker = build_thinker::<G>(&spec, setup.net.as_ref())?;
-    let game = Match::new(setup.start.clone(), human, thinker, config.max_actions)?;
+    let agent = spec.build::<G>(setup.net.as_ref())?;
+    let game = Match::new(setup.start.clone(), human, agent, config.max_actions)?;
     let meta = Meta {
         id: order.id.clone(),
         agent: spec.name,
@@ -492,7 +491,7 @@ async fn create(
         visits: req.strength.unwrap_or(app.config.default_visits),
         seed: req.seed.unwrap_or_else(rand::random),
     };
-    AgentSpec {
+    Choice {
         name: String::new(),
         visits: order.visits,
         seed: order.seed,

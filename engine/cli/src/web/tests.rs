@@ -899,7 +899,7 @@ async fn the_server_gives_idle_search_memory_back_by_itself() {
 
 #[tokio::test]
 async fn the_engine_thinks_off_the_request_thread() {
-    use crate::thinkers::tests::GATE_OPEN;
+    use crate::web::view::tests::GATE_OPEN;
     use std::sync::atomic::Ordering;
     // The gate agent exists only in tests and is not among the names the API accepts, so the
     // session is made here rather than through the API.

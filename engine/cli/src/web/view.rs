@@ -4,16 +4,15 @@
 use std::sync::Arc;
 
 use eval::Evaluator;
-use games::{Agent, AgentError, Game, Outcome, Player};
+use games::{Agent, Game, Outcome, Player};
+use players::spec::{AgentSpec, OwnPlayers};
 use serde::Serialize;
-
-use crate::thinkers::{available_agents, AgentSpec, AgentSpecError, Plain, Thinker};
 
 use crate::session::{result_tag, Evaluation, Match, MatchError, Played};
 
 /// What a game adds to [`Game`] for the page: its board as cells, the points its actions touch,
 /// and its game record. One implementation per game, each in its own file of this module.
-pub trait WebGame: Game {
+pub trait WebGame: OwnPlayers {
     /// Shown in the page's title and the record.
     const TITLE: &'static str;
     /// The two sides in the game's own words, first player first.
@@ -35,20 +34,27 @@ pub trait WebGame: Game {
         None
     }
 
-    /// Agents only this game has (beside the generic ones), its preferred one first.
+    /// Agents only this game has that a person may pick (beside the generic ones), its
+    /// preferred one first.
     const NATIVE_AGENTS: &'static [&'static str] = &[];
 
-    /// Builds the native agent `name` (one of `NATIVE_AGENTS`) at `strength`.
-    fn native_agent(
-        name: &str,
-        _strength: u64,
-        _seed: u64,
-    ) -> Result<Box<dyn Agent<Self>>, AgentError> {
-        Err(AgentError {
-            agent: name.to_string(),
-            reason: format!("{} has no agents of its own", Self::NAME),
-        })
+    /// The spec of the native agent `name` (one of `NATIVE_AGENTS`) at `strength`.
+    fn native_spec(_name: &str, _strength: u64) -> Option<String> {
+        None
     }
+}
+
+/// The generic kinds a person can pick: tree search with random playouts (`mcts`), the same
+/// search guided by the game's network (`net`, where one is loaded), random moves.
+pub const AGENT_NAMES: &[&str] = &["mcts", "net", "random"];
+
+/// The generic agents available for a game: `net` only where a network is loaded.
+pub fn available_agents(has_net: bool) -> Vec<&'static str> {
+    AGENT_NAMES
+        .iter()
+        .copied()
+        .filter(|&n| n != "net" || has_net)
+        .collect()
 }
 
 /// The agents that can play `G`: its own first, then the generic ones (`net` with a network).
@@ -70,22 +76,93 @@ pub fn default_agent<G: WebGame>(configured: &str, has_net: bool) -> String {
     }
 }
 
-/// The thinker `spec` names for `G`: one of the game's own agents, or a generic one.
-pub fn build_thinker<G: WebGame>(
-    spec: &AgentSpec,
-    net: Option<&Arc<dyn Evaluator<G>>>,
-) -> Result<Box<dyn Thinker<G>>, AgentSpecError> {
-    if G::NATIVE_AGENTS.contains(&spec.name.as_str()) {
-        let agent = G::native_agent(&spec.name, spec.visits, spec.seed).map_err(|e| {
-            AgentSpecError::Native {
-                name: spec.name.clone(),
-                reason: e.reason,
-            }
-        })?;
-        let label = format!("{} (strength {})", spec.name, spec.visits);
-        return Ok(Box::new(Plain::labelled(agent, label)));
+/// Why no player could be made from a person's choice.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ChoiceError {
+    #[error("unknown agent {name:?}; known: {known}")]
+    Unknown { name: String, known: String },
+    #[error("strength {got} is outside 1..={max} visits")]
+    Strength { got: u64, max: u64 },
+    #[error("agent `net` needs a model for {game}, and none is loaded")]
+    NoModel { game: &'static str },
+    #[error("agent {name:?} could not start: {reason}")]
+    Build { name: String, reason: String },
+}
+
+/// A player as a person picks one (on the page, or `engine play --agent`): a kind, a strength
+/// (visits per decision; a game's own kind reads it its own way) and a seed. It is turned into
+/// a spec of the one grammar and built by [`players::spec::build`], so it plays as the same
+/// spec does in `engine match`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Choice {
+    pub name: String,
+    pub visits: u64,
+    pub seed: u64,
+}
+
+impl Choice {
+    /// Checks that the strength lies in `1..=max_visits` (the name is checked by building).
+    pub fn validate(&self, max_visits: u64) -> Result<(), ChoiceError> {
+        if self.visits == 0 || self.visits > max_visits {
+            return Err(ChoiceError::Strength {
+                got: self.visits,
+                max: max_visits,
+            });
+        }
+        Ok(())
     }
-    spec.build(net)
+
+    /// The spec this choice stands for in `G`, and the name records give the player.
+    pub fn spec<G: WebGame>(&self) -> Result<(String, String), ChoiceError> {
+        let (name, v, seed) = (self.name.as_str(), self.visits, self.seed);
+        if G::NATIVE_AGENTS.contains(&name) {
+            if let Some(spec) = G::native_spec(name, v) {
+                return Ok((spec, format!("{name} (strength {v})")));
+            }
+        }
+        match name {
+            "mcts" | "net" => Ok((
+                format!("{name}:visits={v},seed={seed}"),
+                format!("{name} ({v} visits)"),
+            )),
+            "random" => Ok((format!("random:seed={seed}"), "random".into())),
+            _ => {
+                let mut known = G::NATIVE_AGENTS.to_vec();
+                known.extend(AGENT_NAMES);
+                Err(ChoiceError::Unknown {
+                    name: name.to_string(),
+                    known: known.join(", "),
+                })
+            }
+        }
+    }
+
+    /// The player for games of `G`; `net` is the game's network, if one is loaded.
+    pub fn build<G: WebGame>(
+        &self,
+        net: Option<&Arc<dyn Evaluator<G>>>,
+    ) -> Result<Box<dyn Agent<G>>, ChoiceError> {
+        // Thinks until the test opens the gate: proves the server answers meanwhile.
+        #[cfg(test)]
+        if self.name == "gate" {
+            return Ok(Box::new(tests::Gate));
+        }
+        if self.name == "net" && net.is_none() {
+            return Err(ChoiceError::NoModel { game: G::NAME });
+        }
+        let (text, label) = self.spec::<G>()?;
+        let failed = |reason: String| ChoiceError::Build {
+            name: self.name.clone(),
+            reason,
+        };
+        let spec = AgentSpec::parse(&text).map_err(|e| failed(e.to_string()))?;
+        let load_net = |_: Option<&std::path::Path>| -> anyhow::Result<Arc<dyn Evaluator<G>>> {
+            net.cloned()
+                .ok_or_else(|| anyhow::anyhow!("no network is loaded for {}", G::NAME))
+        };
+        players::spec::build::<G>(&spec, &label, self.seed, &load_net)
+            .map_err(|e| failed(format!("{e:#}")))
+    }
 }
 
 /// The board for drawing: `names[r][c]` is the point's name in the game's notation (as the
@@ -444,11 +521,106 @@ impl<G: WebGame> WebSession for WebMatch<G> {
 }
 
 #[cfg(test)]
-mod tests {
+pub mod tests {
     use super::*;
     use games::go::GoState;
     use games::liuzhou::Liuzhou;
     use games::xiangqi::Xiangqi;
+    use games::{AgentError, RandomAgent};
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    /// While false, the `gate` agent does not answer.
+    pub static GATE_OPEN: AtomicBool = AtomicBool::new(false);
+
+    /// An agent that waits for [`GATE_OPEN`], then plays randomly.
+    pub struct Gate;
+
+    impl<G: Game> Agent<G> for Gate {
+        fn name(&self) -> String {
+            "gate".into()
+        }
+
+        fn select_action(&mut self, state: &G) -> Result<G::Action, AgentError> {
+            let t0 = std::time::Instant::now();
+            while !GATE_OPEN.load(Ordering::SeqCst) {
+                if t0.elapsed() > std::time::Duration::from_secs(30) {
+                    return Err(AgentError::new("gate", "never opened"));
+                }
+                std::thread::sleep(std::time::Duration::from_millis(2));
+            }
+            RandomAgent::new(0).select_action(state)
+        }
+    }
+
+    fn choice(name: &str, visits: u64, seed: u64) -> Choice {
+        Choice {
+            name: name.into(),
+            visits,
+            seed,
+        }
+    }
+
+    #[test]
+    fn a_choice_is_a_spec_of_the_one_grammar() {
+        assert_eq!(
+            choice("net", 200, 3).spec::<Liuzhou>().unwrap(),
+            ("net:visits=200,seed=3".into(), "net (200 visits)".into())
+        );
+        assert_eq!(
+            choice("random", 9, 4).spec::<GoState>().unwrap().0,
+            "random:seed=4"
+        );
+        assert!(choice("alphabeta", 5, 0)
+            .spec::<Xiangqi>()
+            .unwrap()
+            .0
+            .starts_with("alphabeta:nodes="));
+        assert!(matches!(
+            choice("alphabeta", 5, 0).spec::<Liuzhou>(),
+            Err(ChoiceError::Unknown { .. })
+        ));
+        assert_eq!(
+            choice("random", 0, 0).validate(100),
+            Err(ChoiceError::Strength { got: 0, max: 100 })
+        );
+        assert!(choice("random", 101, 0).validate(100).is_err());
+    }
+
+    #[test]
+    fn random_and_mcts_players_report_what_they_saw() {
+        let mut random = choice("random", 10, 3).build::<Liuzhou>(None).unwrap();
+        assert!(random.is_instant());
+        let s = Liuzhou::default();
+        let a = random.select_action(&s).unwrap();
+        assert!(s.is_legal(a) && random.explain().is_none());
+
+        let mut mcts = choice("mcts", 200, 5).build::<Liuzhou>(None).unwrap();
+        assert_eq!(mcts.name(), "mcts (200 visits)");
+        assert!(!mcts.is_instant());
+        mcts.new_game(&s).unwrap();
+        let a = mcts.select_action(&s).unwrap();
+        let e = mcts.explain().unwrap();
+        assert!(e.visits.unwrap() >= 200 && e.pv[0] == a, "{e:?}");
+        assert!((-1.0..=1.0).contains(&e.value.unwrap()));
+        assert!(mcts.release_memory());
+    }
+
+    #[test]
+    fn the_network_player_needs_a_network() {
+        assert_eq!(
+            choice("net", 64, 1).build::<Liuzhou>(None).err(),
+            Some(ChoiceError::NoModel { game: "liuzhou" })
+        );
+        let net: Arc<dyn Evaluator<Liuzhou>> = Arc::new(eval::fake::FakeEvaluator::new(8));
+        let mut t = choice("net", 64, 1).build::<Liuzhou>(Some(&net)).unwrap();
+        assert_eq!(t.name(), "net (64 visits)");
+        let s = Liuzhou::default();
+        t.new_game(&s).unwrap();
+        t.select_action(&s).unwrap();
+        assert!(t.explain().unwrap().visits.unwrap() >= 64);
+        assert_eq!(available_agents(false), ["mcts", "random"]);
+        assert_eq!(available_agents(true), ["mcts", "net", "random"]);
+    }
 
     #[test]
     fn default_agents_prefer_the_network_then_the_game_own() {

@@ -2,8 +2,7 @@
 //! pieces from the FEN, and moves in ICCS (`h2e2`).
 
 use games::xiangqi::Xiangqi;
-use games::{Agent, AgentError, Game, Player};
-use players::xiangqi::agent_from_spec;
+use games::{Game, Player};
 use serde_json::json;
 
 use super::view::{fen_cells, tag_pairs, BoardView, Record, RecordInput, WebGame};
@@ -40,23 +39,15 @@ impl WebGame for Xiangqi {
     /// The alpha-beta searcher: far stronger than MCTS with random playouts at this game.
     const NATIVE_AGENTS: &'static [&'static str] = &["alphabeta"];
 
-    /// `alphabeta` searches `ALPHABETA_NODES_PER_VISIT × strength` nodes per move.
-    fn native_agent(
-        name: &str,
-        strength: u64,
-        _seed: u64,
-    ) -> Result<Box<dyn Agent<Self>>, AgentError> {
-        match name {
-            // A small hash table: every live session holds its own.
-            "alphabeta" => agent_from_spec(&format!(
+    /// `alphabeta` searches `ALPHABETA_NODES_PER_VISIT × strength` nodes per move, with a small
+    /// hash table: every live session holds its own.
+    fn native_spec(name: &str, strength: u64) -> Option<String> {
+        (name == "alphabeta").then(|| {
+            format!(
                 "alphabeta:nodes={},hash={ALPHABETA_HASH_MIB}",
                 strength.saturating_mul(ALPHABETA_NODES_PER_VISIT)
-            )),
-            other => Err(AgentError {
-                agent: other.into(),
-                reason: "not an agent of xiangqi".into(),
-            }),
-        }
+            )
+        })
     }
 
     fn display_action(&self, action: Self::Action) -> Option<String> {
