@@ -15,7 +15,11 @@
 //!
 //! [`ShardWriter`] is the part that knows nothing of records: numbered shards of one stem.
 
+pub mod bootstrap;
+pub mod gtp_teacher;
 mod import;
+pub mod teacher;
+pub mod uci_teacher;
 mod writer;
 
 pub use import::{
