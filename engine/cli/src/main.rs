@@ -5,10 +5,7 @@
 mod out;
 
 mod cmd;
-mod config;
-mod models;
 mod session;
-mod train;
 mod web;
 
 use std::process::ExitCode;

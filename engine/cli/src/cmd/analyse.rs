@@ -16,8 +16,8 @@ use serde::Serialize;
 use super::GameKind;
 use crate::session::line_text;
 use crate::web::view::WebGame;
-use crate::{config, models};
 use players::spec::{preloaded, AgentSpec, MAX_THREADS, MAX_VISITS};
+use setup::{config, models};
 
 /// Search a position and list the candidate actions with their visits, values and lines.
 #[derive(ClapArgs)]

@@ -137,7 +137,7 @@ impl DefaultModels {
 fn default_models() -> anyhow::Result<DefaultModels> {
     let dir = std::env::temp_dir().join(format!("engine-bench-models-{}", std::process::id()));
     std::fs::create_dir_all(&dir)?;
-    let trainer = crate::train::find_trainer(None);
+    let trainer = train::find_trainer(None);
     for game in ["liuzhou", "xiangqi", "go"] {
         let status = std::process::Command::new(&trainer)
             .args(["init", "--game", game, "--config"])

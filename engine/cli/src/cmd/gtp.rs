@@ -18,8 +18,8 @@ use players::go::PlayoutAgent;
 use serde::Deserialize;
 
 use super::GameKind;
-use crate::{config, models};
 use players::spec::{preloaded, AgentSpec, MAX_THREADS, MAX_VISITS};
+use setup::{config, models};
 
 /// Speak GTP version 2 on stdin/stdout (Go).
 #[derive(ClapArgs)]

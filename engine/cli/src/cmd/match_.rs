@@ -12,8 +12,8 @@ use indicatif::{ProgressBar, ProgressStyle};
 use players::matchplay::{play_match_parallel, MatchResult};
 
 use super::GameKind;
-use crate::{config, models};
 use players::spec::{self as agents, AgentSpec, OwnPlayers};
+use setup::{config, models};
 
 /// Play a match between two agents, swapping colours every game.
 ///
@@ -91,7 +91,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
 }
 
-/// Loads `net` agents' models the way every subcommand does (`crate::models`). With games
+/// Loads `net` agents' models the way every subcommand does (`setup::models`). With games
 /// played `parallel` at a time, each network gets an equal share of the cores for its
 /// intra-op threads (one side of a game thinks at a time): two games at once, each network
 /// on all cores, took 190 s for 20 games where a share each took 101 s.

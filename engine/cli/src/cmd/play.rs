@@ -12,7 +12,7 @@ use games::{Game, Player};
 use super::GameKind;
 use crate::session::{parse_side, result_tag, Evaluation, Match, MatchError};
 use crate::web::view::{default_agent, Choice, WebGame};
-use crate::{config, models};
+use setup::{config, models};
 
 /// Play a game in the terminal: type actions in the game's notation, or `help`.
 #[derive(ClapArgs)]

@@ -9,7 +9,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use selfplay::{SelfplayConfig, ShardSink};
 
 use super::GameKind;
-use crate::{config, models};
+use setup::{config, models};
 
 /// Play games against itself and write their positions as training shards.
 #[derive(ClapArgs)]

@@ -10,9 +10,9 @@ use eval::Evaluator;
 use games::Game;
 use serde::Deserialize;
 
-use crate::config;
-use crate::models;
 use crate::web::{self, Setups};
+use setup::config;
+use setup::models;
 
 /// The config read when `--config` is not given, if it exists (relative to the directory the
 /// server runs in, as the paths inside it are).

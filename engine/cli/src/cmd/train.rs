@@ -5,8 +5,8 @@ use std::path::PathBuf;
 use clap::Args as ClapArgs;
 
 use super::GameKind;
-use crate::config;
-use crate::train::{find_trainer, run, Setup, TrainConfig};
+use setup::config;
+use train::{find_trainer, run, Setup, TrainConfig};
 
 /// Run the self-play → fit → gate loop; resumes from the run directory's state.
 #[derive(ClapArgs)]
@@ -47,11 +47,12 @@ pub fn run_cmd(args: Args) -> anyhow::Result<()> {
         inference: config::inference(&doc, &config_path)?,
         network: config::network(&doc, &config_path)?,
     };
-    match args.game {
+    let done = match args.game {
         GameKind::Liuzhou => run(&config::liuzhou_start(&doc, &config_path)?, &train, &setup),
         GameKind::Xiangqi => run(&config::xiangqi_start(&doc, &config_path)?, &train, &setup),
         GameKind::Go => run(&config::go_start(&doc, &config_path)?, &train, &setup),
-    }
+    }?;
+    outln!("{done}")
 }
 
 /// The `train` section with the command line's overrides, checked; an error names the flag

@@ -39,7 +39,7 @@ use players::alphabeta::{AlphaBeta, SearchLimits, MAX_HASH_MB};
 use search::{Limit, MctsAgent};
 
 use super::GameKind;
-use crate::{config, models};
+use setup::{config, models};
 
 #[derive(ClapArgs)]
 pub struct Args {

@@ -1039,8 +1039,8 @@ fn config_validation_names_the_bad_key() {
 #[test]
 fn the_shipped_serve_config_reads_and_is_valid() {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../configs/serve.yaml");
-    let doc = crate::config::load(&path).unwrap();
-    let cfg: Config = crate::config::section(&doc, "serve", &path).unwrap();
+    let doc = setup::config::load(&path).unwrap();
+    let cfg: Config = setup::config::section(&doc, "serve", &path).unwrap();
     cfg.validate().unwrap();
     assert!(cfg.addr.ip().is_loopback());
     // Every key is spelled out in the file, so its values are the documented defaults.

@@ -300,13 +300,8 @@ mod tests {
             }
             selfplay(&doc, &path).unwrap_or_else(|e| panic!("{e}"));
             inference(&doc, &path).unwrap_or_else(|e| panic!("{e}"));
-            let train: crate::train::TrainConfig = checked(&doc, "train", &path, |t| {
-                crate::train::TrainConfig::validate(t)
-            })
-            .unwrap_or_else(|e| panic!("{e}"));
             if doc.get("train").is_some() {
                 network(&doc, &path).unwrap_or_else(|e| panic!("{e}"));
-                assert!(!train.run_dir.as_os_str().is_empty());
             }
             seen += 1;
         }

@@ -20,8 +20,8 @@ use players::matchplay::{play_match_parallel, AgentPair};
 use serde::{Deserialize, Serialize};
 use state::{model_files, IterationRecord, TrainState};
 
-use crate::models;
 use players::spec::{self as agents, AgentSpec, OwnPlayers};
+use setup::models;
 
 /// The `train` section of a game's config.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -132,8 +132,13 @@ pub struct Setup<'a> {
     pub network: serde_yaml::Mapping,
 }
 
-/// Runs the loop for `start`'s game until the iteration count or the time limit is reached.
-pub fn run<G: OwnPlayers>(start: &G, train: &TrainConfig, setup: &Setup<'_>) -> anyhow::Result<()> {
+/// Runs the loop for `start`'s game until the iteration count or the time limit is reached;
+/// returns the closing line (iterations, best model, report).
+pub fn run<G: OwnPlayers>(
+    start: &G,
+    train: &TrainConfig,
+    setup: &Setup<'_>,
+) -> anyhow::Result<String> {
     let run_dir = &train.run_dir;
     let models_dir = run_dir.join("models");
     let shards_dir = run_dir.join("shards");
@@ -390,14 +395,13 @@ pub fn run<G: OwnPlayers>(start: &G, train: &TrainConfig, setup: &Setup<'_>) -> 
     }
     state.elapsed_seconds = elapsed(earlier);
     state.save(run_dir)?;
-    outln!(
+    Ok(format!(
         "{} iterations, best model {:04} ({}), report {}",
         state.iterations,
         state.best,
         run_dir.join("best.onnx").display(),
         run_dir.join("report.svg").display()
-    )?;
-    Ok(())
+    ))
 }
 
 /// The loop's matches (gate and evaluation): several games at once, agents built from
