@@ -327,10 +327,10 @@ impl ShardBuffer {
 
 /// Plays the missing games of the run `opts` describes and writes their shards (see the module
 /// docs). `start` is the first position of every game, in the configured variant.
-pub fn bootstrap<G: Game>(
+pub fn bootstrap<'o, G: Game>(
     start: &G,
     teacher: &mut dyn Teacher<G>,
-    mut opponent: Option<&mut dyn Agent<G>>,
+    mut opponent: Option<&mut (dyn Agent<G> + 'o)>,
     config: &BootstrapConfig,
     opts: &BootstrapOptions<'_>,
 ) -> Result<BootstrapSummary, BootstrapError> {

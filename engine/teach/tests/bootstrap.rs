@@ -221,7 +221,8 @@ fn an_agent_teaches_against_an_opponent() {
         ..BootstrapConfig::default()
     };
     let mut teacher = AgentTeacher::new(Box::new(RandomAgent::new(1)) as Box<dyn Agent<GoState>>);
-    let mut opponent = RandomAgent::new(2);
+    // Built as the command line builds agents: boxed.
+    let mut opponent: Option<Box<dyn Agent<GoState>>> = Some(Box::new(RandomAgent::new(2)));
     let out = out_dir("agent");
     let opts = BootstrapOptions {
         out: &out,
@@ -234,7 +235,7 @@ fn an_agent_teaches_against_an_opponent() {
     let summary = bootstrap(
         &GoState::with_size(5),
         &mut teacher,
-        Some(&mut opponent),
+        opponent.as_deref_mut(),
         &config,
         &opts,
     )
@@ -419,4 +420,73 @@ fn the_documented_section_is_the_default() {
         serde_yaml::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
     let section: BootstrapConfig = serde_yaml::from_value(doc["bootstrap"].clone()).unwrap();
     assert_eq!(section, BootstrapConfig::default());
+}
+
+/// Plays 5 games with `teacher` and prints the run's rates. The `rate_*` tests are ignored
+/// (they take a minute each): `cargo test -p teach --test bootstrap -- --ignored --nocapture
+/// --test-threads 1 rate_`.
+fn print_rate<G: Game>(
+    start: &G,
+    teacher: &mut dyn Teacher<G>,
+    spec: &str,
+    config: &BootstrapConfig,
+) {
+    let out = out_dir(&format!("rate-{}", spec.len()));
+    let opts = BootstrapOptions {
+        out: &out,
+        games: 5,
+        seed: 1,
+        teacher: spec,
+        opponent: None,
+        progress: false,
+    };
+    let summary = bootstrap(start, teacher, None, config, &opts).unwrap();
+    println!("{spec}: {}", summary.line());
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+fn rate_gnugo(level: u32) {
+    let Some(path) = oracle(GNUGO, "gnugo") else {
+        return;
+    };
+    let spec = format!(
+        "gtp:cmd={path} --mode gtp --level {level} --chinese-rules --positional-superko \
+         --capture-all-dead"
+    );
+    let config = BootstrapConfig {
+        games_per_shard: 5,
+        levels: Some([level, level]),
+        ..BootstrapConfig::default()
+    };
+    let mut teacher = GtpTeacher::from_spec(&spec, &config).unwrap();
+    print_rate(&GoState::with_size(9), &mut teacher, &spec, &config);
+}
+
+#[test]
+#[ignore = "a measurement: a minute"]
+fn rate_gnugo_level_1() {
+    rate_gnugo(1);
+}
+
+#[test]
+#[ignore = "a measurement: a minute"]
+fn rate_gnugo_level_10() {
+    rate_gnugo(10);
+}
+
+#[test]
+#[ignore = "a measurement: a minute"]
+fn rate_fairy_stockfish_depth_8_multipv_8() {
+    let Some(path) = oracle("/usr/games/fairy-stockfish", "fairy-stockfish") else {
+        return;
+    };
+    let spec = format!("fairy-stockfish:path={path}");
+    let config = BootstrapConfig {
+        games_per_shard: 5,
+        multipv: 8,
+        depth: Some(8),
+        ..BootstrapConfig::default()
+    };
+    let mut teacher = UciTeacher::from_spec(&spec, &config).unwrap().unwrap();
+    print_rate(&Xiangqi::start(), &mut teacher, &spec, &config);
 }
