@@ -244,10 +244,8 @@ pub fn fit(job: FitJob<'_>) -> anyhow::Result<FitReport> {
         },
     )?;
     let mut rng = SmallRng::seed_from_u64(cfg.seed ^ job.generation.wrapping_mul(0x9E37_79B9));
-    let (b, input, ps) = (cfg.batch_size, meta.input_len(), meta.policy_size);
-    let mut planes = vec![0f32; b * input];
-    let mut policy = vec![0f32; b * ps];
-    let mut value = vec![0f32; b];
+    let mut batch = Batch::new(&meta, cfg.batch_size);
+    let b = cfg.batch_size;
     let mut log = match job.log {
         Some(p) => Some(
             OpenOptions::new()
@@ -262,38 +260,14 @@ pub fn fit(job: FitJob<'_>) -> anyhow::Result<FitReport> {
     let started = Instant::now();
     let (mut first_loss, mut last_loss) = ((0.0, 0.0), (0.0, 0.0));
     for step in 0..cfg.steps {
-        for j in 0..b {
-            let (k, i) = index[rng.gen_range(0..index.len())];
-            let shard = &shards[k];
-            let sample = &shard.samples[i];
-            let sym = if cfg.augment {
-                rng.gen_range(0..shard.symmetries.len())
-            } else {
-                0
-            };
-            let (s, map) = &shard.symmetries[sym];
-            transform_sample(
-                &shard.meta,
-                sample,
-                *s,
-                map,
-                &mut planes[j * input..(j + 1) * input],
-                &mut policy[j * ps..(j + 1) * ps],
-            );
-            value[j] = sample.value;
-        }
-        let x = Tensor::from_slice(&planes, (b, meta.planes, meta.height, meta.width), &device)?;
-        let target_p = Tensor::from_slice(&policy, (b, ps), &device)?;
-        let target_v = Tensor::from_slice(&value, b, &device)?;
-        let (logits, v) = net.forward_t(&x, true)?;
-        let log_p = candle_nn::ops::log_softmax(&logits, D::Minus1)?;
-        let policy_loss = (target_p * log_p)?.sum(1)?.neg()?.mean_all()?;
-        let value_loss = (v - target_v)?.sqr()?.mean_all()?;
-        let loss = (&policy_loss + (&value_loss * cfg.value_weight)?)?;
-        opt.set_learning_rate(cfg.learning_rate_at(step));
-        opt.backward_step(&loss)?;
-        let pl = f64::from(policy_loss.to_scalar::<f32>()?);
-        let vl = f64::from(value_loss.to_scalar::<f32>()?);
+        batch.fill(&shards, &index, cfg.augment, &mut rng);
+        let (pl, vl) = train_step(
+            &net,
+            &mut opt,
+            &batch,
+            cfg.value_weight,
+            cfg.learning_rate_at(step),
+        )?;
         anyhow::ensure!(
             pl.is_finite() && vl.is_finite(),
             "loss diverged at step {step}"
@@ -338,6 +312,108 @@ pub fn fit(job: FitJob<'_>) -> anyhow::Result<FitReport> {
         checkpoint,
         onnx,
     })
+}
+
+/// The buffers of one batch: dense planes, policy targets and values of `size` samples.
+pub struct Batch {
+    pub size: usize,
+    dims: (usize, usize, usize, usize),
+    policy_size: usize,
+    pub planes: Vec<f32>,
+    pub policy: Vec<f32>,
+    pub value: Vec<f32>,
+}
+
+impl Batch {
+    /// Empty buffers for `size` samples of the shape `meta` describes.
+    pub fn new(meta: &ShardMeta, size: usize) -> Batch {
+        Batch {
+            size,
+            dims: (size, meta.planes, meta.height, meta.width),
+            policy_size: meta.policy_size,
+            planes: vec![0.0; size * meta.input_len()],
+            policy: vec![0.0; size * meta.policy_size],
+            value: vec![0.0; size],
+        }
+    }
+
+    /// Fills the batch with samples drawn uniformly from `index` ((shard, sample) pairs), each
+    /// through a random symmetry of its shard when `augment` is set.
+    pub fn fill(
+        &mut self,
+        shards: &[Shard],
+        index: &[(usize, usize)],
+        augment: bool,
+        rng: &mut SmallRng,
+    ) {
+        let (input, ps) = (self.planes.len() / self.size, self.policy_size);
+        for j in 0..self.size {
+            let (k, i) = index[rng.gen_range(0..index.len())];
+            let shard = &shards[k];
+            let sample = &shard.samples[i];
+            let sym = if augment {
+                rng.gen_range(0..shard.symmetries.len())
+            } else {
+                0
+            };
+            let (s, map) = &shard.symmetries[sym];
+            transform_sample(
+                &shard.meta,
+                sample,
+                *s,
+                map,
+                &mut self.planes[j * input..(j + 1) * input],
+                &mut self.policy[j * ps..(j + 1) * ps],
+            );
+            self.value[j] = sample.value;
+        }
+    }
+
+    /// The batch as tensors: input planes (N, planes, height, width), policy targets (N,
+    /// policy_size) and values (N).
+    pub fn tensors(&self) -> candle_core::Result<(Tensor, Tensor, Tensor)> {
+        let device = Device::Cpu;
+        Ok((
+            Tensor::from_slice(&self.planes, self.dims, &device)?,
+            Tensor::from_slice(&self.policy, (self.size, self.policy_size), &device)?,
+            Tensor::from_slice(&self.value, self.size, &device)?,
+        ))
+    }
+}
+
+/// The losses of `net` on `batch` in training mode (batch statistics, running ones updated):
+/// (total, policy cross-entropy, value squared error), the total weighting the value loss by
+/// `value_weight`.
+pub fn losses(
+    net: &Net,
+    batch: &Batch,
+    value_weight: f64,
+) -> candle_core::Result<(Tensor, Tensor, Tensor)> {
+    let (x, target_p, target_v) = batch.tensors()?;
+    let (logits, v) = net.forward_t(&x, true)?;
+    let log_p = candle_nn::ops::log_softmax(&logits, D::Minus1)?;
+    let policy_loss = (target_p * log_p)?.sum(1)?.neg()?.mean_all()?;
+    let value_loss = (v - target_v)?.sqr()?.mean_all()?;
+    let loss = (&policy_loss + (&value_loss * value_weight)?)?;
+    Ok((loss, policy_loss, value_loss))
+}
+
+/// One optimiser step on `batch` at learning rate `lr`; returns the (policy, value) losses
+/// before the step.
+pub fn train_step(
+    net: &Net,
+    opt: &mut AdamW,
+    batch: &Batch,
+    value_weight: f64,
+    lr: f64,
+) -> candle_core::Result<(f64, f64)> {
+    let (loss, policy_loss, value_loss) = losses(net, batch, value_weight)?;
+    opt.set_learning_rate(lr);
+    opt.backward_step(&loss)?;
+    Ok((
+        f64::from(policy_loss.to_scalar::<f32>()?),
+        f64::from(value_loss.to_scalar::<f32>()?),
+    ))
 }
 
 /// The `step` of the last line of an existing loss log (0 if none), so steps keep counting

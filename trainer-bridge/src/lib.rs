@@ -4,6 +4,7 @@
 //! The network exists once, here: [`net::Net`] is trained by `trainer-bridge fit` and exported by
 //! [`onnx::export_onnx`]; the engine only ever sees the ONNX file and its metadata.
 
+pub mod bench;
 pub mod config;
 pub mod fit;
 pub mod net;

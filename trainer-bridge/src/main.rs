@@ -29,6 +29,23 @@ enum Command {
     Init(InitArgs),
     /// Trains from a checkpoint on the newest shards; writes the next checkpoint and its ONNX.
     Fit(FitArgs),
+    /// Training throughput on synthetic samples, against the arithmetic it does and against
+    /// the same network's forward pass through ONNX Runtime.
+    Bench(BenchArgs),
+}
+
+#[derive(Args)]
+struct BenchArgs {
+    /// YAML config: its `game` section names the game (the input shape), its `network`
+    /// section sizes the network.
+    #[arg(long, default_value = "configs/liuzhou.yaml")]
+    config: PathBuf,
+    /// Samples per training step and per forward pass.
+    #[arg(long, default_value_t = 128)]
+    batch: usize,
+    /// Seconds of measurement (at least one timed call of each kind is made).
+    #[arg(long, default_value_t = 10.0)]
+    seconds: f64,
 }
 
 #[derive(Args)]
@@ -84,6 +101,7 @@ fn main() -> std::process::ExitCode {
     let result = match Cli::parse().command {
         Command::Init(args) => init(&args),
         Command::Fit(args) => fit(&args),
+        Command::Bench(args) => bench(&args),
     };
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,
@@ -107,6 +125,32 @@ fn init(args: &InitArgs) -> anyhow::Result<()> {
     };
     let (weights, model) = write_model(&varmap, &meta, &args.out.with_extension(""))?;
     println!("{}\n{}", weights.display(), model.display());
+    Ok(())
+}
+
+fn bench(args: &BenchArgs) -> anyhow::Result<()> {
+    anyhow::ensure!(
+        args.seconds.is_finite() && args.seconds >= 0.0,
+        "--seconds {}: give a number of seconds, 0 or more",
+        args.seconds
+    );
+    let (game, shape) = trainer_bridge::bench::config_shape(&args.config)?;
+    let options = trainer_bridge::bench::BenchOptions {
+        game,
+        shape,
+        network: NetConfig::from_yaml_file(&args.config)?,
+        batch: args.batch,
+        duration: std::time::Duration::from_secs_f64(args.seconds),
+    };
+    println!(
+        "trainer-bridge bench --config {} --batch {} --seconds {}",
+        args.config.display(),
+        args.batch,
+        args.seconds
+    );
+    let report = trainer_bridge::bench::run(&options)?;
+    // The last line is the summary: `fit S samples/s, G GFLOP/s; forward E evals/s, ...`.
+    println!("{report}");
     Ok(())
 }
 
