@@ -1,12 +1,10 @@
 //! `engine`: one subcommand per file under `cmd/`.
 
-// First, so its macros (`outln!`, `out!`) are seen by the modules below.
+// The faces' `outln!` and `out!`: `println!` and `print!` that end quietly on a closed pipe.
 #[macro_use]
-mod out;
+extern crate faces;
 
 mod cmd;
-mod session;
-mod web;
 
 use std::process::ExitCode;
 
@@ -22,7 +20,7 @@ fn main() -> ExitCode {
     match cmd::Cli::parse().run() {
         Ok(()) => ExitCode::SUCCESS,
         // The reader of our output has gone (`| head`): it wanted no more, so no error either.
-        Err(e) if out::is_closed(&e) => ExitCode::SUCCESS,
+        Err(e) if faces::out::is_closed(&e) => ExitCode::SUCCESS,
         Err(e) => {
             // The whole chain of causes on one line; no backtrace: these are user errors.
             eprintln!("error: {e:#}");

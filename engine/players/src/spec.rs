@@ -331,7 +331,6 @@ pub fn build_mcts<G: Game>(
                 leaves_per_thread: 1,
                 combine: false,
                 batch_wait: Duration::from_micros(500),
-                whole_batches: false,
             };
             // A rollout's value is one random sample: caching it would freeze the noise.
             (m, evaluator, run, false)
@@ -356,8 +355,6 @@ pub fn build_mcts<G: Game>(
                 leaves_per_thread: batch.div_ceil(m.threads).max(1),
                 combine: m.threads > 1,
                 batch_wait: Duration::from_micros(500),
-                // A batch costs the same full or not: fill the last one too.
-                whole_batches: true,
             };
             (m, evaluator, run, true)
         }

@@ -11,7 +11,7 @@ use games::xiangqi::fen::{format_move_with_base, parse_move_with_base};
 use games::xiangqi::{Move, Xiangqi};
 use games::{Agent, AgentError, Game};
 
-use crate::process::ChildProcess;
+use crate::process::{ChildProcess, ProcessError};
 
 /// How to start and drive an external engine.
 #[derive(Clone, Debug)]
@@ -115,6 +115,7 @@ impl UciEngineAgent {
         let read = self.process.read_until(self.config.timeout, done);
         match read {
             Ok(mut lines) => Ok(lines.pop().unwrap_or_default().trim().to_string()),
+            Err(ProcessError::Closed { .. }) => Err(self.error("the engine exited")),
             Err(e) => Err(self.error(e.to_string())),
         }
     }

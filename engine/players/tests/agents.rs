@@ -85,7 +85,6 @@ fn two_mcts_agents_keep_their_trees_through_a_game() {
         leaves_per_thread: 2,
         combine: true,
         batch_wait: Duration::from_micros(200),
-        whole_batches: false,
     };
     let mut a = mcts(fake.clone(), Limit::visits(300), run);
     let mut b = mcts(fake, Limit::visits(300), RunOptions::single(4));

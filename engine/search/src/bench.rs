@@ -160,7 +160,6 @@ pub fn overhead<G: Game>(
         leaves_per_thread: leaves,
         combine: false,
         batch_wait: Duration::from_micros(500),
-        whole_batches: false,
     };
     searches(positions, &fake, &config, visits, 1, options, duration)
 }
@@ -269,7 +268,6 @@ pub fn with_evaluator<G: Game>(
     };
     // As a `net` agent searches: whole batches, the last one of a move included.
     let options = RunOptions {
-        whole_batches: true,
         ..RunOptions::single(evaluator.batch_size())
     };
     searches(positions, evaluator, &config, visits, 8, options, duration)

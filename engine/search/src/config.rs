@@ -123,10 +123,6 @@ pub struct RunOptions {
     /// With `combine`: how long a batch that is not yet full may wait for more leaves before
     /// it is evaluated as it is.
     pub batch_wait: Duration,
-    /// Fill every round of leaves, even the last: a visit limit then means "at least", with
-    /// up to `leaves_per_thread − 1` playouts more per thread. A network's batch costs the
-    /// same full or not, so the extra playouts are free; off, the count is exact.
-    pub whole_batches: bool,
 }
 
 impl Default for RunOptions {
@@ -143,7 +139,6 @@ impl RunOptions {
             leaves_per_thread: leaves.max(1),
             combine: false,
             batch_wait: Duration::from_micros(500),
-            whole_batches: false,
         }
     }
 }

@@ -789,13 +789,8 @@ impl<G: Game> Search<G> {
             left: CacheLine(AtomicU64::new(limit.visits.unwrap_or(u64::MAX))),
         };
         let stop = CacheLine(AtomicBool::new(false));
-        // Never a round of more leaves than the whole search may have: a small limit (UCI's
-        // `go nodes 50`) stays near exact even when whole batches are filled.
-        let budget = limit.visits.unwrap_or(u64::MAX);
-        let per_thread = budget.div_ceil(options.threads.max(1) as u64);
         let leaves = options
             .leaves_per_thread
-            .min(usize::try_from(per_thread).unwrap_or(usize::MAX))
             .clamp(1, evaluator.batch_size().max(1));
         let policy_size = self.state.shape().policy_size;
         let batcher = (options.combine && options.threads > 1)
@@ -819,11 +814,8 @@ impl<G: Game> Search<G> {
                 if taken == 0 {
                     break;
                 }
-                let want = if options.whole_batches {
-                    leaves as u64
-                } else {
-                    taken
-                };
+                // The last round takes only what is left: a visit limit is exact.
+                let want = taken;
                 batch.clear();
                 let g = this.gather(&mut batch, 0, want as usize);
                 report.add(&g);

@@ -75,7 +75,6 @@ fn stress(threads: usize, searches: u64, visits: u64, combine: bool) {
         leaves_per_thread: if combine { 4 } else { 8 },
         combine,
         batch_wait: std::time::Duration::from_micros(200),
-        whole_batches: false,
     };
     let mut total = 0;
     let mut collisions = 0;

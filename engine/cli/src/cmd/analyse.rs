@@ -14,8 +14,8 @@ use search::Limit;
 use serde::Serialize;
 
 use super::GameKind;
-use crate::session::line_text;
-use crate::web::view::WebGame;
+use faces::session::line_text;
+use faces::web::view::WebGame;
 use players::spec::{preloaded, AgentSpec, MAX_THREADS, MAX_VISITS};
 use setup::{config, models};
 

@@ -10,7 +10,7 @@ use eval::Evaluator;
 use games::Game;
 use serde::Deserialize;
 
-use crate::web::{self, Setups};
+use faces::web::{self, Setups};
 use setup::config;
 use setup::models;
 

@@ -41,6 +41,7 @@ pub fn is_closed(e: &anyhow::Error) -> bool {
 }
 
 /// `println!` that returns an error instead of panicking (see the module docs).
+#[macro_export]
 macro_rules! outln {
     () => {
         $crate::out::write_line(format_args!(""))
@@ -51,6 +52,7 @@ macro_rules! outln {
 }
 
 /// `print!` and a flush, returning an error instead of panicking.
+#[macro_export]
 macro_rules! out {
     ($($arg:tt)*) => {
         $crate::out::write(format_args!($($arg)*))

@@ -1,0 +1,1265 @@
+//! Go over the Go Text Protocol, version 2, for GUIs (Sabaki, GoGui), match drivers and other
+//! engines: one [`Session`] per conversation, driven line by line ([`Session::handle`]) or on
+//! stdin/stdout ([`serve_stdio`]). Moves come from the configured agent: the engine's tree
+//! search by default (`mcts`, or `net` with a model), under the controller's clock when it
+//! sends `time_settings`.
+
+use std::io::{self, BufRead, Write};
+use std::path::Path;
+use std::sync::mpsc;
+use std::time::Duration;
+
+use anyhow::Context;
+use games::go::playout::estimate_score;
+use games::go::sgf::SgfGame;
+use games::go::{GoRules, GoState, Move, MoveCap, Point, MAX_SIZE, MIN_SIZE};
+use games::{Agent, Decision, Game, Player, RandomAgent};
+use players::go::PlayoutAgent;
+use serde::Deserialize;
+
+use players::spec::{preloaded, AgentSpec, MAX_THREADS, MAX_VISITS};
+use setup::models;
+
+/// Who answers `genmove`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "snake_case")]
+pub enum AgentKind {
+    /// Uniformly random legal moves (passes included).
+    Random,
+    /// Random moves that never fill the mover's own eyes; passes when nothing else is left.
+    Playout,
+    /// The engine's tree search, leaves valued by random playouts (no network needed).
+    Mcts,
+    /// The engine's tree search guided by the network of `model`.
+    Net,
+}
+
+/// The `gtp` section of a Go config.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct GtpConfig {
+    pub agent: AgentKind,
+    pub seed: u64,
+    /// Visits per move for `mcts` and `net`: the most a move gets (a clock may cut it short).
+    pub visits: u64,
+    /// Threads searching one tree for `mcts` and `net`.
+    pub threads: usize,
+    /// The ONNX model `net` plays with (or `uniform`, a network-free stand-in).
+    pub model: Option<String>,
+    /// `mcts` and `net` answer `genmove` with `resign` when their chosen move's value is below
+    /// this (values lie in −1..=1; −1 never resigns).
+    pub resign_threshold: f32,
+}
+
+impl Default for GtpConfig {
+    fn default() -> Self {
+        GtpConfig {
+            agent: AgentKind::Mcts,
+            seed: 1,
+            visits: 800,
+            threads: 1,
+            model: None,
+            resign_threshold: -0.9,
+        }
+    }
+}
+
+/// The agent for `spec`, with the board size it is limited to (a network's): the one place a
+/// new kind of player is wired into the GTP face. `start` gives the rules a network must fit;
+/// `doc` and `path` the config its inference settings come from.
+pub fn make_agent(
+    spec: &GtpConfig,
+    start: &GoState,
+    doc: &serde_yaml::Value,
+    path: &Path,
+) -> anyhow::Result<(Box<dyn Agent<GoState>>, Option<usize>)> {
+    if !(1..=MAX_VISITS).contains(&spec.visits) {
+        anyhow::bail!(
+            "visits {} (gtp.visits or --visits) is outside 1..={MAX_VISITS}",
+            spec.visits
+        );
+    }
+    if !(1..=MAX_THREADS).contains(&spec.threads) {
+        anyhow::bail!("gtp.threads {} is outside 1..={MAX_THREADS}", spec.threads);
+    }
+    let r = spec.resign_threshold;
+    if !(-1.0..1.0).contains(&r) {
+        anyhow::bail!("gtp.resign_threshold {r} is outside -1 (never resign) up to 1");
+    }
+    let resign_below = (r > -1.0).then_some(r);
+    Ok(match spec.agent {
+        AgentKind::Random => (Box::new(RandomAgent::new(spec.seed)), None),
+        AgentKind::Playout => (Box::new(PlayoutAgent::new(spec.seed)), None),
+        AgentKind::Mcts => {
+            let tree = AgentSpec::tree(false, spec.visits, spec.threads, spec.seed);
+            let tree = tree.resigning_below(resign_below);
+            let agent = players::spec::build_mcts(&tree, "mcts", spec.seed, &preloaded(None))?;
+            (Box::new(agent), None)
+        }
+        AgentKind::Net => {
+            let model = spec
+                .model
+                .as_deref()
+                .context("agent net needs a model (gtp.model in the config, or --model)")?;
+            let net = models::evaluator(start, model, doc, path)
+                .with_context(|| format!("model {model} (gtp.model or --model)"))?;
+            let tree = AgentSpec::tree(true, spec.visits, spec.threads, spec.seed);
+            let tree = tree.resigning_below(resign_below);
+            let agent = players::spec::build_mcts(&tree, "net", spec.seed, &preloaded(Some(net)))?;
+            // The network's input planes are one board size.
+            (Box::new(agent), Some(start.size()))
+        }
+    })
+}
+
+/// Runs one GTP conversation on stdin/stdout until `quit` or the end of input. Lines are read
+/// on a thread of their own, so that an analysis runs until the next command arrives (which
+/// ends it) rather than until it is read.
+pub fn serve_stdio(mut session: Session) -> anyhow::Result<()> {
+    let (lines, incoming) = mpsc::channel::<io::Result<Vec<u8>>>();
+    std::thread::spawn(move || {
+        let mut stdin = io::stdin().lock();
+        loop {
+            let mut raw = Vec::new();
+            match stdin.read_until(b'\n', &mut raw) {
+                Ok(0) => break,
+                Ok(_) => {
+                    if lines.send(Ok(raw)).is_err() {
+                        break;
+                    }
+                }
+                Err(e) => {
+                    let _ = lines.send(Err(e));
+                    break;
+                }
+            }
+        }
+    });
+    let mut out = io::stdout().lock();
+    let mut write = |text: &str| {
+        out.write_all(text.as_bytes())
+            .and_then(|()| out.flush())
+            .map_err(crate::out::stdout_error)
+    };
+    loop {
+        let next = if session.analysing.is_some() {
+            match incoming.try_recv() {
+                Err(mpsc::TryRecvError::Empty) => {
+                    write(&session.analysis_report())?;
+                    continue;
+                }
+                // Any input ends the analysis's response with its blank line.
+                next => {
+                    session.analysing = None;
+                    write("\n")?;
+                    next.ok()
+                }
+            }
+        } else {
+            incoming.recv().ok()
+        };
+        let Some(raw) = next else { break };
+        let raw = raw.context("reading stdin")?;
+        // Bytes that are not UTF-8 cannot form a known command; they must not end the session.
+        let line = String::from_utf8_lossy(&raw);
+        if let Some(reply) = session.handle(&line) {
+            write(&reply)?;
+        }
+        if session.quit {
+            break;
+        }
+    }
+    Ok(())
+}
+
+/// Every command this engine knows, as `list_commands` prints them.
+pub const COMMANDS: &[&str] = &[
+    "protocol_version",
+    "name",
+    "version",
+    "known_command",
+    "list_commands",
+    "quit",
+    "boardsize",
+    "clear_board",
+    "komi",
+    "play",
+    "genmove",
+    "undo",
+    "showboard",
+    "final_score",
+    "final_status_list",
+    "loadsgf",
+    "time_settings",
+    "time_left",
+    "lz-analyze",
+];
+
+/// `lz-analyze` without an interval reports once a second.
+const ANALYSIS_INTERVAL: Duration = Duration::from_secs(1);
+
+/// Random continuations that decide which stones `final_score` counts as dead.
+const SCORE_PLAYOUTS: usize = 200;
+
+/// Why a command failed: the text after `?`.
+type Failure = String;
+
+/// One GTP conversation: the game, its undo stack and the agent.
+pub struct Session {
+    /// Rules for new games; `boardsize` and `komi` change them.
+    rules: GoRules,
+    state: GoState,
+    /// States before each move, for `undo`.
+    undo: Vec<GoState>,
+    agent: Box<dyn Agent<GoState>>,
+    /// The one board size the agent plays (a network's), if it is bound to one.
+    pub only_size: Option<usize>,
+    /// `time_settings`: main time, byo-yomi time (seconds) and stones; `None` until given.
+    clock: Option<(u32, u32, u32)>,
+    /// Per colour, seconds and stones left in the current period (0 stones: main time). Counted
+    /// down by our own moves, since a controller need not send `time_left`; `time_left`
+    /// overwrites it.
+    left: [Option<(f64, u32)>; 2],
+    /// Set by `quit`.
+    pub quit: bool,
+    /// An `lz-analyze` under way: the session's driver reports its search until the next
+    /// command arrives, then sets this back to `None`.
+    pub analysing: Option<Analysing>,
+}
+
+/// How an `lz-analyze` reports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Analysing {
+    /// Search time between two reports.
+    pub interval: Duration,
+    /// Most candidate moves per report (`maxmoves`).
+    pub max_moves: Option<usize>,
+}
+
+impl Session {
+    /// A session on an empty board. The move cap is lifted: under GTP the controller decides
+    /// when a game ends.
+    pub fn new(rules: GoRules, agent: Box<dyn Agent<GoState>>) -> anyhow::Result<Session> {
+        let rules = GoRules {
+            move_cap: MoveCap::Unlimited,
+            ..rules
+        };
+        let state = GoState::new(rules.clone())?;
+        let mut s = Session {
+            rules,
+            state,
+            undo: Vec::new(),
+            agent,
+            only_size: None,
+            clock: None,
+            left: [None; 2],
+            quit: false,
+            analysing: None,
+        };
+        s.new_game()?;
+        Ok(s)
+    }
+
+    fn new_game(&mut self) -> anyhow::Result<()> {
+        self.state = GoState::new(self.rules.clone())?;
+        self.undo.clear();
+        self.agent.new_game(&self.state)?;
+        self.reset_clocks();
+        Ok(())
+    }
+
+    /// Both colours' time back to the start of the `time_settings` (a new game, new settings).
+    fn reset_clocks(&mut self) {
+        self.left = match self.clock {
+            Some((main, _, _)) if main > 0 => [Some((f64::from(main), 0)); 2],
+            Some((_, byo, stones)) => [Some((f64::from(byo), stones)); 2],
+            None => [None; 2],
+        };
+    }
+
+    /// Takes `used` off `who`'s clock: main time first, then byo-yomi periods (a period's
+    /// stones all played, a new period starts).
+    fn account(&mut self, who: Player, used: Duration) {
+        let Some((_, byo, byo_stones)) = self.clock else {
+            return;
+        };
+        let Some((secs, stones)) = &mut self.left[who.index()] else {
+            return;
+        };
+        *secs -= used.as_secs_f64();
+        if *stones == 0 {
+            if *secs > 0.0 || byo_stones == 0 {
+                return;
+            }
+            // Main time ran out during this move: it ends in the first byo-yomi period.
+            *secs += f64::from(byo);
+            *stones = byo_stones;
+        }
+        *stones -= 1;
+        if *stones == 0 {
+            *secs = f64::from(byo);
+            *stones = byo_stones;
+        }
+    }
+
+    /// Answers one input line, or `None` for a line with no command (empty or a comment).
+    pub fn handle(&mut self, raw: &str) -> Option<String> {
+        // Preprocessing per the GTP spec: drop control characters except tab, tabs become
+        // spaces, `#` starts a comment.
+        let cleaned: String = raw
+            .chars()
+            .filter(|&c| c == '\t' || !c.is_control())
+            .map(|c| if c == '\t' { ' ' } else { c })
+            .collect();
+        let line = cleaned.split('#').next().unwrap_or("").trim();
+        if line.is_empty() {
+            return None;
+        }
+        let mut words = line.split_whitespace();
+        let first = words.next()?;
+        let (id, command) = if first.bytes().all(|b| b.is_ascii_digit()) {
+            match words.next() {
+                Some(c) => (first, c),
+                None => return Some(format!("?{first} syntax error: no command\n\n")),
+            }
+        } else {
+            ("", first)
+        };
+        let args: Vec<&str> = words.collect();
+        // The one command whose answer goes on: the first line now, reports until the next
+        // command (see `analysis_report`), and the blank line then.
+        if command == "lz-analyze" {
+            return Some(match self.start_analysis(&args) {
+                Ok(()) => format!("={id}\n"),
+                Err(e) => format!("?{id} {e}\n\n"),
+            });
+        }
+        Some(match self.execute(command, &args) {
+            Ok(body) if body.is_empty() => format!("={id}\n\n"),
+            Ok(body) => format!("={id} {body}\n\n"),
+            Err(e) => format!("?{id} {e}\n\n"),
+        })
+    }
+
+    fn execute(&mut self, command: &str, args: &[&str]) -> Result<String, Failure> {
+        let arity = |n: usize| -> Result<(), Failure> {
+            if args.len() == n {
+                Ok(())
+            } else {
+                Err(format!("syntax error: {command} takes {n} argument(s)"))
+            }
+        };
+        match command {
+            "protocol_version" => arity(0).map(|_| "2".into()),
+            "name" => arity(0).map(|_| "engine".into()),
+            "version" => arity(0).map(|_| env!("CARGO_PKG_VERSION").into()),
+            "known_command" => {
+                arity(1)?;
+                Ok(COMMANDS.contains(&args[0]).to_string())
+            }
+            "list_commands" => arity(0).map(|_| COMMANDS.join("\n")),
+            "quit" => {
+                arity(0)?;
+                self.quit = true;
+                Ok(String::new())
+            }
+            "boardsize" => {
+                arity(1)?;
+                let n: usize = args[0]
+                    .parse()
+                    .map_err(|_| "syntax error: boardsize takes an integer".to_string())?;
+                if !(MIN_SIZE..=MAX_SIZE).contains(&n) || self.only_size.is_some_and(|m| m != n) {
+                    return Err("unacceptable size".into());
+                }
+                self.rules.size = n;
+                self.new_game().map_err(|e| e.to_string())?;
+                Ok(String::new())
+            }
+            "clear_board" => {
+                arity(0)?;
+                self.new_game().map_err(|e| e.to_string())?;
+                Ok(String::new())
+            }
+            "komi" => {
+                arity(1)?;
+                let komi: f32 = args[0]
+                    .parse()
+                    .ok()
+                    .filter(|k: &f32| k.is_finite() && k.abs() <= 1000.0)
+                    .ok_or_else(|| "syntax error: komi takes a number".to_string())?;
+                self.set_komi(komi)?;
+                Ok(String::new())
+            }
+            "play" => {
+                arity(2)?;
+                let who = parse_color(args[0])?;
+                let mv = Move::parse_gtp(args[1], self.state.size())
+                    .map_err(|_| "invalid color or coordinate".to_string())?;
+                let mut before = self.state.clone();
+                before.set_to_act(who);
+                self.state
+                    .play_as(who, mv)
+                    .map_err(|_| "illegal move".to_string())?;
+                self.undo.push(before.clone());
+                self.agent.observe(&before, mv).map_err(|e| e.to_string())?;
+                Ok(String::new())
+            }
+            "genmove" => {
+                arity(1)?;
+                let who = parse_color(args[0])?;
+                let mut before = self.state.clone();
+                before.set_to_act(who);
+                let mv = if before.outcome().is_some() {
+                    // After two passes the game is over for the rules; GTP may still ask.
+                    Move::Pass
+                } else {
+                    self.agent.set_move_time(self.move_time(who));
+                    let t0 = std::time::Instant::now();
+                    let decision = self.agent.decide(&before).map_err(|e| e.to_string())?;
+                    self.account(who, t0.elapsed());
+                    match decision {
+                        Decision::Play(mv) => mv,
+                        // The board stays as it is: the controller ends the game.
+                        Decision::Resign => return Ok("resign".into()),
+                    }
+                };
+                self.state
+                    .play_as(who, mv)
+                    .map_err(|e| format!("agent chose an illegal move: {e}"))?;
+                self.undo.push(before.clone());
+                self.agent.observe(&before, mv).map_err(|e| e.to_string())?;
+                Ok(mv.to_gtp())
+            }
+            "undo" => {
+                arity(0)?;
+                let previous = self.undo.pop().ok_or("cannot undo")?;
+                self.state = previous;
+                self.resync_agent()?;
+                Ok(String::new())
+            }
+            "showboard" => arity(0).map(|_| format!("\n{}", self.state.render())),
+            "final_score" => {
+                arity(0)?;
+                Ok(estimate_score(&self.state, SCORE_PLAYOUTS, 0).text())
+            }
+            "final_status_list" => {
+                arity(1)?;
+                let dead = estimate_score(&self.state, SCORE_PLAYOUTS, 0).dead;
+                let listed: Vec<Point> = match args[0] {
+                    "dead" => dead,
+                    "alive" => [Player::First, Player::Second]
+                        .into_iter()
+                        .flat_map(|who| self.state.stones_of(who))
+                        .filter(|p| !dead.contains(p))
+                        .collect(),
+                    // Seki is not told apart from life.
+                    "seki" => Vec::new(),
+                    _ => return Err("syntax error: final_status_list alive|dead|seki".into()),
+                };
+                Ok(listed
+                    .iter()
+                    .map(|p| p.to_gtp())
+                    .collect::<Vec<_>>()
+                    .join(" "))
+            }
+            "loadsgf" => {
+                if args.is_empty() || args.len() > 2 {
+                    return Err("syntax error: loadsgf FILE [MOVE_NUMBER]".into());
+                }
+                let limit = match args.get(1) {
+                    None => None,
+                    Some(t) => match t.parse::<usize>() {
+                        Ok(n) if n >= 1 => Some(n - 1),
+                        Ok(_) => return Err("syntax error: move number must be 1 or more".into()),
+                        Err(_) => {
+                            return Err(format!("syntax error: move number {t:?} is not a number"))
+                        }
+                    },
+                };
+                self.load_sgf(Path::new(args[0]), limit)
+            }
+            // The searching agents take their share of the clock (see `move_time`).
+            "time_settings" => {
+                arity(3)?;
+                let main = parse_count("main time", args[0])?;
+                let byo = parse_count("byo-yomi time", args[1])?;
+                let stones = parse_count("byo-yomi stones", args[2])?;
+                self.clock = Some((main, byo, stones));
+                self.reset_clocks();
+                Ok(String::new())
+            }
+            "time_left" => {
+                arity(3)?;
+                let who = parse_color(args[0]).map_err(|_| {
+                    format!(
+                        "syntax error: invalid color {:?} (b, w, black, white)",
+                        args[0]
+                    )
+                })?;
+                let secs = parse_count("time", args[1])?;
+                let stones = parse_count("stones", args[2])?;
+                self.left[who.index()] = Some((f64::from(secs), stones));
+                Ok(String::new())
+            }
+            _ => Err("unknown command".into()),
+        }
+    }
+
+    /// `lz-analyze [COLOR] [INTERVAL] [maxmoves N] [minmoves N]` (Leela Zero's extension, which
+    /// Sabaki and Lizzie speak): INTERVAL in centiseconds. The colour, when given, must be the
+    /// player to move: an analysis never changes the game. `minmoves` is read and ignored.
+    fn start_analysis(&mut self, args: &[&str]) -> Result<(), Failure> {
+        if self.state.outcome().is_some() {
+            return Err("the game is over".into());
+        }
+        let mut interval = ANALYSIS_INTERVAL;
+        let mut max_moves = None;
+        let mut rest = args;
+        if let Some((first, tail)) = rest.split_first() {
+            if let Ok(colour) = parse_color(first) {
+                if colour != self.state.to_act() {
+                    return Err(format!(
+                        "lz-analyze: {first} is not to move (an analysis never changes the game)"
+                    ));
+                }
+                rest = tail;
+            }
+        }
+        if let Some((first, tail)) = rest.split_first() {
+            if let Ok(cs) = first.parse::<u64>() {
+                if cs > 0 {
+                    interval = Duration::from_millis(cs * 10);
+                }
+                rest = tail;
+            }
+        }
+        while let Some((key, tail)) = rest.split_first() {
+            let Some((value, tail)) = tail.split_first() else {
+                return Err(format!("syntax error: lz-analyze: {key} needs a value"));
+            };
+            let n = parse_count(key, value)? as usize;
+            match *key {
+                "maxmoves" => max_moves = (n > 0).then_some(n),
+                "minmoves" => {}
+                other => {
+                    return Err(format!(
+                        "syntax error: lz-analyze: unknown option {other:?}"
+                    ))
+                }
+            }
+            rest = tail;
+        }
+        // A searching agent answers; the others say at once that they cannot.
+        match self
+            .agent
+            .analyse(&self.state, Some(Duration::from_millis(1)))
+        {
+            Ok(Some(_)) => {}
+            Ok(None) => {
+                return Err(format!(
+                    "the {} agent does not analyse (mcts and net do)",
+                    self.agent.name()
+                ))
+            }
+            Err(e) => return Err(e.to_string()),
+        }
+        self.analysing = Some(Analysing {
+            interval,
+            max_moves,
+        });
+        Ok(())
+    }
+
+    /// Searches one more interval of the analysis under way and reports every visited move on
+    /// one line, as Leela Zero does: `info move D4 visits 120 winrate 5230 prior 410 order 0 pv
+    /// D4 C3 …`, win rates and priors in hundredths of a percent for the player to move.
+    pub fn analysis_report(&mut self) -> String {
+        let Some(how) = self.analysing else {
+            return String::new();
+        };
+        let found = match self.agent.analyse(&self.state, Some(how.interval)) {
+            Ok(Some(found)) => found,
+            // Not expected after the start checked it; ends the analysis cleanly.
+            Ok(None) | Err(_) => {
+                self.analysing = None;
+                return "\n".into();
+            }
+        };
+        let per_10k = |x: f32| (x.clamp(0.0, 1.0) * 10_000.0).round() as u32;
+        let mut line = String::new();
+        for (order, c) in found
+            .candidates
+            .iter()
+            .filter(|c| c.visits > 0)
+            .take(how.max_moves.unwrap_or(usize::MAX))
+            .enumerate()
+        {
+            let winrate = per_10k((c.value.unwrap_or(0.0) + 1.0) / 2.0);
+            let pv = crate::session::line_text(&self.state, &c.pv).join(" ");
+            line += &format!(
+                "{}info move {} visits {} winrate {winrate} prior {} order {order} pv {pv}",
+                if order == 0 { "" } else { " " },
+                self.state.format_action(c.action),
+                c.visits,
+                per_10k(c.prior),
+            );
+        }
+        // A report with no visited move yet would read as the blank line that ends the answer.
+        if !line.is_empty() {
+            line.push('\n');
+        }
+        line
+    }
+
+    fn set_komi(&mut self, komi: f32) -> Result<(), Failure> {
+        self.rules.komi = komi;
+        for s in self.undo.iter_mut().chain([&mut self.state]) {
+            s.set_komi(komi).map_err(|e| e.to_string())?;
+        }
+        Ok(())
+    }
+
+    /// The time `who`'s next move may take by the clock, if there is one: in byo-yomi the
+    /// period shared by its stones left; in main time a fortieth of what is left, or a
+    /// byo-yomi stone's share if that is more (the period follows); four fifths of that, less
+    /// 0.1 s for the pipe, and never under 0.05 s. `None` without time settings or when they
+    /// mean no limit (byo-yomi time with no stones, as GTP says; or no time at all).
+    pub fn move_time(&self, who: Player) -> Option<Duration> {
+        let (main, byo, byo_stones) = self.clock?;
+        if (byo > 0 && byo_stones == 0) || (main == 0 && byo == 0) {
+            return None;
+        }
+        let (secs, stones) = self.left[who.index()]?;
+        let secs = secs.max(0.0);
+        let share = if stones > 0 {
+            secs / f64::from(stones)
+        } else {
+            let period = f64::from(byo) / f64::from(byo_stones.max(1));
+            (secs / 40.0).max(period)
+        };
+        Some(Duration::from_secs_f64((share * 0.8 - 0.1).max(0.05)))
+    }
+
+    /// Tells the agent the whole game again after the position jumped (undo, loadsgf).
+    fn resync_agent(&mut self) -> Result<(), Failure> {
+        let start = self.state.start();
+        self.agent.new_game(&start).map_err(|e| e.to_string())?;
+        let mut s = start;
+        for (who, mv) in self.state.moves_since_start() {
+            s.set_to_act(who);
+            self.agent.observe(&s, mv).map_err(|e| e.to_string())?;
+            s.play_as(who, mv).map_err(|e| e.to_string())?;
+        }
+        Ok(())
+    }
+
+    /// `loadsgf`: the record's position before move `limit + 1`; answers the colour to move.
+    fn load_sgf(&mut self, path: &Path, limit: Option<usize>) -> Result<String, Failure> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("cannot load file: {}: {e}", path.display()))?;
+        let game = SgfGame::parse(&text).map_err(|e| format!("cannot load file: {e}"))?;
+        if let Some(n) = self.only_size.filter(|&n| n != game.size) {
+            return Err(format!(
+                "cannot load file: a {0}×{0} record, and this agent plays {n}×{n} only",
+                game.size
+            ));
+        }
+        // A record without KM keeps the session's komi, as other GTP engines do.
+        let komi = game.komi.unwrap_or(self.rules.komi);
+        let rules = GoRules {
+            size: game.size,
+            komi,
+            ..self.rules.clone()
+        };
+        let mut state = game
+            .start(&rules)
+            .map_err(|e| format!("cannot load file: {e}"))?;
+        let n = limit.unwrap_or(usize::MAX).min(game.moves.len());
+        let mut undo = Vec::with_capacity(n);
+        for (i, &(who, mv)) in game.moves[..n].iter().enumerate() {
+            let mut before = state.clone();
+            before.set_to_act(who);
+            state
+                .play_as(who, mv)
+                .map_err(|e| format!("cannot load file: move {} ({}): {e}", i + 1, mv.to_gtp()))?;
+            undo.push(before);
+        }
+        // The next move: the record's next mover, else the opponent of the last one.
+        let next = match game.moves.get(n) {
+            Some(&(who, _)) => who,
+            None => game
+                .moves
+                .get(n.wrapping_sub(1))
+                .map_or(state.to_act(), |&(who, _)| who.opponent()),
+        };
+        state.set_to_act(next);
+        self.rules.size = game.size;
+        self.rules.komi = komi;
+        self.state = state;
+        self.undo = undo;
+        self.resync_agent()?;
+        Ok(match next {
+            Player::First => "black".into(),
+            Player::Second => "white".into(),
+        })
+    }
+}
+
+/// A whole number of seconds or stones, as GTP's time commands send them.
+fn parse_count(what: &str, text: &str) -> Result<u32, Failure> {
+    text.parse()
+        .map_err(|_| format!("syntax error: {what} {text:?} is not a whole number"))
+}
+
+fn parse_color(text: &str) -> Result<Player, Failure> {
+    match text.to_ascii_lowercase().as_str() {
+        "b" | "black" => Ok(Player::First),
+        "w" | "white" => Ok(Player::Second),
+        _ => Err("invalid color or coordinate".into()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+
+    fn session(size: usize) -> Session {
+        Session::new(GoRules::with_size(size), Box::new(PlayoutAgent::new(1))).unwrap()
+    }
+
+    #[test]
+    fn ids_comments_and_errors_follow_the_protocol() {
+        let mut s = session(9);
+        assert_eq!(s.handle("").as_deref(), None);
+        assert_eq!(s.handle("   # only a comment").as_deref(), None);
+        assert_eq!(s.handle("7 protocol_version").as_deref(), Some("=7 2\n\n"));
+        assert_eq!(
+            s.handle("name # trailing comment").as_deref(),
+            Some("= engine\n\n")
+        );
+        assert_eq!(
+            s.handle("12 frobnicate").as_deref(),
+            Some("?12 unknown command\n\n")
+        );
+        assert_eq!(
+            s.handle("known_command\tplay").as_deref(),
+            Some("= true\n\n")
+        );
+        assert_eq!(
+            s.handle("known_command frobnicate").as_deref(),
+            Some("= false\n\n")
+        );
+        assert!(s.handle("play").unwrap().starts_with("? syntax error"));
+        assert!(s
+            .handle("boardsize x")
+            .unwrap()
+            .starts_with("? syntax error"));
+        assert_eq!(
+            s.handle("boardsize 25").as_deref(),
+            Some("? unacceptable size\n\n")
+        );
+        assert_eq!(
+            s.handle("play red D4").as_deref(),
+            Some("? invalid color or coordinate\n\n")
+        );
+        assert_eq!(
+            s.handle("play b Z99").as_deref(),
+            Some("? invalid color or coordinate\n\n")
+        );
+        assert_eq!(s.handle("undo").as_deref(), Some("? cannot undo\n\n"));
+    }
+
+    #[test]
+    fn illegal_plays_are_refused_and_undo_restores() {
+        let mut s = session(5);
+        assert_eq!(s.handle("play b C3").as_deref(), Some("=\n\n"));
+        assert_eq!(s.handle("play w C3").as_deref(), Some("? illegal move\n\n"));
+        // The same colour may move twice under GTP.
+        assert_eq!(s.handle("play w A1").as_deref(), Some("=\n\n"));
+        assert_eq!(s.handle("play w B2").as_deref(), Some("=\n\n"));
+        // White A1 is left with A2 once Black takes B1.
+        assert_eq!(s.handle("play b B1").as_deref(), Some("=\n\n"));
+        assert_eq!(
+            s.handle("play b A2").as_deref(),
+            Some("=\n\n"),
+            "captures A1"
+        );
+        assert_eq!(s.state.stone_at(games::go::Point::new(0, 0)), None);
+        assert_eq!(s.handle("undo").as_deref(), Some("=\n\n"));
+        assert_eq!(
+            s.state.stone_at(games::go::Point::new(0, 0)),
+            Some(Player::Second)
+        );
+        assert_eq!(s.handle("clear_board").as_deref(), Some("=\n\n"));
+        // An empty board: komi decides.
+        assert_eq!(s.handle("final_score").as_deref(), Some("= W+7.5\n\n"));
+        assert_eq!(s.handle("komi -0.5").as_deref(), Some("=\n\n"));
+        assert_eq!(s.handle("final_score").as_deref(), Some("= B+0.5\n\n"));
+        assert!(s.handle("komi lots").unwrap().starts_with("? syntax error"));
+    }
+
+    #[test]
+    fn time_commands_check_their_arguments() {
+        let mut s = session(5);
+        assert_eq!(s.handle("time_settings 300 30 5").as_deref(), Some("=\n\n"));
+        assert_eq!(s.handle("time_left w 120 0").as_deref(), Some("=\n\n"));
+        for (line, why) in [
+            (
+                "time_settings a b c",
+                "main time \"a\" is not a whole number",
+            ),
+            ("time_settings 300 -1 5", "byo-yomi time \"-1\""),
+            ("time_settings 300 30", "takes 3 argument(s)"),
+            ("time_left b x 1", "time \"x\" is not a whole number"),
+            ("time_left b 1 1.5", "stones \"1.5\""),
+            ("time_left red 1 1", "invalid color \"red\""),
+        ] {
+            let reply = s.handle(line).unwrap();
+            assert!(
+                reply.starts_with("? syntax error") && reply.contains(why),
+                "{line}: {reply:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn loadsgf_keeps_the_session_komi_unless_the_record_has_one() {
+        let dir = std::env::temp_dir().join(format!("gtp_komi_{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (bare, with_km) = (dir.join("bare.sgf"), dir.join("km.sgf"));
+        std::fs::write(&bare, "(;FF[4]GM[1]SZ[5];B[cc])").unwrap();
+        std::fs::write(&with_km, "(;FF[4]GM[1]SZ[5]KM[0.5];B[cc])").unwrap();
+        let mut s = session(9);
+        assert_eq!(s.handle("komi 6.5").as_deref(), Some("=\n\n"));
+        let load = |s: &mut Session, p: &Path| s.handle(&format!("loadsgf {}", p.display()));
+        assert_eq!(load(&mut s, &bare).as_deref(), Some("= white\n\n"));
+        assert_eq!(s.state.komi(), 6.5);
+        assert_eq!(load(&mut s, &with_km).as_deref(), Some("= white\n\n"));
+        assert_eq!(s.state.komi(), 0.5);
+        // The komi stays with the session, as if set by `komi`.
+        assert_eq!(s.handle("clear_board").as_deref(), Some("=\n\n"));
+        assert_eq!(s.state.komi(), 0.5);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn loadsgf_names_a_point_set_up_twice() {
+        let dir = std::env::temp_dir().join(format!("gtp_twice_{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("twice.sgf");
+        std::fs::write(&path, "(;FF[4]GM[1]SZ[9]AB[ee]AW[ee])").unwrap();
+        let reply = session(9)
+            .handle(&format!("loadsgf {}", path.display()))
+            .unwrap();
+        assert!(
+            reply.starts_with("? cannot load file") && reply.contains("ee (E5)"),
+            "{reply}"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn move_cap_reads_in_every_documented_form() {
+        let read = |text: &str| serde_yaml::from_str::<GoRules>(text).map(|r| r.move_cap);
+        assert_eq!(read("move_cap: auto").unwrap(), MoveCap::Auto);
+        assert_eq!(read("move_cap: unlimited").unwrap(), MoveCap::Unlimited);
+        assert_eq!(read("move_cap: {moves: 40}").unwrap(), MoveCap::Moves(40));
+        assert_eq!(read("move_cap: !moves 40").unwrap(), MoveCap::Moves(40));
+        let value: serde_yaml::Value = serde_yaml::from_str("move_cap: {moves: 40}").unwrap();
+        assert_eq!(
+            serde_yaml::from_value::<GoRules>(value).unwrap().move_cap,
+            MoveCap::Moves(40)
+        );
+        // What the engine writes reads back.
+        let rules = GoRules {
+            move_cap: MoveCap::Moves(7),
+            ..GoRules::default()
+        };
+        let text = serde_yaml::to_string(&rules).unwrap();
+        assert_eq!(serde_yaml::from_str::<GoRules>(&text).unwrap(), rules);
+        for bad in ["move_cap: {moves: 0}", "move_cap: !moves 0"] {
+            let e = read(bad).unwrap_err().to_string();
+            assert!(e.contains("moves must be at least 1"), "{bad}: {e}");
+        }
+        for bad in [
+            "move_cap: never",
+            "move_cap: {moves: 3, turns: 2}",
+            "move_cap: {turns: 2}",
+        ] {
+            assert!(read(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn genmove_plays_for_either_colour() {
+        let mut s = session(5);
+        let reply = s.handle("genmove w").unwrap();
+        assert!(reply.starts_with("= "), "{reply}");
+        let mv = reply[2..].trim();
+        assert!(Move::parse_gtp(mv, 5).is_ok(), "{mv}");
+        assert_eq!(s.state.to_act(), Player::First);
+        s.handle("play b pass");
+        s.handle("play w pass");
+        // Both passed: the game is over by the rules, genmove still answers.
+        assert_eq!(s.handle("genmove b").as_deref(), Some("= pass\n\n"));
+    }
+
+    /// A session whose genmove is answered by a searching agent on a `size` board.
+    fn searching(agent: AgentKind, model: Option<&str>, size: usize, visits: u64) -> Session {
+        let spec = GtpConfig {
+            agent,
+            visits,
+            model: model.map(String::from),
+            ..GtpConfig::default()
+        };
+        let rules = GoRules::with_size(size);
+        let start = GoState::new(rules.clone()).unwrap();
+        let none = PathBuf::from("(defaults)");
+        let (agent, only) = make_agent(&spec, &start, &serde_yaml::Value::Null, &none).unwrap();
+        let mut s = Session::new(rules, agent).unwrap();
+        s.only_size = only;
+        s
+    }
+
+    #[test]
+    fn a_hopeless_search_resigns_unless_told_never_to() {
+        // White walls on the second and fourth lines of a 5 × 5 board: Black cannot live.
+        let walls: Vec<String> = ["2", "4"]
+            .iter()
+            .flat_map(|row| ["A", "B", "C", "D", "E"].map(|col| format!("play w {col}{row}")))
+            .collect();
+        let mut s = searching(AgentKind::Mcts, None, 5, 400);
+        for cmd in &walls {
+            assert_eq!(s.handle(cmd).as_deref(), Some("=\n\n"), "{cmd}");
+        }
+        assert_eq!(s.handle("genmove b").as_deref(), Some("= resign\n\n"));
+        // Resigning changes nothing on the board: the controller ends the game.
+        assert_eq!(s.state.moves_since_start().len(), 10);
+        let never = GtpConfig {
+            resign_threshold: -1.0,
+            ..GtpConfig::default()
+        };
+        let start = GoState::new(GoRules::with_size(5)).unwrap();
+        let none = PathBuf::from("(defaults)");
+        let (agent, _) = make_agent(&never, &start, &serde_yaml::Value::Null, &none).unwrap();
+        let mut s = Session::new(GoRules::with_size(5), agent).unwrap();
+        for cmd in &walls {
+            s.handle(cmd);
+        }
+        let reply = s.handle("genmove b").unwrap();
+        assert!(Move::parse_gtp(reply[2..].trim(), 5).is_ok(), "{reply}");
+        // Out of range: refused with the key's name.
+        let bad = GtpConfig {
+            resign_threshold: 1.0,
+            ..GtpConfig::default()
+        };
+        let e = make_agent(&bad, &start, &serde_yaml::Value::Null, &none)
+            .err()
+            .unwrap();
+        assert!(e.to_string().contains("gtp.resign_threshold"), "{e}");
+    }
+
+    #[test]
+    fn the_tree_search_answers_genmove_and_follows_the_game() {
+        for (kind, model) in [(AgentKind::Mcts, None), (AgentKind::Net, Some("uniform"))] {
+            let mut s = searching(kind, model, 5, 200);
+            for cmd in ["genmove b", "play w C3", "genmove b", "undo", "genmove b"] {
+                let reply = s.handle(cmd).unwrap();
+                assert!(reply.starts_with('='), "{kind:?} {cmd}: {reply}");
+            }
+            assert_eq!(s.state.moves_since_start().len(), 3, "{kind:?}");
+        }
+        // A network plays the board size it was made for, and refuses others.
+        let mut s = searching(AgentKind::Net, Some("uniform"), 5, 200);
+        assert_eq!(
+            s.handle("boardsize 9").as_deref(),
+            Some("? unacceptable size\n\n")
+        );
+        assert_eq!(s.handle("boardsize 5").as_deref(), Some("=\n\n"));
+        // Nor a record of another size.
+        let dir = std::env::temp_dir().join(format!("gtp-net-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let sgf = dir.join("nine.sgf");
+        std::fs::write(&sgf, "(;GM[1]FF[4]SZ[9];B[ee])").unwrap();
+        let reply = s.handle(&format!("loadsgf {}", sgf.display())).unwrap();
+        assert!(reply.contains("plays 5×5 only"), "{reply}");
+        std::fs::remove_dir_all(&dir).unwrap();
+        // Without a model there is no network agent.
+        let spec = GtpConfig {
+            agent: AgentKind::Net,
+            ..GtpConfig::default()
+        };
+        let start = GoState::with_size(9);
+        let e = make_agent(&spec, &start, &serde_yaml::Value::Null, Path::new("x"))
+            .err()
+            .unwrap();
+        assert!(e.to_string().contains("needs a model"), "{e}");
+    }
+
+    #[test]
+    fn the_clock_gives_each_move_a_share() {
+        let share = |s: &Session, who| s.move_time(who).map(|t| t.as_secs_f64());
+        let close = |a: Option<f64>, b: f64| a.is_some_and(|a| (a - b).abs() < 1e-9);
+        let mut s = session(5);
+        assert_eq!(
+            s.move_time(Player::First),
+            None,
+            "no time settings: no limit"
+        );
+        s.handle("time_settings 600 0 0");
+        // Sudden death, ten minutes: a fortieth, four fifths of it, less the pipe's margin.
+        assert!(close(share(&s, Player::First), 600.0 / 40.0 * 0.8 - 0.1));
+        // Our own moves count down the clock when the controller sends no time_left.
+        s.account(Player::First, Duration::from_secs(200));
+        assert!(close(share(&s, Player::First), 400.0 / 40.0 * 0.8 - 0.1));
+        assert!(close(share(&s, Player::Second), 600.0 / 40.0 * 0.8 - 0.1));
+        // A new game starts the clocks again.
+        s.handle("clear_board");
+        assert!(close(share(&s, Player::First), 600.0 / 40.0 * 0.8 - 0.1));
+        // In byo-yomi, the period shared by the stones left.
+        s.handle("time_settings 0 30 5");
+        s.handle("time_left w 20 4");
+        assert!(close(share(&s, Player::Second), 20.0 / 4.0 * 0.8 - 0.1));
+        // Late in main time, a byo-yomi stone's share (the period follows).
+        s.handle("time_settings 60 30 5");
+        s.handle("time_left b 2 0");
+        assert!(close(share(&s, Player::First), 30.0 / 5.0 * 0.8 - 0.1));
+        // Main time running out goes on into byo-yomi; a period's last stone starts a new one.
+        s.account(Player::First, Duration::from_secs(3));
+        assert_eq!(s.left[0], Some((29.0, 4)));
+        for _ in 0..4 {
+            s.account(Player::First, Duration::from_secs(1));
+        }
+        assert_eq!(s.left[0], Some((30.0, 5)));
+        // Byo-yomi time without stones means no limit, as GTP says.
+        s.handle("time_settings 0 1 0");
+        assert_eq!(s.move_time(Player::First), None);
+        // Nearly out of time: still a little.
+        s.handle("time_settings 1 0 0");
+        s.handle("time_left b 1 0");
+        assert_eq!(s.move_time(Player::First), Some(Duration::from_millis(50)));
+    }
+
+    #[test]
+    fn a_timed_genmove_keeps_to_its_share() {
+        let mut s = searching(AgentKind::Mcts, None, 9, 100_000_000);
+        // Ten seconds sudden death: about 0.1 s a move, where the visits would take minutes.
+        s.handle("time_settings 10 0 0");
+        let t0 = std::time::Instant::now();
+        assert!(s.handle("genmove b").unwrap().starts_with("= "));
+        assert!(t0.elapsed() < Duration::from_secs(5), "{:?}", t0.elapsed());
+        let (left, stones) = s.left[0].unwrap();
+        assert!(
+            left < 10.0 && stones == 0,
+            "the move's time came off the clock"
+        );
+    }
+
+    /// The moves of one `lz-analyze` report: (move, visits, winrate, prior, order, pv).
+    fn report_moves(report: &str) -> Vec<(String, u32, u32, u32, usize, Vec<String>)> {
+        report
+            .trim_end()
+            .split("info ")
+            .filter(|m| !m.is_empty())
+            .map(|m| {
+                let w: Vec<&str> = m.split_whitespace().collect();
+                assert_eq!(
+                    (w[0], w[2], w[4], w[6], w[8], w[10]),
+                    ("move", "visits", "winrate", "prior", "order", "pv"),
+                    "{m}"
+                );
+                let n = |i: usize| w[i].parse::<u32>().unwrap();
+                (
+                    w[1].to_string(),
+                    n(3),
+                    n(5),
+                    n(7),
+                    n(9) as usize,
+                    w[11..].iter().map(|s| s.to_string()).collect(),
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn lz_analyze_reports_the_search_as_it_grows() {
+        let mut s = searching(AgentKind::Mcts, None, 5, 100);
+        s.handle("play b C3");
+        assert_eq!(s.handle("7 lz-analyze w 2").as_deref(), Some("=7\n"));
+        assert_eq!(
+            s.analysing,
+            Some(Analysing {
+                interval: Duration::from_millis(20),
+                max_moves: None
+            })
+        );
+        let mut total = 0;
+        for _ in 0..3 {
+            let report = s.analysis_report();
+            assert!(
+                report.starts_with("info move ") && report.ends_with('\n'),
+                "{report}"
+            );
+            let moves = report_moves(&report);
+            for (k, (mv, visits, winrate, prior, order, pv)) in moves.iter().enumerate() {
+                assert!(s.state.is_legal(s.state.parse_action(mv).unwrap()), "{mv}");
+                assert!(*visits > 0 && *winrate <= 10_000 && *prior <= 10_000);
+                assert_eq!(*order, k);
+                assert_eq!(&pv[0], mv);
+            }
+            // The tree is kept: each report counts more visits than the last.
+            let sum: u32 = moves.iter().map(|m| m.1).sum();
+            assert!(sum > total, "{sum} after {total}");
+            total = sum;
+        }
+        // Its driver ends it when a command arrives; the game is unchanged and goes on.
+        s.analysing = None;
+        assert_eq!(s.state.moves_since_start().len(), 1);
+        assert!(s.handle("genmove w").unwrap().starts_with("= "));
+
+        assert_eq!(s.handle("lz-analyze 5 maxmoves 1").as_deref(), Some("=\n"));
+        assert_eq!(report_moves(&s.analysis_report()).len(), 1);
+        s.analysing = None;
+        for (cmd, why) in [
+            ("lz-analyze w", "not to move"),
+            ("lz-analyze b 10 frob 3", "unknown option \"frob\""),
+            ("lz-analyze b 10 maxmoves", "maxmoves needs a value"),
+        ] {
+            let reply = s.handle(cmd).unwrap();
+            assert!(
+                reply.starts_with("? ") && reply.contains(why),
+                "{cmd}: {reply}"
+            );
+            assert!(s.analysing.is_none());
+        }
+        // An agent that searches no tree says so; a finished game has nothing to analyse.
+        let mut plain =
+            Session::new(GoRules::with_size(5), Box::new(PlayoutAgent::new(1))).unwrap();
+        let reply = plain.handle("lz-analyze").unwrap();
+        assert!(reply.contains("does not analyse"), "{reply}");
+        s.handle("play b pass");
+        s.handle("play w pass");
+        assert!(s.handle("lz-analyze").unwrap().contains("the game is over"));
+    }
+}
+
+#[cfg(test)]
+mod status_tests {
+    use super::*;
+
+    #[test]
+    fn final_status_lists_dead_stones() {
+        let mut s = Session::new(GoRules::with_size(5), Box::new(PlayoutAgent::new(1))).unwrap();
+        // White's two-eyed wall around a lone black stone at C2.
+        for v in [
+            "A1", "B1", "C1", "D1", "E1", "A2", "E2", "A3", "B3", "C3", "D3", "E3", "A4", "C4",
+            "E4", "A5", "B5", "C5", "D5", "E5",
+        ] {
+            assert_eq!(
+                s.handle(&format!("play w {v}")).as_deref(),
+                Some("=\n\n"),
+                "{v}"
+            );
+        }
+        assert_eq!(s.handle("play b C2").as_deref(), Some("=\n\n"));
+        assert_eq!(
+            s.handle("final_status_list dead").as_deref(),
+            Some("= C2\n\n")
+        );
+        assert_eq!(s.handle("final_score").as_deref(), Some("= W+32.5\n\n"));
+        let alive = s.handle("final_status_list alive").unwrap();
+        assert_eq!(
+            alive.split_whitespace().count(),
+            21,
+            "= and 20 stones: {alive}"
+        );
+        assert!(s
+            .handle("final_status_list maybe")
+            .unwrap()
+            .starts_with("? syntax error"));
+    }
+}
+
+#[cfg(test)]
+mod random_input_tests {
+    use super::*;
+    use rand::rngs::SmallRng;
+    use rand::seq::SliceRandom;
+    use rand::{Rng, SeedableRng};
+
+    /// Two thousand random lines built from real commands, plausible and absurd arguments:
+    /// every answer is one well-formed response and the session keeps a consistent game.
+    #[test]
+    fn random_command_lines_always_get_a_well_formed_answer() {
+        let mut rng = SmallRng::seed_from_u64(3);
+        let mut s = Session::new(GoRules::with_size(5), Box::new(PlayoutAgent::new(1))).unwrap();
+        let words: Vec<&str> = COMMANDS
+            .iter()
+            .copied()
+            .chain(["frob", "", "#", "play", "genmove", "undo"])
+            .collect();
+        let args = [
+            "b",
+            "w",
+            "black",
+            "WHITE",
+            "x",
+            "A1",
+            "c3",
+            "E5",
+            "J9",
+            "T19",
+            "I1",
+            "pass",
+            "PASS",
+            "resign",
+            "0",
+            "1",
+            "2",
+            "5",
+            "19",
+            "20",
+            "-3",
+            "7.5",
+            "nan",
+            "1e9",
+            "dead",
+            "alive",
+            "seki",
+            "/nonexistent",
+            "\u{1F600}",
+            "A",
+            "99999999999999999999",
+        ];
+        for _ in 0..2_000 {
+            let mut line = String::new();
+            if rng.gen_bool(0.3) {
+                line.push_str(&format!("{} ", rng.gen_range(0..1000)));
+            }
+            line.push_str(words.choose(&mut rng).unwrap());
+            for _ in 0..rng.gen_range(0..4) {
+                line.push(' ');
+                line.push_str(args.choose(&mut rng).unwrap());
+            }
+            if let Some(reply) = s.handle(&line) {
+                // An analysis that started answers its first line; its driver ends it.
+                if s.analysing.take().is_some() {
+                    assert!(reply.starts_with('=') && reply.ends_with('\n'), "{reply:?}");
+                    continue;
+                }
+                assert!(
+                    (reply.starts_with('=') || reply.starts_with('?')) && reply.ends_with("\n\n"),
+                    "{line:?} -> {reply:?}"
+                );
+                assert!(!reply[..reply.len() - 2].contains("\n\n"), "{reply:?}");
+            }
+            if s.quit {
+                s.quit = false;
+            }
+            // The game the session holds is always one the rules can read back.
+            let text = s.state.to_text();
+            assert_eq!(s.state.parse_position(&text).unwrap().to_text(), text);
+        }
+    }
+}

@@ -1,0 +1,1204 @@
+//! `engine uci`: the UCI face for Xiangqi, so GUIs and other engines can play this engine.
+//!
+//! Moves are ICCS with ranks **0–9** (rank 0 = Red's back rank; the central cannon is `h2e2`),
+//! as Pikafish and UCCI GUIs write them. Fairy-Stockfish counts ranks 1–10 instead; set
+//! `setoption name UCI_RankBase value 1` to talk its dialect. FEN as in `games::xiangqi::fen`.
+//!
+//! Commands: `uci`, `isready`, `ucinewgame`, `position startpos|fen FEN [moves M…]`,
+//! `go [depth N] [movetime MS] [nodes N] [wtime MS btime MS winc MS binc MS movestogo N]
+//! [infinite]`, `stop`, `quit`, `setoption name N [value V]` with options `Agent` (`alphabeta`;
+//! `mcts`, the engine's tree search with random playouts; `net`, the tree search guided by
+//! `Model`), `Model` (an ONNX file, or `uniform`), `Visits` and `Threads` (of the tree
+//! search), `Hash` (MiB, 1 to 4096, alpha-beta's table), `UCI_Variant` (xiangqi),
+//! `UCI_RankBase` (0 or 1). A bad line (a line that is not UTF-8 too) is answered with
+//! `info string error: …` and ignored: a GUI session survives it.
+//!
+//! The same session speaks UCCI, the Chinese engine protocol, when the GUI opens with `ucci`
+//! instead of `uci`: options are listed and set without `name`/`value` (`setoption hashsize
+//! 64`, plus `usemillisec`), `go` takes `time`/`increment`/`movestogo` for the side to move
+//! (seconds unless `usemillisec` is on; `opptime`, `oppincrement`, `oppmovestogo`, `draw` and
+//! `ponder` are read and ignored), `banmoves` forbids moves in the next search, scores are bare
+//! numbers (a mate in n plies is ±(10000 − n), as UCCI engines write it), a position with no
+//! move answers `nobestmove`, and `quit` is answered with `bye`.
+
+use std::io::{BufRead, Write};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use eval::Evaluator;
+use games::xiangqi::fen::{format_move_with_base, parse_move_with_base};
+use games::xiangqi::{Move, Xiangqi, START_FEN};
+use games::{Agent, Game, Outcome};
+use players::alphabeta::{value_score, SearchInfo, SearchResult, MATE, MAX_PLY};
+use players::alphabeta::{AlphaBeta, SearchLimits, MAX_HASH_MB};
+use search::{Limit, MctsAgent};
+
+use setup::models;
+
+/// Visits per move of the tree search when `go` sets no limit of its own.
+pub const DEFAULT_VISITS: u64 = 800;
+
+/// The tree search reports its progress (an `info` line) this often.
+const INFO_EVERY: Duration = Duration::from_secs(1);
+use players::spec::{preloaded, AgentSpec, MAX_THREADS, MAX_VISITS};
+
+/// A malformed or impossible UCI command: which command and why.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[error("{command}: {reason}")]
+pub struct UciError {
+    pub command: String,
+    pub reason: String,
+}
+
+fn err(command: &str, reason: impl Into<String>) -> UciError {
+    UciError {
+        command: command.to_string(),
+        reason: reason.into(),
+    }
+}
+
+/// What `go` asked for.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct GoParams {
+    pub depth: Option<u32>,
+    pub movetime: Option<u64>,
+    pub nodes: Option<u64>,
+    /// Remaining time and increment per side (Red, Black), milliseconds.
+    pub time: [Option<u64>; 2],
+    pub inc: [u64; 2],
+    pub movestogo: Option<u64>,
+    pub infinite: bool,
+    /// UCCI: the side to move's time left and increment, in the session's unit (seconds, or
+    /// milliseconds with `usemillisec`).
+    pub own_time: Option<u64>,
+    pub own_inc: u64,
+}
+
+/// One parsed input line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum UciCommand {
+    Uci,
+    /// The UCCI handshake: the session speaks UCCI from here on.
+    Ucci,
+    /// UCCI: moves the next search must not play (as text, checked when applied).
+    BanMoves(Vec<String>),
+    IsReady,
+    NewGame,
+    /// A start FEN and the moves after it (as text, checked when applied).
+    Position {
+        fen: String,
+        moves: Vec<String>,
+    },
+    Go(GoParams),
+    Stop,
+    Quit,
+    SetOption {
+        name: String,
+        value: String,
+    },
+    /// A blank line or an unknown command: ignored, as UCI requires.
+    Ignored(String),
+}
+
+/// Reads one line of the protocol.
+pub fn parse_command(line: &str) -> Result<UciCommand, UciError> {
+    let tokens: Vec<&str> = line.split_whitespace().collect();
+    let Some(&head) = tokens.first() else {
+        return Ok(UciCommand::Ignored(String::new()));
+    };
+    let rest = &tokens[1..];
+    Ok(match head {
+        "uci" => UciCommand::Uci,
+        "ucci" => UciCommand::Ucci,
+        "banmoves" => UciCommand::BanMoves(rest.iter().map(|m| m.to_string()).collect()),
+        "isready" => UciCommand::IsReady,
+        "ucinewgame" | "uccinewgame" => UciCommand::NewGame,
+        "stop" => UciCommand::Stop,
+        "quit" => UciCommand::Quit,
+        "position" => parse_position(rest)?,
+        "go" => UciCommand::Go(parse_go(rest)?),
+        "setoption" => parse_setoption(rest)?,
+        _ => UciCommand::Ignored(line.trim().to_string()),
+    })
+}
+
+fn parse_position(rest: &[&str]) -> Result<UciCommand, UciError> {
+    let moves_at = rest.iter().position(|&t| t == "moves");
+    let (head, moves) = match moves_at {
+        Some(i) => (&rest[..i], &rest[i + 1..]),
+        None => (rest, &[][..]),
+    };
+    let fen = match head.first() {
+        Some(&"startpos") if head.len() == 1 => START_FEN.to_string(),
+        Some(&"startpos") => return Err(err("position", "text after startpos")),
+        Some(&"fen") if head.len() > 1 => head[1..].join(" "),
+        Some(&"fen") => return Err(err("position", "fen without a FEN")),
+        Some(other) => {
+            return Err(err(
+                "position",
+                format!("expected startpos or fen, got '{other}'"),
+            ))
+        }
+        None => return Err(err("position", "expected startpos or fen")),
+    };
+    Ok(UciCommand::Position {
+        fen,
+        moves: moves.iter().map(|s| s.to_string()).collect(),
+    })
+}
+
+fn parse_go(rest: &[&str]) -> Result<GoParams, UciError> {
+    let mut go = GoParams::default();
+    let mut it = rest.iter();
+    while let Some(&key) = it.next() {
+        match key {
+            "infinite" => {
+                go.infinite = true;
+                continue;
+            }
+            // UCCI's `draw` (the opponent offers one) is declined by playing on.
+            "ponder" | "draw" => continue,
+            "depth" | "movetime" | "nodes" | "wtime" | "btime" | "winc" | "binc" | "movestogo"
+            | "mate" | "time" | "increment" | "opptime" | "oppincrement" | "oppmovestogo" => {}
+            // Before reading a value: an unknown word is not a parameter short of one.
+            _ => return Err(err("go", format!("unknown parameter '{key}'"))),
+        }
+        let value = it
+            .next()
+            .ok_or_else(|| err("go", format!("{key} without a value")))?;
+        let n: u64 = value
+            .parse()
+            .map_err(|_| err("go", format!("{key} '{value}' is not a number")))?;
+        match key {
+            "depth" => go.depth = Some(n.min(u32::MAX as u64) as u32),
+            "movetime" => go.movetime = Some(n),
+            "nodes" => go.nodes = Some(n),
+            "wtime" => go.time[0] = Some(n),
+            "btime" => go.time[1] = Some(n),
+            "winc" => go.inc[0] = n,
+            "binc" => go.inc[1] = n,
+            "movestogo" => go.movestogo = Some(n),
+            // `mate N` is read as a depth bound of 2N plies.
+            "mate" => go.depth = Some(n.saturating_mul(2).min(u32::MAX as u64) as u32),
+            "time" => go.own_time = Some(n),
+            "increment" => go.own_inc = n,
+            // The opponent's clock does not change how long this move may take.
+            "opptime" | "oppincrement" | "oppmovestogo" => {}
+            _ => unreachable!("checked above"),
+        }
+    }
+    Ok(go)
+}
+
+fn parse_setoption(rest: &[&str]) -> Result<UciCommand, UciError> {
+    match rest.first() {
+        Some(&"name") => {}
+        None | Some(&"value") => return Err(err("setoption", "expected 'name'")),
+        // UCCI: `setoption NAME [VALUE…]`.
+        Some(&name) => {
+            return Ok(UciCommand::SetOption {
+                name: name.to_string(),
+                value: rest[1..].join(" "),
+            })
+        }
+    }
+    let value_at = rest.iter().position(|&t| t == "value");
+    let name = rest[1..value_at.unwrap_or(rest.len())].join(" ");
+    if name.is_empty() {
+        return Err(err("setoption", "empty option name"));
+    }
+    let value = value_at
+        .map(|i| rest[i + 1..].join(" "))
+        .unwrap_or_default();
+    Ok(UciCommand::SetOption { name, value })
+}
+
+impl GoParams {
+    /// These parameters with UCCI's clock for the side to move (`side_index`) written as UCI's,
+    /// its unit being `unit_ms` milliseconds.
+    fn with_own_clock(mut self, side_index: usize, unit_ms: u64) -> GoParams {
+        if let Some(t) = self.own_time {
+            self.time[side_index] = Some(t.saturating_mul(unit_ms));
+            self.inc[side_index] = self.own_inc.saturating_mul(unit_ms);
+        }
+        self
+    }
+
+    /// The search limits for the side to move. A clock gives a slice of the remaining time:
+    /// a share of it (per move to go, else 1/30) plus most of the increment, never more than
+    /// half of what is left.
+    pub fn limits(&self, side_index: usize) -> SearchLimits {
+        let mut limits = SearchLimits {
+            depth: self.depth,
+            nodes: self.nodes,
+            movetime: self.movetime.map(Duration::from_millis),
+        };
+        if self.infinite {
+            return SearchLimits {
+                depth: self.depth,
+                ..Default::default()
+            };
+        }
+        if let (None, Some(left)) = (self.movetime, self.time[side_index]) {
+            let inc = self.inc[side_index];
+            let share = left / self.movestogo.unwrap_or(30).max(1) + inc * 3 / 4;
+            let ms = share.min(left / 2).saturating_sub(30).max(5);
+            limits.movetime = Some(Duration::from_millis(ms));
+        }
+        limits
+    }
+}
+
+/// What a UCI session searches with, chosen with `setoption name Agent value …`: alpha-beta, or
+/// the engine's tree search (with random playouts or a network).
+pub trait UciSearcher: Send {
+    /// Forgets everything learned from the previous game.
+    fn new_game(&mut self);
+    /// The GUI set up `start` and `moves` after it: a searcher that keeps its tree follows.
+    fn follow(&mut self, _start: &Xiangqi, _moves: &[Move]) {}
+    /// Searches `game` within `limits` (until `stop` is set; `infinite`: only then), reporting
+    /// progress to `info`; never answers one of the `banned` moves (UCCI's `banmoves`).
+    fn search(
+        &mut self,
+        game: &Xiangqi,
+        limits: SearchLimits,
+        infinite: bool,
+        banned: &[Move],
+        stop: &Arc<AtomicBool>,
+        info: &mut dyn FnMut(&SearchInfo),
+    ) -> SearchResult;
+}
+
+struct AlphaBetaSearcher(AlphaBeta);
+
+impl UciSearcher for AlphaBetaSearcher {
+    fn new_game(&mut self) {
+        self.0.clear();
+    }
+    fn search(
+        &mut self,
+        game: &Xiangqi,
+        limits: SearchLimits,
+        _infinite: bool,
+        banned: &[Move],
+        stop: &Arc<AtomicBool>,
+        info: &mut dyn FnMut(&SearchInfo),
+    ) -> SearchResult {
+        self.0.set_stop_handle(Arc::clone(stop));
+        self.0.set_excluded(banned);
+        self.0.search(game, limits, |i| info(i))
+    }
+}
+
+/// The engine's tree search (random playouts or a network) as a UCI searcher. It keeps its
+/// tree from move to move when the GUI's positions follow one game.
+struct MctsSearcher {
+    agent: MctsAgent<Xiangqi>,
+    /// Visits per move when `go` sets no limit.
+    visits: u64,
+}
+
+impl UciSearcher for MctsSearcher {
+    fn new_game(&mut self) {
+        let _ = self.agent.release();
+    }
+
+    fn follow(&mut self, start: &Xiangqi, moves: &[Move]) {
+        // The agent advances its tree through the moves after its root and ignores the rest.
+        let mut s = start.clone();
+        for &m in moves {
+            let _ = self.agent.observe(&s, m);
+            s.play_unchecked(m);
+        }
+    }
+
+    fn search(
+        &mut self,
+        game: &Xiangqi,
+        limits: SearchLimits,
+        infinite: bool,
+        banned: &[Move],
+        stop: &Arc<AtomicBool>,
+        info: &mut dyn FnMut(&SearchInfo),
+    ) -> SearchResult {
+        const FOREVER: Duration = Duration::from_secs(365 * 24 * 3600);
+        let limit = if infinite {
+            Limit::time(FOREVER)
+        } else {
+            // A tree search has no depth: it searches `nodes` visits, or for the time given
+            // (`movetime` or the clock's share), or else the `Visits` option's number.
+            Limit {
+                visits: match (limits.nodes, limits.movetime) {
+                    (Some(n), _) => Some(n.max(1)),
+                    (None, Some(_)) => None,
+                    (None, None) => Some(self.visits),
+                },
+                time: limits.movetime,
+            }
+        };
+        self.agent.set_halt(Some(Arc::clone(stop)));
+        let start = Instant::now();
+        let deadline = limit.time.map(|t| start + t);
+        let mut visits_left = limit.visits;
+        // One legal move needs no thought unless the GUI asked to watch one.
+        let legal = game.legal_moves();
+        if legal.as_slice().len() == 1 && !infinite && banned.is_empty() {
+            return SearchResult {
+                best: legal.as_slice().first().copied(),
+                score: 0,
+                depth: 0,
+                nodes: 0,
+            };
+        }
+        let mut playouts = 0;
+        // The search runs in slices of at most `INFO_EVERY`, one tree throughout, so that a GUI
+        // (analysing with `go infinite`, or waiting on a long move) sees its progress.
+        let mut analysis = None;
+        loop {
+            let now = Instant::now();
+            let slice = deadline.map_or(INFO_EVERY, |d| {
+                d.saturating_duration_since(now).min(INFO_EVERY)
+            });
+            self.agent.set_limit(Limit {
+                visits: visits_left,
+                time: Some(slice),
+            });
+            let Ok(Some(found)) = self.agent.analyse(game, None) else {
+                break;
+            };
+            visits_left = visits_left.map(|v| v.saturating_sub(found.playouts));
+            playouts += found.playouts;
+            // A proven result is final: more search would only walk its proof again.
+            let settled = self
+                .agent
+                .search()
+                .is_some_and(|s| s.proven_result().is_some());
+            let done = stop.load(Ordering::Relaxed)
+                || visits_left == Some(0)
+                || deadline.is_some_and(|d| Instant::now() >= d)
+                || settled;
+            if !done {
+                if let (Some(search), Some(first)) = (self.agent.search(), found.candidates.first())
+                {
+                    info(&SearchInfo {
+                        depth: first.pv.len() as u32,
+                        score: value_score(search.root_value()),
+                        nodes: playouts,
+                        time: start.elapsed(),
+                        pv: first.pv.clone(),
+                    });
+                }
+            }
+            analysis = Some(found);
+            if done {
+                break;
+            }
+        }
+        // The move the search plays (its proof's quickest win where it has one), or with no
+        // search the first legal move.
+        let chosen = self
+            .agent
+            .search()
+            .filter(|_| analysis.is_some())
+            .and_then(|s| s.best_action());
+        // A banned choice gives way to the most searched move that is not banned (or, with no
+        // tree, the first legal one); its own value is then the score.
+        let stand_in = chosen.filter(|m| banned.contains(m)).map(|_| {
+            let searched = self
+                .agent
+                .search()
+                .map(|s| s.root_children())
+                .unwrap_or_default();
+            let child = searched
+                .into_iter()
+                .filter(|c| !banned.contains(&c.action))
+                .max_by_key(|c| c.visits);
+            match child {
+                Some(c) => (Some(c.action), value_score(c.q as f32)),
+                None => (
+                    game.legal_moves()
+                        .as_slice()
+                        .iter()
+                        .copied()
+                        .find(|m| !banned.contains(m)),
+                    0,
+                ),
+            }
+        });
+        let best = stand_in.map_or(chosen, |(m, _)| m);
+        let mut result = SearchResult {
+            best,
+            score: 0,
+            depth: 0,
+            nodes: 0,
+        };
+        if let (Some(best), Some(_), Some(search)) = (best, &analysis, self.agent.search()) {
+            let pv = search.principal_variation(best);
+            let mut after = game.clone();
+            after.play_unchecked(best);
+            result.score = match search.proven_result() {
+                _ if stand_in.is_some() => stand_in.map_or(0, |(_, score)| score),
+                // A proof to the game's end is a mate (or a rule win) in that many plies, as
+                // alpha-beta says it; plies beyond alpha-beta's reach stay a value.
+                Some((Outcome::Win(p), plies)) if (plies as usize) < MAX_PLY => {
+                    let mate = MATE - plies as i32;
+                    if p == game.to_act() {
+                        mate
+                    } else {
+                        -mate
+                    }
+                }
+                _ if after.outcome() == Some(Outcome::Win(game.to_act())) => MATE - 1,
+                _ => value_score(search.root_value()),
+            };
+            result.depth = pv.len() as u32;
+            result.nodes = playouts;
+            info(&SearchInfo {
+                depth: result.depth,
+                score: result.score,
+                nodes: result.nodes,
+                time: start.elapsed(),
+                pv,
+            });
+        }
+        result
+    }
+}
+
+type Out = Arc<Mutex<Box<dyn Write + Send>>>;
+
+fn say(out: &Out, line: &str) {
+    let mut o = out.lock().unwrap_or_else(|p| p.into_inner());
+    // A closed stdout means the GUI is gone; the next read of stdin ends the session.
+    let _ = writeln!(o, "{line}");
+    let _ = o.flush();
+}
+
+/// One UCI session over any input and output.
+pub struct Session {
+    out: Out,
+    game: Xiangqi,
+    /// The searcher, or `None` while a search thread holds it.
+    searcher: Option<Box<dyn UciSearcher>>,
+    search: Option<JoinHandle<Box<dyn UciSearcher>>>,
+    stop: Arc<AtomicBool>,
+    agent: String,
+    hash_mb: usize,
+    rank_base: u32,
+    /// The tree search's settings: its network (`net`; the `Model` option, loaded once),
+    /// visits and threads.
+    net: Option<(String, Arc<dyn Evaluator<Xiangqi>>)>,
+    visits: u64,
+    threads: usize,
+    /// The config whose `inference` section loads a model, and its path for messages.
+    config: (serde_yaml::Value, PathBuf),
+    /// The protocol the GUI opened with.
+    dialect: Dialect,
+    /// UCCI's `usemillisec`: clock times in milliseconds rather than seconds.
+    millisec: bool,
+    /// UCCI's `banmoves` for the current position.
+    banned: Vec<Move>,
+}
+
+/// UCI, or UCCI (see the module's notes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Dialect {
+    Uci,
+    Ucci,
+}
+
+/// One option as the handshake lists it.
+struct OptionLine {
+    uci: &'static str,
+    ucci: &'static str,
+    kind: &'static str,
+    default: String,
+    range: Option<(u64, u64)>,
+    vars: &'static [&'static str],
+}
+
+impl OptionLine {
+    fn text(&self, dialect: Dialect) -> String {
+        let range = self
+            .range
+            .map(|(lo, hi)| format!(" min {lo} max {hi}"))
+            .unwrap_or_default();
+        let vars: String = self.vars.iter().map(|v| format!(" var {v}")).collect();
+        match dialect {
+            Dialect::Uci => format!(
+                "option name {} type {} default {}{range}{vars}",
+                self.uci, self.kind, self.default
+            ),
+            Dialect::Ucci => format!(
+                "option {} type {}{range}{vars} default {}",
+                self.ucci, self.kind, self.default
+            ),
+        }
+    }
+}
+
+/// How a session starts: the options' first values (the command line's flags).
+pub struct Start {
+    pub hash_mb: usize,
+    pub agent: String,
+    pub model: Option<String>,
+    pub visits: u64,
+    /// The config whose `inference` section loads a model, and its path.
+    pub config: (serde_yaml::Value, PathBuf),
+}
+
+impl Session {
+    /// A session as `start` says, building only the searcher its agent needs. Errors name the
+    /// option at fault (`Model`, `Agent`, `Hash`).
+    pub fn open(out: Box<dyn Write + Send>, start: Start) -> Result<Session, UciError> {
+        let mut s = Session {
+            out: Arc::new(Mutex::new(out)),
+            game: Xiangqi::start(),
+            searcher: None,
+            search: None,
+            stop: Arc::new(AtomicBool::new(false)),
+            agent: start.agent,
+            hash_mb: start.hash_mb,
+            rank_base: 0,
+            net: None,
+            visits: start.visits,
+            threads: 1,
+            config: start.config,
+            dialect: Dialect::Uci,
+            millisec: false,
+            banned: Vec::new(),
+        };
+        if !(1..=MAX_VISITS).contains(&s.visits) {
+            return Err(err(
+                "setoption",
+                format!("Visits {} is not 1..{MAX_VISITS}", s.visits),
+            ));
+        }
+        if let Some(model) = start.model {
+            s.load_model(&model)?;
+        }
+        s.searcher = s.make_searcher(&s.agent)?;
+        Ok(s)
+    }
+
+    /// Loads the network of the `Model` option (kept for every tree search built after).
+    fn load_model(&mut self, model: &str) -> Result<(), UciError> {
+        let (doc, path) = &self.config;
+        let net = models::evaluator(&Xiangqi::start(), model, doc, path)
+            .map_err(|e| err("setoption", format!("Model {model}: {e:#}")))?;
+        self.net = Some((model.to_string(), net));
+        Ok(())
+    }
+
+    /// Builds the searcher an `Agent` option names: alpha-beta with this session's table size,
+    /// or the tree search with its network, visits and threads. `None` for `net` until the
+    /// `Model` option is set (GUIs send options in any order).
+    fn make_searcher(&self, agent: &str) -> Result<Option<Box<dyn UciSearcher>>, UciError> {
+        let tree = |net: Option<Arc<dyn Evaluator<Xiangqi>>>| -> Option<Box<dyn UciSearcher>> {
+            let spec = AgentSpec::tree(net.is_some(), self.visits, self.threads, 1);
+            let label = if net.is_some() { "net" } else { "mcts" };
+            let agent = players::spec::build_mcts(&spec, label, 1, &preloaded(net)).ok()?;
+            Some(Box::new(MctsSearcher {
+                agent,
+                visits: self.visits,
+            }))
+        };
+        match agent {
+            "alphabeta" => AlphaBeta::try_new(self.hash_mb)
+                .map(|ab| Some(Box::new(AlphaBetaSearcher(ab)) as Box<dyn UciSearcher>))
+                .map_err(|e| err("setoption", format!("Hash {}: {e}", self.hash_mb))),
+            "mcts" => Ok(tree(None)),
+            "net" => Ok(self
+                .net
+                .as_ref()
+                .and_then(|(_, net)| tree(Some(Arc::clone(net))))),
+            other => Err(err(
+                "setoption",
+                format!("unknown Agent '{other}' (alphabeta, mcts, net)"),
+            )),
+        }
+    }
+
+    /// Reads commands until `quit` or the end of input.
+    /// Whether a searcher is ready (`net` waits for its `Model` option).
+    pub fn has_searcher(&self) -> bool {
+        self.searcher.is_some()
+    }
+
+    pub fn run(&mut self, mut input: impl BufRead) -> anyhow::Result<()> {
+        let mut raw = Vec::new();
+        for number in 1.. {
+            raw.clear();
+            if input.read_until(b'\n', &mut raw)? == 0 {
+                break;
+            }
+            // Stray bytes from a GUI must not end its session: say so and read on.
+            let Ok(line) = std::str::from_utf8(&raw) else {
+                say(
+                    &self.out,
+                    &format!("info string error: line {number} is not UTF-8: ignored"),
+                );
+                continue;
+            };
+            match parse_command(line) {
+                Ok(UciCommand::Quit) => {
+                    self.finish_search(true);
+                    if self.dialect == Dialect::Ucci {
+                        say(&self.out, "bye");
+                    }
+                    return Ok(());
+                }
+                Ok(cmd) => {
+                    if let Err(e) = self.handle(cmd) {
+                        say(&self.out, &format!("info string error: {e}"));
+                    }
+                }
+                Err(e) => say(&self.out, &format!("info string error: {e}")),
+            }
+        }
+        self.finish_search(true);
+        Ok(())
+    }
+
+    /// Waits for a running search (stopping it first if `stop`) and takes the searcher back.
+    fn finish_search(&mut self, stop: bool) {
+        if let Some(handle) = self.search.take() {
+            if stop {
+                self.stop.store(true, Ordering::Relaxed);
+            }
+            match handle.join() {
+                Ok(s) => self.searcher = Some(s),
+                Err(_) => {
+                    say(&self.out, "info string error: the search thread failed");
+                    self.searcher = self.make_searcher(&self.agent).ok().flatten();
+                }
+            }
+        }
+    }
+
+    fn handle(&mut self, cmd: UciCommand) -> Result<(), UciError> {
+        match cmd {
+            UciCommand::Uci => self.handshake(Dialect::Uci),
+            UciCommand::Ucci => self.handshake(Dialect::Ucci),
+            UciCommand::BanMoves(moves) => {
+                self.finish_search(true);
+                let mut banned = Vec::with_capacity(moves.len());
+                for (i, text) in moves.iter().enumerate() {
+                    let m = parse_move_with_base(text, self.rank_base)
+                        .ok()
+                        .filter(|&m| self.game.is_legal(m))
+                        .ok_or_else(|| {
+                            err(
+                                "banmoves",
+                                format!("move {} '{text}' is not legal here", i + 1),
+                            )
+                        })?;
+                    banned.push(m);
+                }
+                self.banned = banned;
+            }
+            UciCommand::IsReady => say(&self.out, "readyok"),
+            UciCommand::NewGame => {
+                self.finish_search(true);
+                if let Some(s) = self.searcher.as_mut() {
+                    s.new_game();
+                }
+                self.game = Xiangqi::start();
+                self.banned.clear();
+            }
+            UciCommand::Position { fen, moves } => {
+                self.finish_search(true);
+                let (start, played, game) = self.build_position(&fen, &moves)?;
+                if let Some(s) = self.searcher.as_mut() {
+                    s.follow(&start, &played);
+                }
+                self.game = game;
+                // Bans hold for the position they were sent in.
+                self.banned.clear();
+            }
+            UciCommand::Go(params) => {
+                self.finish_search(true);
+                self.go(params);
+            }
+            UciCommand::Stop => self.finish_search(true),
+            UciCommand::SetOption { name, value } => {
+                self.finish_search(true);
+                self.set_option(&name, &value)?;
+            }
+            UciCommand::Quit => {}
+            UciCommand::Ignored(line) => {
+                if !line.is_empty() {
+                    return Err(err(&line, "unknown command"));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Speaks `dialect` from now on: names the engine and lists its options.
+    fn handshake(&mut self, dialect: Dialect) {
+        self.dialect = dialect;
+        say(
+            &self.out,
+            &format!("id name xiangqi-engine ({})", self.agent),
+        );
+        say(&self.out, "id author the engine authors");
+        let mut options = vec![
+            OptionLine {
+                uci: "Agent",
+                ucci: "agent",
+                kind: "combo",
+                default: self.agent.clone(),
+                range: None,
+                vars: &["alphabeta", "mcts", "net"],
+            },
+            OptionLine {
+                uci: "Model",
+                ucci: "model",
+                kind: "string",
+                default: self
+                    .net
+                    .as_ref()
+                    .map_or("<empty>".into(), |(m, _)| m.clone()),
+                range: None,
+                vars: &[],
+            },
+            OptionLine {
+                uci: "Visits",
+                ucci: "visits",
+                kind: "spin",
+                default: self.visits.to_string(),
+                range: Some((1, MAX_VISITS)),
+                vars: &[],
+            },
+            OptionLine {
+                uci: "Threads",
+                ucci: "threads",
+                kind: "spin",
+                default: self.threads.to_string(),
+                range: Some((1, MAX_THREADS as u64)),
+                vars: &[],
+            },
+            OptionLine {
+                uci: "Hash",
+                ucci: "hashsize",
+                kind: "spin",
+                default: self.hash_mb.to_string(),
+                range: Some((1, MAX_HASH_MB as u64)),
+                vars: &[],
+            },
+        ];
+        match self.dialect {
+            Dialect::Uci => {
+                options.push(OptionLine {
+                    uci: "UCI_Variant",
+                    ucci: "",
+                    kind: "combo",
+                    default: "xiangqi".into(),
+                    range: None,
+                    vars: &["xiangqi"],
+                });
+                options.push(OptionLine {
+                    uci: "UCI_RankBase",
+                    ucci: "",
+                    kind: "spin",
+                    default: "0".into(),
+                    range: Some((0, 1)),
+                    vars: &[],
+                });
+            }
+            Dialect::Ucci => options.push(OptionLine {
+                uci: "",
+                ucci: "usemillisec",
+                kind: "check",
+                default: self.millisec.to_string(),
+                range: None,
+                vars: &[],
+            }),
+        }
+        for o in &options {
+            say(&self.out, &o.text(self.dialect));
+        }
+        say(
+            &self.out,
+            match self.dialect {
+                Dialect::Uci => "uciok",
+                Dialect::Ucci => "ucciok",
+            },
+        );
+    }
+
+    /// The start position, the moves played from it, and the position they lead to.
+    fn build_position(
+        &self,
+        fen: &str,
+        moves: &[String],
+    ) -> Result<(Xiangqi, Vec<Move>, Xiangqi), UciError> {
+        let start = Xiangqi::from_fen(fen).map_err(|e| err("position", e.to_string()))?;
+        let mut game = start.clone();
+        let mut played = Vec::with_capacity(moves.len());
+        for (i, text) in moves.iter().enumerate() {
+            let m = parse_move_with_base(text, self.rank_base)
+                .map_err(|e| err("position", format!("move {}: {e}", i + 1)))?;
+            game.play(m).map_err(|e| {
+                err(
+                    "position",
+                    format!("move {} '{text}': {e} in {}", i + 1, game.to_text()),
+                )
+            })?;
+            played.push(m);
+        }
+        Ok((start, played, game))
+    }
+
+    fn set_option(&mut self, name: &str, value: &str) -> Result<(), UciError> {
+        match name.to_ascii_lowercase().as_str() {
+            "agent" => {
+                if value == self.agent && self.searcher.is_some() {
+                    return Ok(());
+                }
+                self.searcher = self.make_searcher(value)?;
+                self.agent = value.to_string();
+                if self.searcher.is_none() {
+                    say(
+                        &self.out,
+                        "info string Agent net waits for the Model option",
+                    );
+                }
+            }
+            "model" => {
+                if self.net.as_ref().is_some_and(|(m, _)| m == value) {
+                    return Ok(());
+                }
+                // Loaded now, so that a bad file is reported at once and the old model stays.
+                self.load_model(value)?;
+                if self.agent == "net" {
+                    self.searcher = self.make_searcher("net")?;
+                }
+            }
+            key @ ("visits" | "threads") => {
+                let max = if key == "visits" {
+                    MAX_VISITS
+                } else {
+                    MAX_THREADS as u64
+                };
+                let n = value
+                    .parse::<u64>()
+                    .ok()
+                    .filter(|n| (1..=max).contains(n))
+                    .ok_or_else(|| err("setoption", format!("{name} '{value}' is not 1..{max}")))?;
+                if key == "visits" {
+                    self.visits = n;
+                } else {
+                    self.threads = n as usize;
+                }
+                if self.agent != "alphabeta" {
+                    self.searcher = self.make_searcher(&self.agent)?;
+                }
+            }
+            "usemillisec" => {
+                self.millisec = match value {
+                    "true" | "on" => true,
+                    "false" | "off" => false,
+                    _ => return Err(err("setoption", "usemillisec is true or false")),
+                };
+            }
+            "hash" | "hashsize" => {
+                let mb: usize = value
+                    .parse()
+                    .ok()
+                    .filter(|&v| (1..=MAX_HASH_MB).contains(&v))
+                    .ok_or_else(|| {
+                        err(
+                            "setoption",
+                            format!("Hash '{value}' is not 1..{MAX_HASH_MB}"),
+                        )
+                    })?;
+                // Only alpha-beta has a table. Built before the old one goes, so a size that
+                // cannot be had changes nothing.
+                if self.agent == "alphabeta" {
+                    let table = AlphaBeta::try_new(mb).map_err(|e| {
+                        err(
+                            "setoption",
+                            format!("Hash {mb}: {e}; the table stays {} MiB", self.hash_mb),
+                        )
+                    })?;
+                    self.searcher = Some(Box::new(AlphaBetaSearcher(table)));
+                }
+                self.hash_mb = mb;
+            }
+            "uci_variant" => {
+                if value != "xiangqi" {
+                    return Err(err(
+                        "setoption",
+                        format!("UCI_Variant '{value}': only xiangqi"),
+                    ));
+                }
+            }
+            "uci_rankbase" => {
+                self.rank_base = match value {
+                    "0" => 0,
+                    "1" => 1,
+                    _ => return Err(err("setoption", "UCI_RankBase is 0 or 1")),
+                };
+            }
+            _ => return Err(err("setoption", format!("unknown option '{name}'"))),
+        }
+        Ok(())
+    }
+
+    fn go(&mut self, params: GoParams) {
+        let Some(mut searcher) = self.searcher.take() else {
+            // A GUI waits for `bestmove` after every `go`.
+            say(
+                &self.out,
+                &format!(
+                    "info string error: Agent {} has no searcher: set the Model option",
+                    self.agent
+                ),
+            );
+            say(
+                &self.out,
+                match self.dialect {
+                    Dialect::Uci => "bestmove (none)",
+                    Dialect::Ucci => "nobestmove",
+                },
+            );
+            return;
+        };
+        let game = self.game.clone();
+        let out = Arc::clone(&self.out);
+        let stop = Arc::clone(&self.stop);
+        stop.store(false, Ordering::Relaxed);
+        let base = self.rank_base;
+        let side = game.to_act().index();
+        let unit_ms = if self.millisec { 1 } else { 1000 };
+        let limits = params.with_own_clock(side, unit_ms).limits(side);
+        let infinite = params.infinite;
+        let dialect = self.dialect;
+        let banned = self.banned.clone();
+        self.search = Some(std::thread::spawn(move || {
+            let mut info = |i: &SearchInfo| {
+                let score = match (dialect, i.mate_in()) {
+                    (Dialect::Uci, Some(m)) => format!("mate {m}"),
+                    (Dialect::Uci, None) => format!("cp {}", i.score),
+                    (Dialect::Ucci, _) => ucci_score(i.score).to_string(),
+                };
+                let ms = i.time.as_millis().max(1);
+                let pv: Vec<String> =
+                    i.pv.iter()
+                        .map(|&m| format_move_with_base(m, base))
+                        .collect();
+                say(
+                    &out,
+                    &format!(
+                        "info depth {} score {score} nodes {} nps {} time {ms} pv {}",
+                        i.depth,
+                        i.nodes,
+                        i.nodes as u128 * 1000 / ms,
+                        pv.join(" ")
+                    ),
+                );
+            };
+            let result = searcher.search(&game, limits, infinite, &banned, &stop, &mut info);
+            // `go infinite` must not answer before `stop`.
+            while infinite && !stop.load(Ordering::Relaxed) {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            let line = match (result.best, dialect) {
+                (Some(m), _) => format!("bestmove {}", format_move_with_base(m, base)),
+                (None, Dialect::Uci) => "bestmove (none)".into(),
+                (None, Dialect::Ucci) => "nobestmove".into(),
+            };
+            say(&out, &line);
+            searcher
+        }));
+    }
+}
+
+/// A score as UCCI engines write it: a mate in n plies is ±(10000 − n); anything else is
+/// kept inside ±9000, below every mate.
+fn ucci_score(score: i32) -> i32 {
+    if score.abs() >= MATE - MAX_PLY as i32 {
+        score.signum() * (10_000 - (MATE - score.abs()))
+    } else {
+        score.clamp(-9_000, 9_000)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_position_with_fen_and_moves() {
+        let c = parse_command("position fen 4k4/9/9/9/9/9/9/9/9/3K5 w - - 0 1 moves d0d1").unwrap();
+        assert_eq!(
+            c,
+            UciCommand::Position {
+                fen: "4k4/9/9/9/9/9/9/9/9/3K5 w - - 0 1".into(),
+                moves: vec!["d0d1".into()]
+            }
+        );
+        let c = parse_command("position startpos").unwrap();
+        assert!(matches!(c, UciCommand::Position { moves, .. } if moves.is_empty()));
+    }
+
+    #[test]
+    fn bad_commands_are_typed_errors() {
+        for (line, command) in [
+            ("position", "position"),
+            ("position start", "position"),
+            ("position fen", "position"),
+            ("go depth", "go"),
+            ("go depth x", "go"),
+            ("go sideways 3", "go"),
+            ("setoption value 3", "setoption"),
+        ] {
+            let e = parse_command(line).expect_err(line);
+            assert_eq!(e.command, command, "{line}");
+        }
+        assert_eq!(
+            parse_command("xyzzy").unwrap(),
+            UciCommand::Ignored("xyzzy".into())
+        );
+    }
+
+    #[test]
+    fn clock_gives_a_share_never_more_than_half() {
+        let go = match parse_command("go wtime 60000 btime 1000 winc 0 binc 0").unwrap() {
+            UciCommand::Go(g) => g,
+            _ => unreachable!(),
+        };
+        let red = go.limits(0).movetime.unwrap();
+        let black = go.limits(1).movetime.unwrap();
+        assert_eq!(red, Duration::from_millis(60000 / 30 - 30));
+        assert!(black <= Duration::from_millis(500));
+        assert_eq!(
+            parse_command("go depth 5").map(|c| match c {
+                UciCommand::Go(g) => g.limits(0).depth,
+                _ => None,
+            }),
+            Ok(Some(5))
+        );
+    }
+
+    /// Pure MCTS with `visits` per move, as the `Agent mcts` option builds it.
+    fn tree_search(visits: u64) -> MctsAgent<Xiangqi> {
+        let spec = AgentSpec::tree(false, visits, 1, 1);
+        players::spec::build_mcts(&spec, "mcts", 1, &preloaded(None)).unwrap()
+    }
+
+    #[test]
+    fn the_tree_search_follows_the_gui_positions() {
+        let mut s = MctsSearcher {
+            agent: tree_search(200),
+            visits: 200,
+        };
+        let start = Xiangqi::start();
+        let stop = Arc::new(AtomicBool::new(false));
+        let limits = SearchLimits::default();
+        let first = s.search(&start, limits, false, &[], &stop, &mut |_| {});
+        let best = first.best.unwrap();
+        assert_eq!(first.nodes, 200);
+        // The GUI sends the game so far: our move and a reply.
+        let mut after = start.clone();
+        after.play(best).unwrap();
+        let reply = after.parse_action("h9g7").unwrap();
+        s.follow(&start, &[best, reply]);
+        after.play(reply).unwrap();
+        let search = s.agent.search().unwrap();
+        assert_eq!(search.state().hash(), after.hash(), "the tree followed");
+        // The subtree under the two moves was kept (when the search went there at all).
+        let kept = search.root_visits();
+        let second = s.search(&after, limits, false, &[], &stop, &mut |_| {});
+        assert_eq!(second.nodes, 200);
+        assert_eq!(s.agent.search().unwrap().root_visits(), kept + 200);
+    }
+
+    #[test]
+    fn a_proven_tree_search_reports_a_mate_and_its_line() {
+        // Red mates in two (b2e2+ e9f9 a1f1#); the tree search proves a mate within a few
+        // moves and reports it as a mate, its line ending in the mate.
+        let fen = "4k4/9/9/9/9/9/9/1R7/R8/3K5 w - - 0 1";
+        let game = Xiangqi::from_fen(fen).unwrap();
+        let mut s = MctsSearcher {
+            agent: tree_search(20_000),
+            visits: 20_000,
+        };
+        let stop = Arc::new(AtomicBool::new(false));
+        let mut said = None;
+        let r = s.search(
+            &game,
+            SearchLimits::default(),
+            false,
+            &[],
+            &stop,
+            &mut |i| said = Some(i.clone()),
+        );
+        let info = said.unwrap();
+        let mate = info.mate_in().expect("a mate score");
+        assert!((2..=6).contains(&mate), "mate in {mate}");
+        assert_eq!(r.score, info.score);
+        let mut end = game.clone();
+        for &m in &info.pv {
+            end.play(m).unwrap();
+        }
+        assert_eq!(
+            end.outcome(),
+            Some(Outcome::Win(games::Player::First)),
+            "{:?}",
+            info.pv
+        );
+        assert_eq!(info.pv.len() as i32, 2 * mate - 1);
+    }
+
+    #[test]
+    fn reads_the_ucci_dialect() {
+        assert_eq!(parse_command("ucci").unwrap(), UciCommand::Ucci);
+        assert_eq!(parse_command("uccinewgame").unwrap(), UciCommand::NewGame);
+        assert_eq!(
+            parse_command("setoption usemillisec true").unwrap(),
+            UciCommand::SetOption {
+                name: "usemillisec".into(),
+                value: "true".into()
+            }
+        );
+        assert_eq!(
+            parse_command("banmoves h2e2 b0c2").unwrap(),
+            UciCommand::BanMoves(vec!["h2e2".into(), "b0c2".into()])
+        );
+        let UciCommand::Go(go) =
+            parse_command("go draw time 300 increment 5 opptime 200 oppincrement 5").unwrap()
+        else {
+            unreachable!()
+        };
+        assert_eq!((go.own_time, go.own_inc), (Some(300), 5));
+        // Seconds by default: 300 s with 5 s a move gives Black 10 s plus most of 5 s.
+        let limits = go.with_own_clock(1, 1000).limits(1);
+        assert_eq!(
+            limits.movetime,
+            Some(Duration::from_millis(300_000 / 30 + 3750 - 30))
+        );
+        assert!(parse_command("go time").is_err());
+        // Mates in plies as UCCI writes them; other scores stay below every mate.
+        assert_eq!(ucci_score(MATE - 3), 9997);
+        assert_eq!(ucci_score(-(MATE - 4)), -9996);
+        assert_eq!(ucci_score(25_000), 9000);
+        assert_eq!(ucci_score(-120), -120);
+    }
+
+    #[test]
+    fn setoption_reads_names_with_spaces() {
+        assert_eq!(
+            parse_command("setoption name Clear Hash").unwrap(),
+            UciCommand::SetOption {
+                name: "Clear Hash".into(),
+                value: String::new()
+            }
+        );
+    }
+}
