@@ -13,8 +13,9 @@ use serde::de::DeserializeOwned;
 /// Every top-level section any tool reads. One list for all files: a section's owner may be
 /// trainer-bridge (`network`, `fit`) or `engine serve` (`serve`, `games`, `models`), and a
 /// misspelt section would otherwise silently leave its owner with defaults.
-pub const SECTIONS: [&str; 10] = [
+pub const SECTIONS: [&str; 11] = [
     "game",
+    "bootstrap",
     "gtp",
     "inference",
     "selfplay",
@@ -365,7 +366,7 @@ mod tests {
             ("- 1\n- 2\n", "the document is a list"),
             (
                 "selfpaly:\n  full_visits: 8\n",
-                "x.yaml: unknown section `selfpaly` (known: game, gtp,",
+                "x.yaml: unknown section `selfpaly` (known: game, bootstrap, gtp,",
             ),
             ("selfplay: ~\nxx:\n", "unknown section `xx`"),
             ("1: 2\n", "unknown section `1`"),

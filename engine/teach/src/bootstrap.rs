@@ -36,7 +36,7 @@ use shards::{Sample, Shard, ShardError, ShardMeta};
 
 use crate::teacher::{TeachError, Teacher};
 
-/// The `bootstrap` section of a game's config (see `configs/go-bootstrap.yaml`).
+/// The `bootstrap` section of a game's config (see `configs/go.yaml`, every key commented).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct BootstrapConfig {

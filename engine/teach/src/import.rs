@@ -30,6 +30,9 @@ pub struct ImportOptions {
     pub model: String,
     /// Recorded as each shard's `config` metadata (the configuration's YAML text).
     pub config: String,
+    /// Reads a file that is not UTF-8 (Xiangqi PGN: GBK, as Chinese GUIs write it); `None`:
+    /// such a file is unreadable.
+    pub legacy_text: Option<fn(&[u8]) -> String>,
 }
 
 impl ImportOptions {
@@ -44,6 +47,7 @@ impl ImportOptions {
             extension: extension.to_string(),
             model: "records".into(),
             config: String::new(),
+            legacy_text: None,
         }
     }
 }
@@ -364,15 +368,19 @@ pub fn import<G: Game>(
 }
 
 /// The text of a record file, or why it has none.
-fn read_text(path: &Path) -> Result<String, ImportError> {
+fn read_text(path: &Path, legacy: Option<fn(&[u8]) -> String>) -> Result<String, ImportError> {
     let bytes = fs::read(path).map_err(|error| ImportError::Io {
         path: path.to_owned(),
         error,
     })?;
-    String::from_utf8(bytes).map_err(|e| ImportError::NotUtf8 {
-        path: path.to_owned(),
-        offset: e.utf8_error().valid_up_to(),
-    })
+    match (String::from_utf8(bytes), legacy) {
+        (Ok(text), _) => Ok(text),
+        (Err(e), Some(decode)) => Ok(decode(e.as_bytes())),
+        (Err(e), None) => Err(ImportError::NotUtf8 {
+            path: path.to_owned(),
+            offset: e.utf8_error().valid_up_to(),
+        }),
+    }
 }
 
 /// Imports the record files under `paths` (see [`record_files`]) into shards in `opts.out`,
@@ -405,7 +413,7 @@ pub fn import_files<G: Game>(
     if opts.strict {
         // Everything is read once before anything is written, so a bad game leaves no shards.
         for path in &files {
-            for entry in read(&read_text(path)?) {
+            for entry in read(&read_text(path, opts.legacy_text)?) {
                 if let Err(error) = entry {
                     return Err(ImportError::BadGame {
                         path: path.clone(),
@@ -428,7 +436,7 @@ pub fn import_files<G: Game>(
     for path in &files {
         run.summary.files += 1;
         let name = path.display().to_string();
-        let text = match read_text(path) {
+        let text = match read_text(path, opts.legacy_text) {
             Ok(text) => text,
             Err(e) if !opts.strict => {
                 run.summary.bad_files += 1;

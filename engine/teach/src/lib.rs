@@ -16,12 +16,14 @@
 //! [`ShardWriter`] is the part that knows nothing of records: numbered shards of one stem.
 
 pub mod bootstrap;
+mod games;
 pub mod gtp_teacher;
 mod import;
 pub mod teacher;
 pub mod uci_teacher;
 mod writer;
 
+pub use games::Learnable;
 pub use import::{
     import, import_files, import_stem, record_files, record_samples, ImportError, ImportOptions,
     ImportSummary,

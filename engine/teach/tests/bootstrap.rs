@@ -415,7 +415,7 @@ fn parsers_read_top_moves_score_estimates_and_info_lines() {
 
 #[test]
 fn the_documented_section_is_the_default() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../configs/go-bootstrap.yaml");
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../configs/go.yaml");
     let doc: serde_yaml::Value =
         serde_yaml::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
     let section: BootstrapConfig = serde_yaml::from_value(doc["bootstrap"].clone()).unwrap();

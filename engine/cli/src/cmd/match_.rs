@@ -1,19 +1,13 @@
 //! `engine match`: two agents play a series of games with alternating colours; prints wins,
 //! draws and losses with a 95 % confidence interval of the score.
 
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
-
 use anyhow::Context;
 use clap::Args as ClapArgs;
-use eval::Evaluator;
-use games::Game;
 use indicatif::{ProgressBar, ProgressStyle};
 use players::matchplay::{play_match_parallel, MatchResult};
-
-use super::GameKind;
 use players::spec::{self as agents, AgentSpec, OwnPlayers};
-use setup::{config, models};
+
+use super::{net_loader, ForGame, GameArgs, GameType, Loaded};
 
 /// Play a match between two agents, swapping colours every game.
 ///
@@ -23,13 +17,8 @@ use setup::{config, models};
 /// a network-free stand-in with uniform priors and value 0).
 #[derive(ClapArgs)]
 pub struct Args {
-    /// The game.
-    #[arg(long, value_enum, default_value = "liuzhou")]
-    game: GameKind,
-    /// Config file with the game's variant settings (its `game` section) and, for `net`
-    /// agents, its `inference` section [default: configs/<game>.yaml].
-    #[arg(long)]
-    config: Option<PathBuf>,
+    #[command(flatten)]
+    game: GameArgs,
     /// The agent that plays first (Black; Red in Xiangqi) in the first game; results are given
     /// from its side. Agent specs: `random[:seed=N]`;
     /// `mcts[:visits=N,time=S,threads=N,temp=T,cpuct=C,seed=N,resign=V]` (random playouts, no
@@ -66,49 +55,15 @@ pub struct Args {
 
 pub fn run(args: Args) -> anyhow::Result<()> {
     anyhow::ensure!(args.games > 0, "--games must be at least 1");
-    let config_path = args
-        .config
-        .clone()
-        .unwrap_or_else(|| args.game.default_config());
-    let doc = config::load(&config_path)?;
-    // Each game is one arm: its start position; agents and models follow from it.
-    match args.game {
-        GameKind::Liuzhou => {
-            let start = config::liuzhou_start(&doc, &config_path)?;
-            let load = net_loader(&start, &doc, &config_path, args.parallel);
-            run_match(&start, &args, &load)
-        }
-        GameKind::Xiangqi => {
-            let start = config::xiangqi_start(&doc, &config_path)?;
-            let load = net_loader(&start, &doc, &config_path, args.parallel);
-            run_match(&start, &args, &load)
-        }
-        GameKind::Go => {
-            let start = config::go_start(&doc, &config_path)?;
-            let load = net_loader(&start, &doc, &config_path, args.parallel);
-            run_match(&start, &args, &load)
-        }
-    }
+    args.game.dispatch(&args)
 }
 
-/// Loads `net` agents' models the way every subcommand does (`setup::models`). With games
-/// played `parallel` at a time, each network gets an equal share of the cores for its
-/// intra-op threads (one side of a game thinks at a time): two games at once, each network
-/// on all cores, took 190 s for 20 games where a share each took 101 s.
-fn net_loader<'a, G: Game>(
-    start: &'a G,
-    doc: &'a serde_yaml::Value,
-    config: &'a Path,
-    parallel: u32,
-) -> impl Fn(Option<&Path>) -> anyhow::Result<Arc<dyn Evaluator<G>>> + 'a {
-    let overrides = models::Overrides::sharing_cores(parallel);
-    move |model: Option<&Path>| {
-        let model = models::named_or_shipped(model, G::NAME)?;
-        let text = model
-            .to_str()
-            .with_context(|| format!("net:model={}: not a UTF-8 path", model.display()))?;
-        models::evaluator_with(start, text, doc, config, overrides)
-            .with_context(|| format!("net:model={}", model.display()))
+impl ForGame for &Args {
+    type Output = ();
+
+    fn run<G: GameType>(self, start: G, c: &Loaded) -> anyhow::Result<()> {
+        let load = net_loader(&start, &c.doc, &c.path, self.parallel);
+        run_match(&start, self, &load)
     }
 }
 
