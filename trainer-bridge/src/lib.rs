@@ -7,6 +7,7 @@
 pub mod bench;
 pub mod config;
 pub mod fit;
+pub mod kernels;
 pub mod net;
 pub mod onnx;
 

@@ -13,11 +13,12 @@
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
-use candle_core::{DType, Device, Module, ModuleT, Tensor};
+use candle_core::{DType, Device, Module, Tensor, Var};
 use candle_nn::{BatchNorm, Conv2d, Conv2dConfig, Linear, VarBuilder, VarMap};
 use games::TensorShape;
 
-use crate::{ModelMeta, NetConfig};
+use crate::kernels::{bn_relu, BnMode};
+use crate::{kernels, ModelMeta, NetConfig};
 
 /// The `format` metadata value of a checkpoint.
 pub const CHECKPOINT_FORMAT: &str = "trainer-bridge-checkpoint";
@@ -85,32 +86,53 @@ impl ConvBn {
         })
     }
 
-    fn forward_t(&self, x: &Tensor, train: bool) -> candle_core::Result<Tensor> {
-        self.bn.forward_t(&conv_same(x, self.conv.weight())?, train)
-    }
-}
-
-/// A stride-1 convolution with `same` zero padding, as one matrix product over the k × k
-/// shifted copies of the input (im2col). Candle's own conv2d gives the same values, but its
-/// backward pass on the CPU is a direct loop: through these primitive operations a training
-/// step of the 4 × 48 network takes less than half the time.
-fn conv_same(x: &Tensor, w: &Tensor) -> candle_core::Result<Tensor> {
-    let (b, c, h, wd) = x.dims4()?;
-    let (o, _, k, _) = w.dims4()?;
-    let pad = k / 2;
-    let padded = x.pad_with_zeros(2, pad, pad)?.pad_with_zeros(3, pad, pad)?;
-    let mut shifted = Vec::with_capacity(k * k);
-    for dy in 0..k {
-        for dx in 0..k {
-            shifted.push(padded.narrow(2, dy, h)?.narrow(3, dx, wd)?);
+    /// Convolution, batch norm, `skip` added if given, ReLU; channels-last in and out.
+    /// `train`: batch statistics, and the running ones updated.
+    fn forward_t(
+        &self,
+        x: &Tensor,
+        skip: Option<&Tensor>,
+        train: bool,
+    ) -> candle_core::Result<Tensor> {
+        let z = kernels::conv(x, self.conv.weight())?;
+        let (gamma, beta) = self
+            .bn
+            .weight_and_bias()
+            .expect("batch norms are built affine");
+        let (running_mean, running_var) = (self.bn.running_mean(), self.bn.running_var());
+        let mode = if train {
+            BnMode::Train { eps: BN_EPS as f32 }
+        } else {
+            BnMode::Eval {
+                mean: running_mean.to_vec1()?,
+                rstd: running_var
+                    .to_vec1::<f32>()?
+                    .iter()
+                    .map(|v| 1.0 / (v + BN_EPS as f32).sqrt())
+                    .collect(),
+            }
+        };
+        let (y, stats) = bn_relu(&z, gamma, beta, skip, mode)?;
+        if let Some(stats) = stats {
+            // As candle's BatchNorm: an exponential average with the batch's mean and its
+            // unbiased variance.
+            let m = self.bn.momentum() as f32;
+            let n = stats.rows as f32;
+            let unbiased = n / (n - 1.0).max(1.0);
+            let blend = |running: &Tensor, batch: &[f32], scale: f32| -> candle_core::Result<()> {
+                let old = running.to_vec1::<f32>()?;
+                let new: Vec<f32> = old
+                    .iter()
+                    .zip(batch)
+                    .map(|(r, b)| r * (1.0 - m) + b * scale * m)
+                    .collect();
+                Var::from_tensor(running)?.set(&Tensor::new(new, running.device())?)
+            };
+            blend(running_mean, &stats.mean, 1.0)?;
+            blend(running_var, &stats.var, unbiased)?;
         }
+        Ok(y)
     }
-    // Rows: the points (b, y, x); columns: (input channel, kernel offset), the weight's order.
-    let cols = Tensor::stack(&shifted, 2)?
-        .permute((0, 3, 4, 1, 2))?
-        .reshape((b * h * wd, c * k * k))?;
-    let y = cols.matmul(&w.reshape((o, c * k * k))?.t()?)?;
-    y.reshape((b, h, wd, o))?.permute((0, 3, 1, 2))
 }
 
 struct Block {
@@ -327,23 +349,19 @@ impl Net {
     /// policy_size) and values (N) in [−1, 1]. `train` selects batch statistics (and updates the
     /// running ones) instead of the running statistics.
     pub fn forward_t(&self, x: &Tensor, train: bool) -> candle_core::Result<(Tensor, Tensor)> {
-        let mut h = self.stem.forward_t(x, train)?.relu()?;
+        // The tower runs channels-last (see `kernels`); the heads flatten channels-first, the
+        // order of the fully connected layers' inputs.
+        let mut h = self
+            .stem
+            .forward_t(&x.permute((0, 2, 3, 1))?, None, train)?;
         for block in &self.blocks {
-            let y = block.a.forward_t(&h, train)?.relu()?;
-            let y = block.b.forward_t(&y, train)?;
-            h = (y + h)?.relu()?;
+            let y = block.a.forward_t(&h, None, train)?;
+            h = block.b.forward_t(&y, Some(&h), train)?;
         }
-        let p = self
-            .policy_conv
-            .forward_t(&h, train)?
-            .relu()?
-            .flatten_from(1)?;
+        let channels_first = |t: Tensor| t.permute((0, 3, 1, 2))?.flatten_from(1);
+        let p = channels_first(self.policy_conv.forward_t(&h, None, train)?)?;
         let policy = self.policy_fc.forward(&p)?;
-        let v = self
-            .value_conv
-            .forward_t(&h, train)?
-            .relu()?
-            .flatten_from(1)?;
+        let v = channels_first(self.value_conv.forward_t(&h, None, train)?)?;
         let v = self.value_fc1.forward(&v)?.relu()?;
         let value = self.value_fc2.forward(&v)?.tanh()?.squeeze(1)?;
         Ok((policy, value))
