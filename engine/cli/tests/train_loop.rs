@@ -76,3 +76,57 @@ fn train_and_check_scores(name: &str, gate_threshold: f64) -> Vec<bool> {
     let _ = std::fs::remove_dir_all(&dir);
     promoted
 }
+
+/// A run given bootstrap shards fits its model 0000 on them and keeps them in the replay
+/// window beside self-play.
+#[test]
+fn a_run_starts_from_a_network_fitted_on_bootstrap_shards() {
+    let engine = PathBuf::from(env!("CARGO_BIN_EXE_engine"));
+    let dir = std::env::temp_dir().join(format!("engine-train-boot-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let boot = dir.join("boot");
+    let run_dir = dir.join("run");
+    let config = common::tiny_train_config(
+        &dir,
+        3,
+        &format!(
+            "iterations: 1, games_per_iteration: 4, gate_games: 2, gate_visits: 4, \
+             eval_games: 2, eval_visits: 4, eval_mcts_playouts: 8, \
+             bootstrap_shards: {}, bootstrap_fit_steps: 3, bootstrap_samples: 100000",
+            boot.display()
+        ),
+    );
+    let out = Command::new(&engine)
+        .args([
+            "bootstrap", "--game", "liuzhou", "--teacher", "mcts:visits=16", "--opponent",
+            "random", "--games", "4", "--config",
+        ])
+        .arg(&config)
+        .arg("--out")
+        .arg(&boot)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = Command::new(&engine)
+        .args(["train", "--config"])
+        .arg(&config)
+        .env("RUST_LOG", "info")
+        .output()
+        .unwrap();
+    let log = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{log}");
+    assert!(log.contains("model 0000: 3 steps on"), "{log}");
+    assert!(log.contains("bootstrap positions from"), "{log}");
+    let models = run_dir.join("models");
+    assert!(models.join("0000.onnx").is_file() && !models.join("fresh.onnx").exists());
+    let kept = std::fs::read_dir(run_dir.join("shards"))
+        .unwrap()
+        .filter(|e| {
+            let name = e.as_ref().unwrap().file_name();
+            name.to_string_lossy().contains("-bootstrap-")
+        })
+        .count();
+    assert!(kept >= 1, "no bootstrap shard in the run's window");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -40,6 +40,18 @@ pub struct TrainConfig {
     pub eval_mcts_playouts: u64,
     pub match_parallel: u32,
     pub seed: u64,
+    /// A checkpoint (`.safetensors`, its `.onnx` beside it) that becomes model 0000 instead of a
+    /// fresh network: a network fitted elsewhere, on bootstrap or imported shards say.
+    pub init_from: Option<PathBuf>,
+    /// Shards of a teacher's games or of game records (`engine bootstrap`, `engine import`). A
+    /// new run fits its fresh model 0000 on them (`bootstrap_fit_steps`) and keeps the newest
+    /// of them, up to `bootstrap_samples`, in its replay window beside self-play, where they
+    /// are the oldest data and leave the window as self-play fills it.
+    pub bootstrap_shards: Option<PathBuf>,
+    /// Training steps of model 0000 on `bootstrap_shards` (0: start from a fresh network).
+    pub bootstrap_fit_steps: usize,
+    /// Bootstrap samples kept in the replay window at the start (0: none).
+    pub bootstrap_samples: usize,
 }
 
 impl Default for TrainConfig {
@@ -58,6 +70,10 @@ impl Default for TrainConfig {
             eval_mcts_playouts: 800,
             match_parallel: 0,
             seed: 1,
+            init_from: None,
+            bootstrap_shards: None,
+            bootstrap_fit_steps: 0,
+            bootstrap_samples: 0,
         }
     }
 }
@@ -116,6 +132,19 @@ impl TrainConfig {
             "gate_temperature",
             t,
             "a finite number ≥ 0",
+        )?;
+        I::check(
+            self.init_from.is_none() || self.bootstrap_fit_steps == 0,
+            "bootstrap_fit_steps",
+            self.bootstrap_fit_steps,
+            "0 when init_from gives model 0000",
+        )?;
+        let uses_shards = self.bootstrap_fit_steps > 0 || self.bootstrap_samples > 0;
+        I::check(
+            self.bootstrap_shards.is_some() || !uses_shards,
+            "bootstrap_shards",
+            "none",
+            "a directory when bootstrap_fit_steps or bootstrap_samples is set",
         )
     }
 }
@@ -201,12 +230,10 @@ pub fn run<G: OwnPlayers>(
         let init = || -> anyhow::Result<()> {
             let (ckpt, onnx) = model_files(&models_dir, 0);
             if !(ckpt.exists() && onnx.exists()) {
-                trainer(setup, &["init", "--game", G::NAME])
-                    .arg("--config")
-                    .arg(setup.config_path)
-                    .arg("--out")
-                    .arg(models_dir.join("0000"))
-                    .status_ok("trainer-bridge init")?;
+                first_model(train, setup, G::NAME, &models_dir)?;
+            }
+            if let Some(dir) = &train.bootstrap_shards {
+                keep_bootstrap_shards(dir, &shards_dir, train.bootstrap_samples)?;
             }
             // The state says "initialised" only once model 0 really is there and usable.
             check_model(start, &models_dir, 0, setup, "trainer-bridge init")
@@ -565,6 +592,89 @@ fn check_files(models_dir: &Path, n: u32, who: &str) -> anyhow::Result<()> {
 }
 
 /// Model `n` exists, loads, is for `start`'s game and has the config's network shape.
+/// Writes model 0000: a copy of `init_from`, or a fresh network, fitted on the bootstrap
+/// shards when asked. The fresh network is written under another name first, so that 0000
+/// exists only once it is what the config asks for.
+fn first_model(
+    train: &TrainConfig,
+    setup: &Setup<'_>,
+    game: &str,
+    models_dir: &Path,
+) -> anyhow::Result<()> {
+    let (ckpt, onnx) = model_files(models_dir, 0);
+    if let Some(from) = &train.init_from {
+        let from_onnx = from.with_extension("onnx");
+        for (src, dst) in [(&from_onnx, &onnx), (from, &ckpt)] {
+            let tmp = dst.with_extension("tmp");
+            std::fs::copy(src, &tmp)
+                .with_context(|| format!("train.init_from: copying {}", src.display()))?;
+            std::fs::rename(&tmp, dst)?;
+        }
+        return Ok(());
+    }
+    let fresh = if train.bootstrap_fit_steps > 0 {
+        "fresh"
+    } else {
+        "0000"
+    };
+    trainer(setup, &["init", "--game", game])
+        .arg("--config")
+        .arg(setup.config_path)
+        .arg("--out")
+        .arg(models_dir.join(fresh))
+        .status_ok("trainer-bridge init")?;
+    if let (Some(dir), true) = (&train.bootstrap_shards, train.bootstrap_fit_steps > 0) {
+        let started = Instant::now();
+        trainer(setup, &["fit"])
+            .arg(dir)
+            .arg("--model")
+            .arg(models_dir.join("fresh.safetensors"))
+            .arg("--out")
+            .arg(models_dir)
+            .args(["--name", "0000"])
+            .args(["--steps", &train.bootstrap_fit_steps.to_string()])
+            .arg("--config")
+            .arg(setup.config_path)
+            .status_ok("trainer-bridge fit (model 0000 on the bootstrap shards)")?;
+        tracing::info!(
+            "model 0000: {} steps on {} in {:.0} s",
+            train.bootstrap_fit_steps,
+            dir.display(),
+            started.elapsed().as_secs_f64()
+        );
+        for ext in ["safetensors", "onnx"] {
+            let _ = std::fs::remove_file(models_dir.join(format!("fresh.{ext}")));
+        }
+    }
+    Ok(())
+}
+
+/// Links (or copies) the newest shards of `from`, up to `samples` positions, into the run's
+/// shard directory, where the fits read them beside self-play.
+fn keep_bootstrap_shards(from: &Path, shards_dir: &Path, samples: usize) -> anyhow::Result<()> {
+    let mut kept = 0;
+    for path in shards::newest_first(from)? {
+        if kept >= samples {
+            break;
+        }
+        let (_, positions) = shards::ShardMeta::read(&path)?;
+        let name = path.file_name().context("a shard has a file name")?;
+        let dst = shards_dir.join(name);
+        if !dst.exists() && std::fs::hard_link(&path, &dst).is_err() {
+            let tmp = dst.with_extension("tmp");
+            std::fs::copy(&path, &tmp)
+                .with_context(|| format!("copying bootstrap shard {}", path.display()))?;
+            std::fs::rename(&tmp, &dst)?;
+        }
+        kept += positions;
+    }
+    tracing::info!(
+        "{kept} bootstrap positions from {} in the replay window",
+        from.display()
+    );
+    Ok(())
+}
+
 fn check_model<G: Game>(
     start: &G,
     models_dir: &Path,
