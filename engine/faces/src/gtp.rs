@@ -91,8 +91,7 @@ pub fn make_agent(
         AgentKind::Random => (Box::new(RandomAgent::new(spec.seed)), None),
         AgentKind::Playout => (Box::new(PlayoutAgent::new(spec.seed)), None),
         AgentKind::Mcts => {
-            let tree = AgentSpec::tree(false, spec.visits, spec.threads, spec.seed);
-            let tree = tree.resigning_below(resign_below);
+            let tree = tree_spec(spec).resigning_below(resign_below);
             let agent = players::spec::build_mcts(&tree, "mcts", spec.seed, &preloaded(None))?;
             (Box::new(agent), None)
         }
@@ -103,13 +102,19 @@ pub fn make_agent(
                 .context("agent net needs a model (gtp.model in the config, or --model)")?;
             let net = models::evaluator(start, model, doc, path)
                 .with_context(|| format!("model {model} (gtp.model or --model)"))?;
-            let tree = AgentSpec::tree(true, spec.visits, spec.threads, spec.seed);
-            let tree = tree.resigning_below(resign_below);
+            let tree = tree_spec(spec).resigning_below(resign_below);
             let agent = players::spec::build_mcts(&tree, "net", spec.seed, &preloaded(Some(net)))?;
             // The network's input planes are one board size.
             (Box::new(agent), Some(start.size()))
         }
     })
+}
+
+/// The tree search the `gtp` section asks for, as a spec of the one grammar (`net` for the
+/// `net` agent, else `mcts`); its resignation threshold is added by [`make_agent`].
+pub fn tree_spec(config: &GtpConfig) -> AgentSpec {
+    let network = config.agent == AgentKind::Net;
+    AgentSpec::tree(network, config.visits, config.threads, config.seed)
 }
 
 /// Runs one GTP conversation on stdin/stdout until `quit` or the end of input. Lines are read

@@ -598,7 +598,7 @@ impl Session {
     /// `Model` option is set (GUIs send options in any order).
     fn make_searcher(&self, agent: &str) -> Result<Option<Box<dyn UciSearcher>>, UciError> {
         let tree = |net: Option<Arc<dyn Evaluator<Xiangqi>>>| -> Option<Box<dyn UciSearcher>> {
-            let spec = AgentSpec::tree(net.is_some(), self.visits, self.threads, 1);
+            let spec = tree_spec(net.is_some(), self.visits, self.threads);
             let label = if net.is_some() { "net" } else { "mcts" };
             let agent = players::spec::build_mcts(&spec, label, 1, &preloaded(net)).ok()?;
             Some(Box::new(MctsSearcher {
@@ -1017,6 +1017,12 @@ impl Session {
             searcher
         }));
     }
+}
+
+/// The tree search the `Agent mcts`/`Agent net` options ask for, as a spec of the one grammar:
+/// `visits` per move (`go` may limit a search further) on `threads` threads.
+pub fn tree_spec(network: bool, visits: u64, threads: usize) -> AgentSpec {
+    AgentSpec::tree(network, visits, threads, 1)
 }
 
 /// A score as UCCI engines write it: a mate in n plies is ±(10000 − n); anything else is

@@ -120,6 +120,16 @@ impl<G: Game> MctsAgent<G> {
     }
 
     /// The report of the last search (None if the last move needed none).
+    /// How it searches: threads, leaves per evaluator call.
+    pub fn run_options(&self) -> RunOptions {
+        self.config.run
+    }
+
+    /// Its search settings (exploration, arena size, cache).
+    pub fn search_config(&self) -> &SearchConfig {
+        &self.config.search
+    }
+
     pub fn last_report(&self) -> Option<&SearchReport> {
         self.last.as_ref()
     }
