@@ -490,3 +490,13 @@ fn rate_fairy_stockfish_depth_8_multipv_8() {
     let mut teacher = UciTeacher::from_spec(&spec, &config).unwrap().unwrap();
     print_rate(&Xiangqi::start(), &mut teacher, &spec, &config);
 }
+
+#[test]
+fn the_xiangqi_section_reads_and_validates() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../configs/xiangqi.yaml");
+    let doc: serde_yaml::Value =
+        serde_yaml::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let section: BootstrapConfig = serde_yaml::from_value(doc["bootstrap"].clone()).unwrap();
+    section.validate().unwrap();
+    assert_eq!((section.multipv, section.depth), (8, Some(8)));
+}
