@@ -25,8 +25,10 @@ use crate::{ModelMeta, Net, NetConfig};
 
 /// Synthetic samples the batches are drawn from.
 const POOL: usize = 1024;
-/// Calls of one kind in a row before the next kind takes its turn.
-const RUN: usize = 3;
+/// Calls of one kind in a row before the next kind takes its turn. The first call after a
+/// switch pays for the other kind (ONNX Runtime's threads spin on after a run, caches are cold);
+/// the medians leave it out.
+const RUN: usize = 5;
 
 /// What to measure.
 #[derive(Clone, Debug)]
@@ -92,6 +94,12 @@ pub struct BenchReport {
     pub step_s: f64,
     /// candle's forward pass in training mode with the loss (batch assembly included).
     pub forward_s: f64,
+    /// The forward pass and loss inside a training step.
+    pub step_forward_s: f64,
+    /// The backward pass inside a training step.
+    pub backward_s: f64,
+    /// AdamW's update inside a training step.
+    pub optimiser_s: f64,
     /// ONNX Runtime's forward pass of the same batch.
     pub ort_s: f64,
 }
@@ -135,7 +143,6 @@ impl fmt::Display for BenchReport {
             fl.forward / 1e6,
             fl.train / 1e6
         )?;
-        let backward_s = (self.step_s - self.forward_s).max(f64::MIN_POSITIVE);
         let line = |f: &mut fmt::Formatter<'_>, what: &str, s: f64, flop: f64| {
             writeln!(
                 f,
@@ -146,17 +153,14 @@ impl fmt::Display for BenchReport {
             )
         };
         line(f, "candle training step", self.step_s, fl.train)?;
+        line(f, "  its forward and loss", self.step_forward_s, fl.forward)?;
+        line(f, "  its backward", self.backward_s, fl.train - fl.forward)?;
+        line(f, "  its AdamW update", self.optimiser_s, 0.0)?;
         line(
             f,
-            "  forward (training mode, loss)",
+            "candle forward alone (training mode)",
             self.forward_s,
             fl.forward,
-        )?;
-        line(
-            f,
-            "  backward and AdamW (step − forward)",
-            backward_s,
-            fl.train - fl.forward,
         )?;
         line(f, "ONNX Runtime forward", self.ort_s, fl.forward)?;
         write!(
@@ -276,6 +280,7 @@ pub fn run(options: &BenchOptions) -> anyhow::Result<BenchReport> {
     let mut value = vec![0.0; b];
 
     let (mut step_s, mut forward_s, mut ort_s) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut step_forward_s, mut backward_s, mut optimiser_s) = (vec![], vec![], vec![]);
     let time = |f: &mut dyn FnMut() -> anyhow::Result<()>| -> anyhow::Result<f64> {
         let t = Instant::now();
         f()?;
@@ -285,25 +290,40 @@ pub fn run(options: &BenchOptions) -> anyhow::Result<BenchReport> {
     let mut round = 0;
     // Round 0 warms up (allocator, thread pools, ONNX Runtime's first run) and is not kept.
     while round < 2 || started.elapsed() < options.duration {
+        let keep = round > 0;
         for _ in 0..RUN {
+            let mut step = None;
             let s = time(&mut || {
                 batch.fill(shards, &index, false, &mut rng);
-                train_step(&net, &mut opt, &batch, fit.value_weight, fit.learning_rate)?;
+                let lr = fit.learning_rate;
+                step = Some(train_step(&net, &mut opt, &batch, fit.value_weight, lr)?);
                 Ok(())
             })?;
+            let step = step.expect("timed");
+            if keep {
+                step_s.push(s);
+                step_forward_s.push(step.forward_s);
+                backward_s.push(step.backward_s);
+                optimiser_s.push(step.optimiser_s);
+            }
+        }
+        for _ in 0..RUN {
             let f = time(&mut || {
                 batch.fill(shards, &index, false, &mut rng);
                 let (loss, _, _) = losses(&net, &batch, fit.value_weight)?;
                 loss.to_scalar::<f32>()?;
                 Ok(())
             })?;
+            if keep {
+                forward_s.push(f);
+            }
+        }
+        for _ in 0..RUN {
             let o = time(&mut || {
                 model.evaluate_encoded(&batch.planes, &mut policy, &mut value)?;
                 Ok(())
             })?;
-            if round > 0 {
-                step_s.push(s);
-                forward_s.push(f);
+            if keep {
                 ort_s.push(o);
             }
         }
@@ -316,6 +336,9 @@ pub fn run(options: &BenchOptions) -> anyhow::Result<BenchReport> {
         calls: step_s.len(),
         step_s: median(step_s),
         forward_s: median(forward_s),
+        step_forward_s: median(step_forward_s),
+        backward_s: median(backward_s),
+        optimiser_s: median(optimiser_s),
         ort_s: median(ort_s),
     })
 }

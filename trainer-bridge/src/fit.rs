@@ -261,7 +261,11 @@ pub fn fit(job: FitJob<'_>) -> anyhow::Result<FitReport> {
     let (mut first_loss, mut last_loss) = ((0.0, 0.0), (0.0, 0.0));
     for step in 0..cfg.steps {
         batch.fill(&shards, &index, cfg.augment, &mut rng);
-        let (pl, vl) = train_step(
+        let Step {
+            policy_loss: pl,
+            value_loss: vl,
+            ..
+        } = train_step(
             &net,
             &mut opt,
             &batch,
@@ -398,22 +402,41 @@ pub fn losses(
     Ok((loss, policy_loss, value_loss))
 }
 
-/// One optimiser step on `batch` at learning rate `lr`; returns the (policy, value) losses
-/// before the step.
+/// What one training step did.
+#[derive(Clone, Copy, Debug)]
+pub struct Step {
+    pub policy_loss: f64,
+    pub value_loss: f64,
+    /// Seconds of the forward pass with the loss, of the backward pass, and of the
+    /// optimiser's update.
+    pub forward_s: f64,
+    pub backward_s: f64,
+    pub optimiser_s: f64,
+}
+
+/// One optimiser step on `batch` at learning rate `lr`; the losses are those before the step.
 pub fn train_step(
     net: &Net,
     opt: &mut AdamW,
     batch: &Batch,
     value_weight: f64,
     lr: f64,
-) -> candle_core::Result<(f64, f64)> {
+) -> candle_core::Result<Step> {
+    let started = Instant::now();
     let (loss, policy_loss, value_loss) = losses(net, batch, value_weight)?;
+    let forward_s = started.elapsed().as_secs_f64();
     opt.set_learning_rate(lr);
-    opt.backward_step(&loss)?;
-    Ok((
-        f64::from(policy_loss.to_scalar::<f32>()?),
-        f64::from(value_loss.to_scalar::<f32>()?),
-    ))
+    let started = Instant::now();
+    let grads = loss.backward()?;
+    let backward_s = started.elapsed().as_secs_f64();
+    opt.step(&grads)?;
+    Ok(Step {
+        policy_loss: f64::from(policy_loss.to_scalar::<f32>()?),
+        value_loss: f64::from(value_loss.to_scalar::<f32>()?),
+        forward_s,
+        backward_s,
+        optimiser_s: started.elapsed().as_secs_f64() - backward_s,
+    })
 }
 
 /// The `step` of the last line of an existing loss log (0 if none), so steps keep counting

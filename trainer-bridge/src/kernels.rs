@@ -116,32 +116,26 @@ impl Geometry {
     }
 
     /// The im2col rows of `samples` channels-last samples `x` (c channels): row (b, y, x),
-    /// columns (ky, kx, channel), zeros where the neighbour is off the board.
+    /// columns (ky, kx, channel), zeros where the neighbour is off the board. Every element is
+    /// written once (the buffer is not cleared first).
     fn im2col(self, x: &[f32], samples: usize, c: usize, cols: &mut Vec<f32>) {
         let (h, w, k) = (self.height, self.width, self.k);
         let pad = k / 2;
         let row_len = k * k * c;
-        cols.clear();
         cols.resize(samples * h * w * row_len, 0.0);
-        for b in 0..samples {
+        let rows = cols.chunks_exact_mut(row_len);
+        for (r, row) in rows.enumerate() {
+            let (b, y, xx) = (r / (h * w), r / w % h, r % w);
             let sample = &x[b * h * w * c..(b + 1) * h * w * c];
-            for y in 0..h {
-                for xx in 0..w {
-                    let row = &mut cols[((b * h + y) * w + xx) * row_len..][..row_len];
-                    for ky in 0..k {
-                        let sy = (y + ky).wrapping_sub(pad);
-                        if sy >= h {
-                            continue;
-                        }
-                        for kx in 0..k {
-                            let sx = (xx + kx).wrapping_sub(pad);
-                            if sx >= w {
-                                continue;
-                            }
-                            row[(ky * k + kx) * c..][..c]
-                                .copy_from_slice(&sample[(sy * w + sx) * c..][..c]);
-                        }
-                    }
+            for (t, tap) in row.chunks_exact_mut(c).enumerate() {
+                let (sy, sx) = (
+                    (y + t / k).wrapping_sub(pad),
+                    (xx + t % k).wrapping_sub(pad),
+                );
+                if sy < h && sx < w {
+                    tap.copy_from_slice(&sample[(sy * w + sx) * c..][..c]);
+                } else {
+                    tap.fill(0.0);
                 }
             }
         }
@@ -447,13 +441,16 @@ impl BnRelu {
                 let at = i * BN_ROWS * c;
                 let x = &x[at..at + y.len()];
                 for ((y, x), r) in y.chunks_exact_mut(c).zip(x.chunks_exact(c)).zip(at / c..) {
-                    for j in 0..c {
-                        y[j] = x[j] * scale[j] + shift[j];
+                    for ((y, x), (s, t)) in y.iter_mut().zip(x).zip(scale.iter().zip(&shift)) {
+                        *y = x * s + t;
                     }
-                    if let Some(s) = skip {
-                        y.iter_mut().zip(&s[r * c..]).for_each(|(y, s)| *y += s);
+                    match skip {
+                        Some(s) => y
+                            .iter_mut()
+                            .zip(&s[r * c..(r + 1) * c])
+                            .for_each(|(y, s)| *y = (*y + s).max(0.0)),
+                        None => y.iter_mut().for_each(|y| *y = y.max(0.0)),
                     }
-                    y.iter_mut().for_each(|y| *y = y.max(0.0));
                 }
             });
         Ok(y)
@@ -490,9 +487,10 @@ impl BnRelu {
                     let sums = column_sums(rows, 2 * c, |r, acc| {
                         let (sd, sdx) = acc.split_at_mut(c);
                         let (x, dz) = (&x[r * c..(r + 1) * c], &dz[r * c..(r + 1) * c]);
-                        for j in 0..c {
-                            sd[j] += dz[j];
-                            sdx[j] += dz[j] * (x[j] - mean[j]) * rstd[j];
+                        let terms = sd.iter_mut().zip(sdx.iter_mut()).zip(x.iter().zip(dz));
+                        for (((sd, sdx), (x, dz)), (m, r)) in terms.zip(mean.iter().zip(rstd)) {
+                            *sd += dz;
+                            *sdx += dz * (x - m) * r;
                         }
                     });
                     let (sum_dz, sum_dzx) = sums.split_at(c);
@@ -511,8 +509,11 @@ impl BnRelu {
                                 .zip(x[at..].chunks_exact(c))
                                 .zip(dz[at..].chunks_exact(c))
                             {
-                                for j in 0..c {
-                                    dx[j] = k[j] * (dz[j] - a[j] - (x[j] - mean[j]) * b[j]);
+                                let terms = dx.iter_mut().zip(x.iter().zip(dz));
+                                for ((dx, (x, dz)), ((k, a), (b, m))) in
+                                    terms.zip(k.iter().zip(&a).zip(b.iter().zip(mean)))
+                                {
+                                    *dx = k * (dz - a - (x - m) * b);
                                 }
                             }
                         });
