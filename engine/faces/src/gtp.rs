@@ -54,7 +54,7 @@ pub struct GtpConfig {
 impl Default for GtpConfig {
     fn default() -> Self {
         GtpConfig {
-            agent: AgentKind::Mcts,
+            agent: AgentKind::Net,
             seed: 1,
             visits: 800,
             threads: 1,
@@ -942,6 +942,7 @@ mod tests {
         // Resigning changes nothing on the board: the controller ends the game.
         assert_eq!(s.state.moves_since_start().len(), 10);
         let never = GtpConfig {
+            agent: AgentKind::Mcts,
             resign_threshold: -1.0,
             ..GtpConfig::default()
         };

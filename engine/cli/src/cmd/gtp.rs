@@ -6,7 +6,10 @@ use anyhow::Context;
 use clap::Args as ClapArgs;
 use faces::gtp::{make_agent, serve_stdio, AgentKind, GtpConfig, Session};
 use games::go::{GoRules, GoState};
-use setup::config;
+use setup::{config, models};
+
+/// The board size of the shipped Go network.
+const SHIPPED_SIZE: usize = 9;
 
 use super::GameKind;
 
@@ -74,6 +77,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if let Some(komi) = args.komi {
         rules.komi = komi;
     }
+    let chosen = args.agent.is_some();
     if let Some(agent) = args.agent {
         gtp.agent = agent;
     }
@@ -87,6 +91,24 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         gtp.visits = visits;
     }
     rules.validate().context("Go rules")?;
+    if gtp.agent == AgentKind::Net && gtp.model.is_none() {
+        // The shipped network, where one is there for this board; otherwise the tree search
+        // with random playouts, unless the network was asked for by name.
+        match models::shipped("go").filter(|_| rules.size == SHIPPED_SIZE) {
+            Some(m) => gtp.model = Some(m.to_string_lossy().into_owned()),
+            None if chosen => anyhow::bail!(
+                "--agent net: no network ships for go at {size}x{size}; give --model",
+                size = rules.size
+            ),
+            None => {
+                tracing::info!(
+                    "no network ships for go at {size}x{size}: playing mcts (random playouts)",
+                    size = rules.size
+                );
+                gtp.agent = AgentKind::Mcts;
+            }
+        }
+    }
     let start = GoState::new(rules.clone())?;
     let (agent, only_size) = make_agent(&gtp, &start, &doc, &path)?;
     let mut session = Session::new(rules, agent)?;

@@ -6,7 +6,7 @@ use anyhow::Context;
 use clap::Args as ClapArgs;
 use faces::uci::{Session, Start, DEFAULT_VISITS};
 use players::alphabeta::MAX_HASH_MB;
-use setup::config;
+use setup::{config, models};
 
 use super::GameKind;
 
@@ -19,9 +19,10 @@ pub struct Args {
     /// Transposition table size in MiB, 1 to 4096 (the `Hash` option's start value).
     #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u64).range(1..=MAX_HASH_MB as u64))]
     hash: u64,
-    /// The searcher at start (the `Agent` option): alphabeta, mcts or net.
-    #[arg(long, default_value = "alphabeta")]
-    agent: String,
+    /// The searcher at start (the `Agent` option): alphabeta, mcts or net [default: net with the
+    /// shipped network models/xiangqi/best.onnx when it is there, else alphabeta].
+    #[arg(long)]
+    agent: Option<String>,
     /// The ONNX model of the `net` agent (the `Model` option's start value).
     #[arg(long)]
     model: Option<String>,
@@ -46,11 +47,21 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         None => (serde_yaml::Value::Null, PathBuf::from("(defaults)")),
     };
     config::xiangqi_start(&doc, &path)?;
+    let shipped = models::shipped("xiangqi").map(|m| m.to_string_lossy().into_owned());
+    let (agent, model) = match (args.agent, args.model) {
+        (Some(agent), model) if agent == "net" => (agent, model.or(shipped)),
+        (Some(agent), model) => (agent, model),
+        (None, Some(model)) => ("net".to_string(), Some(model)),
+        (None, None) => match shipped {
+            Some(m) => ("net".to_string(), Some(m)),
+            None => ("alphabeta".to_string(), None),
+        },
+    };
     let start = Start {
         // The range is checked by clap: this converts, it cannot clamp.
         hash_mb: usize::try_from(args.hash).unwrap_or(MAX_HASH_MB),
-        agent: args.agent,
-        model: args.model,
+        agent,
+        model,
         visits: args.visits,
         config: (doc, path),
     };
