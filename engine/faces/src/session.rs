@@ -288,7 +288,7 @@ impl<G: Game> Match<G> {
 
     /// The agent's choice here and what it says of it (nothing when it does not say, or when
     /// its account is of another move).
-    fn think(&mut self) -> Result<(G::Action, Option<Explanation<G::Action>>), MatchError> {
+    fn think(&mut self) -> Result<Thought<G::Action>, MatchError> {
         let action = self.agent.select_action(&self.state)?;
         let said = self
             .agent
@@ -317,6 +317,9 @@ impl<G: Game> Match<G> {
         }
     }
 }
+
+/// An agent's action and what it says of it, if anything.
+type Thought<A> = (A, Option<Explanation<A>>);
 
 /// `line` in the game's notation, each action written in the state it is played in (up to
 /// the first that is not legal there).
