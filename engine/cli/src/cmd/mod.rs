@@ -1,7 +1,10 @@
-//! The subcommands of `engine`, one file each.
+//! The subcommands of `engine`, one file each; a subcommand's per-game or per-section parts
+//! sit beside it as `<subcommand>_<part>.rs`.
 
 mod analyse;
 mod bench;
+mod bench_nets;
+mod bench_rules;
 mod bootstrap;
 mod gtp;
 mod import;
