@@ -80,7 +80,7 @@ impl Cli {
             Command::Match(args) => match_::run(*args),
             Command::Serve(args) => serve::run(args),
             Command::Selfplay(args) => selfplay::run(args),
-            Command::Train(args) => train::run_cmd(args),
+            Command::Train(args) => train::run(args),
             Command::Bootstrap(args) => bootstrap::run(args),
             Command::Import(args) => import::run(args),
             Command::Gtp(args) => gtp::run(args),

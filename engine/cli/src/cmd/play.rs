@@ -1,28 +1,26 @@
 //! `engine play`: a game in the terminal, a person against an agent or two agents watched.
 
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::path::PathBuf;
 
 use anyhow::Context;
 use clap::Args as ClapArgs;
-use eval::Evaluator;
-use games::Game;
-
-use super::GameKind;
 use faces::terminal::play_game;
 use faces::web::view::Choice;
-use setup::{config, models};
+use setup::models;
+
+use super::{config_reads, ForGame, GameArgs, GameType, Loaded};
 
 /// Play a game in the terminal: type actions in the game's notation, or `help`.
 #[derive(ClapArgs)]
+#[command(mut_arg(
+    "config",
+    config_reads(
+        "its `game` section (the variant rules) and, for `--model`, its `inference` section"
+    )
+))]
 pub struct Args {
-    /// The game.
-    #[arg(long, value_enum, default_value = "liuzhou")]
-    game: GameKind,
-    /// Config file with the game's variant settings (its `game` section); default
-    /// `configs/<game>.yaml`.
-    #[arg(long)]
-    config: Option<PathBuf>,
+    #[command(flatten)]
+    game: GameArgs,
     /// The side a person plays: `first`/`second`, the side's name (`black`, `white`; `red` in
     /// Xiangqi), or `none` to watch the engine play itself.
     #[arg(long, default_value = "none")]
@@ -52,40 +50,26 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         seed: args.seed,
     };
     spec.validate(u64::MAX).context("--agent/--visits")?;
-    let config_path = args
-        .config
-        .clone()
-        .unwrap_or_else(|| args.game.default_config());
-    let doc = config::load(&config_path)?;
-    match args.game {
-        GameKind::Liuzhou => {
-            let start = config::liuzhou_start(&doc, &config_path)?;
-            let net = network(&start, &args, &doc, &config_path)?;
-            play_game(start, &args.human, &spec, net.as_ref())
-        }
-        GameKind::Xiangqi => {
-            let start = config::xiangqi_start(&doc, &config_path)?;
-            let net = network(&start, &args, &doc, &config_path)?;
-            play_game(start, &args.human, &spec, net.as_ref())
-        }
-        GameKind::Go => {
-            let start = config::go_start(&doc, &config_path)?;
-            let net = network(&start, &args, &doc, &config_path)?;
-            play_game(start, &args.human, &spec, net.as_ref())
-        }
-    }
+    args.game.dispatch(Play { args: &args, spec })
 }
 
-/// The network of `--model`, else the shipped one when the agent may be `net`.
-fn network<G: Game>(
-    start: &G,
-    args: &Args,
-    doc: &serde_yaml::Value,
-    config_path: &Path,
-) -> anyhow::Result<Option<Arc<dyn Evaluator<G>>>> {
-    models::given_or_shipped(args.model.as_deref(), args.agent.as_deref(), G::NAME)
-        .as_ref()
-        .map(|m| models::evaluator(start, &m.to_string_lossy(), doc, config_path))
-        .transpose()
-        .context("--model")
+/// The game of `--game` with the agent of `--agent`, `--visits` and `--seed`.
+struct Play<'a> {
+    args: &'a Args,
+    spec: Choice,
+}
+
+impl ForGame for Play<'_> {
+    type Output = ();
+
+    fn run<G: GameType>(self, start: G, c: &Loaded) -> anyhow::Result<()> {
+        let args = self.args;
+        // The network of `--model`, else the shipped one when the agent may be `net`.
+        let net = models::given_or_shipped(args.model.as_deref(), args.agent.as_deref(), G::NAME)
+            .as_ref()
+            .map(|m| models::evaluator(&start, &m.to_string_lossy(), &c.doc, &c.path))
+            .transpose()
+            .context("--model")?;
+        play_game(start, &args.human, &self.spec, net.as_ref())
+    }
 }

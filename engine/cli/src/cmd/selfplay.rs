@@ -4,19 +4,21 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 use clap::Args as ClapArgs;
-use games::Game;
 use indicatif::{ProgressBar, ProgressStyle};
 use selfplay::{SelfplayConfig, ShardSink};
-
-use super::GameKind;
 use setup::{config, models};
+
+use super::{config_reads, ForGame, GameArgs, GameType, Loaded};
 
 /// Play games against itself and write their positions as training shards.
 #[derive(ClapArgs)]
+#[command(mut_arg(
+    "config",
+    config_reads("its `game`, `selfplay` and `inference` sections")
+))]
 pub struct Args {
-    /// The game.
-    #[arg(long, value_enum, default_value = "liuzhou")]
-    game: GameKind,
+    #[command(flatten)]
+    game: GameArgs,
     /// The model that plays: an ONNX file, or `uniform` (no network: uniform priors, value 0).
     #[arg(long)]
     model: String,
@@ -26,9 +28,6 @@ pub struct Args {
     /// Number of games.
     #[arg(long, default_value_t = 64)]
     games: usize,
-    /// Config file (its `game`, `selfplay` and `inference` sections).
-    #[arg(long)]
-    config: Option<PathBuf>,
     /// Execution provider for an ONNX model: cpu, cuda or tensorrt (overrides the config's
     /// `inference.provider`). What really runs is logged.
     #[arg(long)]
@@ -40,71 +39,50 @@ pub struct Args {
 
 pub fn run(args: Args) -> anyhow::Result<()> {
     anyhow::ensure!(args.games >= 1, "--games must be at least 1");
-    let config_path = args
-        .config
-        .clone()
-        .unwrap_or_else(|| args.game.default_config());
-    let doc = config::load(&config_path)?;
-    let sp: SelfplayConfig = config::selfplay(&doc, &config_path)?;
-    config::inference(&doc, &config_path)?;
-    let config_text = serde_yaml::to_string(&doc).unwrap_or_default();
-    match args.game {
-        GameKind::Liuzhou => {
-            let start = config::liuzhou_start(&doc, &config_path)?;
-            play(&start, &args, &sp, &doc, &config_path, &config_text)
-        }
-        GameKind::Xiangqi => {
-            let start = config::xiangqi_start(&doc, &config_path)?;
-            play(&start, &args, &sp, &doc, &config_path, &config_text)
-        }
-        GameKind::Go => {
-            let start = config::go_start(&doc, &config_path)?;
-            play(&start, &args, &sp, &doc, &config_path, &config_text)
-        }
-    }
+    let line = args.game.dispatch(&args)?;
+    outln!("{line}")
 }
 
-fn play<G: Game>(
-    start: &G,
-    args: &Args,
-    sp: &SelfplayConfig,
-    doc: &serde_yaml::Value,
-    config_path: &std::path::Path,
-    config_text: &str,
-) -> anyhow::Result<()> {
-    let sink = ShardSink {
-        dir: &args.out,
-        tag: "selfplay",
-        model: &args.model,
-        config: config_text,
-    };
-    // A bad --out fails here, not after a shard's worth of games.
-    sink.prepare().context("--out")?;
-    let overrides = models::Overrides {
-        provider: args.provider,
-        ..Default::default()
-    };
-    let evaluator = models::evaluator_with(start, &args.model, doc, config_path, overrides)?;
-    tracing::info!("self-play with {}", evaluator.describe());
-    let bar = ProgressBar::new(args.games as u64).with_style(
-        ProgressStyle::with_template(
-            "{bar:40} {pos}/{len} games {msg} [{elapsed_precise} < {eta}]",
-        )
-        .expect("valid template"),
-    );
-    let summary = selfplay::run(
-        start,
-        evaluator.as_ref(),
-        sp,
-        args.games,
-        &sink,
-        args.seed,
-        |s| {
-            bar.set_position(s.games as u64);
-            bar.set_message(format!("{:.1} positions/s", s.positions_per_second()));
-        },
-    )?;
-    bar.finish_and_clear();
-    outln!("{}", summary.line())?;
-    Ok(())
+impl ForGame for &Args {
+    type Output = String;
+
+    fn run<G: GameType>(self, start: G, c: &Loaded) -> anyhow::Result<String> {
+        let sp: SelfplayConfig = config::selfplay(&c.doc, &c.path)?;
+        config::inference(&c.doc, &c.path)?;
+        let config_text = serde_yaml::to_string(&c.doc).unwrap_or_default();
+        let sink = ShardSink {
+            dir: &self.out,
+            tag: "selfplay",
+            model: &self.model,
+            config: &config_text,
+        };
+        // A bad --out fails here, not after a shard's worth of games.
+        sink.prepare().context("--out")?;
+        let overrides = models::Overrides {
+            provider: self.provider,
+            ..Default::default()
+        };
+        let evaluator = models::evaluator_with(&start, &self.model, &c.doc, &c.path, overrides)?;
+        tracing::info!("self-play with {}", evaluator.describe());
+        let bar = ProgressBar::new(self.games as u64).with_style(
+            ProgressStyle::with_template(
+                "{bar:40} {pos}/{len} games {msg} [{elapsed_precise} < {eta}]",
+            )
+            .expect("valid template"),
+        );
+        let summary = selfplay::run(
+            &start,
+            evaluator.as_ref(),
+            &sp,
+            self.games,
+            &sink,
+            self.seed,
+            |s| {
+                bar.set_position(s.games as u64);
+                bar.set_message(format!("{:.1} positions/s", s.positions_per_second()));
+            },
+        )?;
+        bar.finish_and_clear();
+        Ok(summary.line())
+    }
 }

@@ -1,22 +1,22 @@
-//! `engine train`: the whole AlphaZero loop (see `crate::train`).
+//! `engine train`: the whole AlphaZero loop (see the `train` crate).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::Args as ClapArgs;
-
-use super::GameKind;
 use setup::config;
-use train::{find_trainer, run, Setup, TrainConfig};
+use train::{find_trainer, Setup, TrainConfig};
+
+use super::{config_reads, ForGame, GameArgs, GameType, Loaded};
 
 /// Run the self-play → fit → gate loop; resumes from the run directory's state.
 #[derive(ClapArgs)]
+#[command(mut_arg(
+    "config",
+    config_reads("its `game`, `network`, `selfplay`, `fit`, `inference` and `train` sections")
+))]
 pub struct Args {
-    /// The game.
-    #[arg(long, value_enum, default_value = "liuzhou")]
-    game: GameKind,
-    /// Config file: its `game`, `network`, `selfplay`, `fit`, `inference` and `train` sections.
-    #[arg(long)]
-    config: Option<PathBuf>,
+    #[command(flatten)]
+    game: GameArgs,
     /// Run directory (overrides `train.run_dir`): models, shards, state and report go here.
     #[arg(long)]
     run_dir: Option<PathBuf>,
@@ -31,28 +31,27 @@ pub struct Args {
     trainer: Option<PathBuf>,
 }
 
-pub fn run_cmd(args: Args) -> anyhow::Result<()> {
-    let config_path = args
-        .config
-        .clone()
-        .unwrap_or_else(|| args.game.default_config());
-    let doc = config::load(&config_path)?;
-    let train = train_section(&args, &doc, &config_path)?;
-    // Every section the loop uses is read and checked here, before anything is created.
-    let setup = Setup {
-        config_path: &config_path,
-        doc: &doc,
-        trainer: find_trainer(args.trainer.clone()),
-        selfplay: config::selfplay(&doc, &config_path)?,
-        inference: config::inference(&doc, &config_path)?,
-        network: config::network(&doc, &config_path)?,
-    };
-    let done = match args.game {
-        GameKind::Liuzhou => run(&config::liuzhou_start(&doc, &config_path)?, &train, &setup),
-        GameKind::Xiangqi => run(&config::xiangqi_start(&doc, &config_path)?, &train, &setup),
-        GameKind::Go => run(&config::go_start(&doc, &config_path)?, &train, &setup),
-    }?;
+pub fn run(args: Args) -> anyhow::Result<()> {
+    let done = args.game.dispatch(&args)?;
     outln!("{done}")
+}
+
+impl ForGame for &Args {
+    type Output = String;
+
+    fn run<G: GameType>(self, start: G, c: &Loaded) -> anyhow::Result<String> {
+        let train = train_section(self, &c.doc, &c.path)?;
+        // Every section the loop uses is read and checked here, before anything is created.
+        let setup = Setup {
+            config_path: &c.path,
+            doc: &c.doc,
+            trainer: find_trainer(self.trainer.clone()),
+            selfplay: config::selfplay(&c.doc, &c.path)?,
+            inference: config::inference(&c.doc, &c.path)?,
+            network: config::network(&c.doc, &c.path)?,
+        };
+        train::run(&start, &train, &setup)
+    }
 }
 
 /// The `train` section with the command line's overrides, checked; an error names the flag
@@ -60,7 +59,7 @@ pub fn run_cmd(args: Args) -> anyhow::Result<()> {
 fn train_section(
     args: &Args,
     doc: &serde_yaml::Value,
-    config_path: &std::path::Path,
+    config_path: &Path,
 ) -> anyhow::Result<TrainConfig> {
     let mut train: TrainConfig = config::section(doc, "train", config_path)?;
     let mut flags = Vec::new();
