@@ -9,13 +9,19 @@ use setup::config;
 use teach::bootstrap::{bootstrap, BootstrapConfig, BootstrapOptions};
 use teach::teacher::TeachError;
 
-use super::{net_loader, ForGame, GameArgs, GameType, Loaded};
+use super::{config_reads, net_loader, ForGame, GameArgs, GameType, Loaded};
 
 /// Play a teacher engine against itself (or an opponent) and write its games as shards: every
 /// position gets the teacher's policy (GNU Go's move values, Fairy-Stockfish's MultiPV lines,
 /// or any agent's choice) and a value blending the result with the teacher's evaluation.
 /// Resumable: finished shards are kept and only the missing games are played.
 #[derive(ClapArgs)]
+#[command(mut_arg(
+    "config",
+    config_reads(
+        "its `game` and `bootstrap` sections and, for `net` agents, its `inference` section"
+    )
+))]
 pub struct Args {
     #[command(flatten)]
     game: GameArgs,

@@ -6,12 +6,16 @@ use std::path::PathBuf;
 use clap::Args as ClapArgs;
 use teach::{import_files, ImportOptions};
 
-use super::{ForGame, GameArgs, GameType, Loaded};
+use super::{config_reads, ForGame, GameArgs, GameType, Loaded};
 
 /// Read game records into training shards: the move played is the policy target, the recorded
 /// result the value target. Bad games are reported (file, game, move) and skipped; the last
 /// line reads `imported G games, P positions; skipped S games`.
 #[derive(ClapArgs)]
+#[command(mut_arg(
+    "config",
+    config_reads("its `game` section and its `selfplay` section's `positions_per_shard`")
+))]
 pub struct Args {
     #[command(flatten)]
     game: GameArgs,

@@ -7,7 +7,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use players::matchplay::{play_match_parallel, MatchResult};
 use players::spec::{self as agents, AgentSpec, OwnPlayers};
 
-use super::{net_loader, ForGame, GameArgs, GameType, Loaded};
+use super::{config_reads, net_loader, ForGame, GameArgs, GameType, Loaded};
 
 /// Play a match between two agents, swapping colours every game.
 ///
@@ -16,6 +16,12 @@ use super::{net_loader, ForGame, GameArgs, GameType, Loaded};
 /// threads=N,batch=N,temp=T,cpuct=C,seed=N,resign=V]` (MCTS with a network; `model=uniform` is
 /// a network-free stand-in with uniform priors and value 0).
 #[derive(ClapArgs)]
+#[command(mut_arg(
+    "config",
+    config_reads(
+        "its `game` section (the variant rules) and, for `net` agents, its `inference` section"
+    )
+))]
 pub struct Args {
     #[command(flatten)]
     game: GameArgs,
