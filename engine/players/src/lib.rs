@@ -4,9 +4,10 @@
 //!   `net:model=…,visits=200`, `alphabeta:depth=6`, `uci:cmd=…`, `gtp:cmd=…`) and the one
 //!   builder every face uses, so a spec plays the same in a match, over GTP or UCI and on the
 //!   web page.
-//! - Classical and external players: Xiangqi's [`alphabeta`] searcher; other programs as
-//!   child processes ([`process`]) under the GTP ([`gtp_client`]) and UCI ([`uci_client`])
-//!   clients; Fairy-Stockfish as a rules oracle ([`fairy`]).
+//! - Classical and external players: Xiangqi's [`alphabeta`] searcher and Liuzhou's
+//!   ([`liuzhou_alphabeta`], named by [`liuzhou`]); other programs as child processes
+//!   ([`process`]) under the GTP ([`gtp_client`]) and UCI ([`uci_client`]) clients;
+//!   Fairy-Stockfish as a rules oracle ([`fairy`]).
 //! - [`matchplay`]: matches between agents, colours alternating, in parallel.
 //!
 //! Nothing below this crate starts a process.
@@ -15,6 +16,8 @@ pub mod alphabeta;
 pub mod fairy;
 pub mod go;
 pub mod gtp_client;
+pub mod liuzhou;
+pub mod liuzhou_alphabeta;
 pub mod matchplay;
 pub mod process;
 pub mod spec;

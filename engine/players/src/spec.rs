@@ -5,7 +5,8 @@
 //! A spec is `kind` or `kind:key=value,key=value`: `random`, `mcts:visits=800` (random
 //! playouts), `net:model=PATH,visits=200` (`model` omitted: the game's default network), and the
 //! game's own kinds ([`OwnPlayers`]: Xiangqi's `alphabeta`, `fairy-stockfish`, `uci:cmd=…`; Go's
-//! `gtp:cmd=…`, `playout`). Parsing checks every key and value and says which one is wrong.
+//! `gtp:cmd=…`, `playout`; Liuzhou's `alphabeta`). Parsing checks every key and value and says
+//! which one is wrong.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -276,8 +277,6 @@ pub trait OwnPlayers: Game {
         ))
     }
 }
-
-impl OwnPlayers for games::liuzhou::Liuzhou {}
 
 /// Most visits per move and threads per tree a spec may ask for.
 pub const MAX_VISITS: u64 = 100_000_000;

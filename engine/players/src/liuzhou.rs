@@ -1,0 +1,110 @@
+//! Liuzhou's own players by name. A spec is `KIND[:KEY=VALUE[,KEY=VALUE…]]`:
+//!
+//! - `alphabeta[:depth=N][,movetime=MS][,nodes=N][,hash=MiB]`: the searcher of
+//!   [`crate::liuzhou_alphabeta`], stopping at the first limit reached (default: movetime=1000;
+//!   hash 16 MiB, at most 4096). The keys are Xiangqi's `alphabeta` keys.
+
+use std::time::Duration;
+
+use games::agent::split_spec;
+use games::liuzhou::Liuzhou;
+use games::{Agent, AgentError};
+
+use crate::liuzhou_alphabeta::{LiuzhouAlphaBetaAgent, SearchLimits};
+
+/// Builds the agent a spec names (see the module docs).
+pub fn agent_from_spec(spec: &str) -> Result<Box<dyn Agent<Liuzhou>>, AgentError> {
+    let (kind, params) = split_spec(spec)?;
+    match kind.trim() {
+        "alphabeta" => {
+            let (limits, hash) = alphabeta_options(spec, &params)?;
+            let agent = LiuzhouAlphaBetaAgent::try_new(limits, hash)
+                .map_err(|e| AgentError::new(spec, e.to_string()))?;
+            Ok(Box::new(agent))
+        }
+        other => Err(AgentError::new(
+            spec,
+            format!(
+                "unknown agent kind {other:?} for liuzhou (expected random, mcts, net or alphabeta)"
+            ),
+        )),
+    }
+}
+
+/// The limits and table size (MiB) an `alphabeta` spec asks for.
+pub fn alphabeta_options(
+    spec: &str,
+    params: &[(&str, &str)],
+) -> Result<(SearchLimits, usize), AgentError> {
+    let mut limits = SearchLimits::default();
+    let mut hash = 16;
+    for &(k, v) in params {
+        let n: u64 = v
+            .parse()
+            .map_err(|_| AgentError::new(spec, format!("{k} '{v}' is not a number")))?;
+        match k {
+            "depth" => {
+                if n == 0 {
+                    return Err(AgentError::new(spec, "depth must be at least 1"));
+                }
+                limits.depth = Some(n.min(100) as u32);
+            }
+            "movetime" => limits.movetime = Some(Duration::from_millis(n)),
+            "nodes" => limits.nodes = Some(n),
+            "hash" => hash = usize::try_from(n).unwrap_or(usize::MAX),
+            _ => {
+                return Err(AgentError::new(
+                    spec,
+                    format!("unknown parameter '{k}' for alphabeta (depth, movetime, nodes, hash)"),
+                ))
+            }
+        }
+    }
+    if limits == SearchLimits::default() {
+        limits.movetime = Some(Duration::from_secs(1));
+    }
+    Ok((limits, hash))
+}
+
+impl crate::spec::OwnPlayers for Liuzhou {
+    const OWN_KINDS: &'static [&'static str] = &["alphabeta"];
+
+    fn own_agent(spec: &str) -> Result<Box<dyn Agent<Liuzhou>>, AgentError> {
+        agent_from_spec(spec)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn specs_build_agents_or_say_why_not() {
+        assert_eq!(
+            agent_from_spec("alphabeta:depth=4").unwrap().name(),
+            "alphabeta-d4"
+        );
+        assert_eq!(
+            agent_from_spec("alphabeta").unwrap().name(),
+            "alphabeta-1000ms"
+        );
+        assert_eq!(
+            agent_from_spec("alphabeta:nodes=5000,hash=1")
+                .unwrap()
+                .name(),
+            "alphabeta-5000n"
+        );
+        for (spec, needle) in [
+            ("minimax", "unknown agent kind"),
+            ("alphabeta:depth", "KEY=VALUE"),
+            ("alphabeta:depth=x", "not a number"),
+            ("alphabeta:depth=0", "at least 1"),
+            ("alphabeta:width=3", "unknown parameter"),
+            ("alphabeta:hash=65536", "outside 1..=4096"),
+            ("alphabeta:hash=0", "outside 1..=4096"),
+        ] {
+            let e = agent_from_spec(spec).err().expect(spec).to_string();
+            assert!(e.contains(needle), "{spec}: {e}");
+        }
+    }
+}
