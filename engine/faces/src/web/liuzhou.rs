@@ -10,17 +10,6 @@ fn point_name(p: u8) -> String {
     format!("{}{}", (b'a' + p % 6) as char, p / 6 + 1)
 }
 
-fn phase_key(phase: Phase) -> &'static str {
-    match phase {
-        Phase::Place => "place",
-        Phase::Mark => "mark",
-        Phase::Forced => "forced",
-        Phase::Move => "move",
-        Phase::Capture => "capture",
-        Phase::Counter => "counter",
-    }
-}
-
 impl WebGame for Liuzhou {
     const TITLE: &'static str = "Liuzhou chess (六洲棋)";
     const SIDES: [&'static str; 2] = ["Black", "White"];
@@ -48,7 +37,7 @@ impl WebGame for Liuzhou {
             names,
             cells,
             info: json!({
-                "phase": phase_key(self.phase()),
+                "phase": self.phase().name(),
                 "stuck": stuck,
                 "pending": self.pending(),
                 "move_count": self.move_count(),

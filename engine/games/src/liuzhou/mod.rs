@@ -82,6 +82,19 @@ impl Phase {
         Phase::Counter,
     ];
 
+    /// The phase's name as LFEN writes it (`place`, `mark`, `forced`, `move`, `capture`,
+    /// `counter`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Phase::Place => "place",
+            Phase::Mark => "mark",
+            Phase::Forced => "forced",
+            Phase::Move => "move",
+            Phase::Capture => "capture",
+            Phase::Counter => "counter",
+        }
+    }
+
     /// Whether placement is over (REMOVAL has run): the win-by-capture rule applies.
     fn after_placement(self) -> bool {
         !matches!(self, Phase::Place | Phase::Mark)

@@ -67,17 +67,6 @@ pub fn format_action(action: Action) -> String {
     }
 }
 
-fn phase_name(phase: Phase) -> &'static str {
-    match phase {
-        Phase::Place => "place",
-        Phase::Mark => "mark",
-        Phase::Forced => "forced",
-        Phase::Move => "move",
-        Phase::Capture => "capture",
-        Phase::Counter => "counter",
-    }
-}
-
 pub fn write_lfen(s: &Liuzhou) -> String {
     let mut board = String::new();
     for rank in (0..6).rev() {
@@ -116,7 +105,7 @@ pub fn write_lfen(s: &Liuzhou) -> String {
     let side = if s.to_act == Player::First { 'b' } else { 'w' };
     format!(
         "{board} {side} {} {} {} {}",
-        phase_name(s.phase),
+        s.phase.name(),
         s.pending,
         s.move_count,
         s.moves_since_capture
@@ -287,7 +276,7 @@ pub fn render(s: &Liuzhou) -> String {
     };
     out.push_str(&format!(
         "{side} to act, phase {}, pending {}, move {}, since capture {}",
-        phase_name(s.phase),
+        s.phase.name(),
         s.pending,
         s.move_count,
         s.moves_since_capture
