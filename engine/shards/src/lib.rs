@@ -7,7 +7,7 @@
 //! | key | meaning |
 //! |---|---|
 //! | `format` | always `engine-shard` |
-//! | `version` | format version, [`VERSION`] |
+//! | `version` | format version, [`VERSION`] (readers also take [`OLDEST_VERSION`]) |
 //! | `game` | game name (`liuzhou`, `xiangqi`, `go`) |
 //! | `planes`, `height`, `width`, `policy_size` | the network interface the samples are for |
 //! | `positions` | number of samples |
@@ -15,6 +15,7 @@
 //! | `model` | the model that played the games (`random` or a path/name) |
 //! | `config` | the producing configuration (YAML text) |
 //! | `created_unix` | seconds since the epoch |
+//! | `crc32` | the CRC-32 of each tensor's bytes ([`checksum`]), checked before a sample is used |
 //!
 //! Tensors (N samples, M stored policy entries, S symmetries):
 //!
@@ -32,10 +33,17 @@
 //! [`NO_INDEX`]. Writers and readers both check every number above (finite planes, indices in
 //! range, ...): a shard that breaks one is refused with the tensor and element at fault.
 //!
+//! A shard that fails its checksums is refused with the tensor at fault, like a truncated one:
+//! readers of a directory skip it with a warning. Version 1 shards carry no `crc32` and are
+//! still read; [`read_newest`] and trainer-bridge warn once per directory that holds some
+//! ([`warn_unchecked`]), and [`verify::verify_paths`] (`engine shards verify`) counts them.
+//!
 //! Shards are written to a temporary name and renamed, so a reader never sees half a shard;
 //! readers ignore anything not ending in `.safetensors`.
 
 mod augment;
+pub mod checksum;
+pub mod verify;
 
 use std::collections::HashMap;
 use std::fs;
@@ -46,11 +54,15 @@ use std::path::{Path, PathBuf};
 use safetensors::tensor::{Dtype, SafeTensors, TensorView};
 
 pub use augment::transform_sample;
+pub use checksum::{ChecksumError, Integrity};
 
 /// The `format` metadata value of every shard.
 pub const FORMAT: &str = "engine-shard";
-/// Bumped whenever the layout changes; readers refuse other versions.
-pub const VERSION: u32 = 1;
+/// The version written. Bumped whenever the layout changes; readers refuse versions outside
+/// [`OLDEST_VERSION`]`..=VERSION`.
+pub const VERSION: u32 = 2;
+/// The oldest version read: version 1 is version 2 without the `crc32` metadata.
+pub const OLDEST_VERSION: u32 = 1;
 /// `symmetry_policy` entry for an index a symmetry maps to no action.
 pub const NO_INDEX: u16 = u16::MAX;
 /// File name ending of a finished shard.
@@ -71,6 +83,12 @@ pub enum ShardError {
     Foreign { path: PathBuf, reason: String },
     #[error("{path}: inconsistent shard: {reason}")]
     Invalid { path: PathBuf, reason: String },
+    /// A tensor's bytes are not those written: the file was damaged after it was written.
+    #[error("{path}: damaged: {reason}")]
+    Checksum {
+        path: PathBuf,
+        reason: ChecksumError,
+    },
     #[error("cannot write a shard: {0}")]
     BadSamples(String),
 }
@@ -124,14 +142,15 @@ impl ShardMeta {
         file.read_exact(&mut header).map_err(io)?;
         let header: safetensors::tensor::Metadata =
             serde_json::from_slice(&header).map_err(|e| corrupt(e.to_string()))?;
-        ShardMeta::from_info(header.metadata().as_ref(), path)
+        ShardMeta::from_info(header.metadata().as_ref(), path).map(|(meta, n, _)| (meta, n))
     }
 
-    /// The metadata map of a shard's header as a `ShardMeta`, with the number of positions.
+    /// The metadata map of a shard's header as a `ShardMeta`, with the number of positions and
+    /// the format version.
     fn from_info(
         info: Option<&HashMap<String, String>>,
         path: &Path,
-    ) -> Result<(ShardMeta, usize), ShardError> {
+    ) -> Result<(ShardMeta, usize, u32), ShardError> {
         let foreign = |reason: String| ShardError::Foreign {
             path: path.into(),
             reason,
@@ -146,11 +165,14 @@ impl ShardMeta {
             return Err(foreign(format!("format is {format:?}, not {FORMAT}")));
         }
         let version = get("version")?;
-        if version != VERSION.to_string() {
-            return Err(foreign(format!(
-                "version {version}; this build reads version {VERSION}"
-            )));
-        }
+        let version = match version.parse::<u32>() {
+            Ok(v) if (OLDEST_VERSION..=VERSION).contains(&v) => v,
+            _ => {
+                return Err(foreign(format!(
+                    "version {version}; this build reads versions {OLDEST_VERSION} to {VERSION}"
+                )))
+            }
+        };
         let num = |k: &str| -> Result<usize, ShardError> {
             get(k)?.parse().map_err(|_| ShardError::Invalid {
                 path: path.into(),
@@ -180,7 +202,7 @@ impl ShardMeta {
             created_unix: num("created_unix")? as u64,
             games: num("games")?,
         };
-        Ok((meta, num("positions")?))
+        Ok((meta, num("positions")?, version))
     }
 }
 
@@ -324,22 +346,33 @@ impl Shard {
         .into_iter()
         .map(|(k, v)| (k.to_string(), v))
         .collect();
-        let bytes = safetensors::serialize(tensors, Some(info))
+        let bytes = checksum::serialize(tensors, info)
             .map_err(|e| ShardError::BadSamples(e.to_string()))?;
         write_atomically(path, &bytes)
     }
 
-    /// Reads and validates the shard at `path`.
+    /// Reads and validates the shard at `path`: its checksums first, then its numbers.
     pub fn read(path: &Path) -> Result<Shard, ShardError> {
+        Shard::read_checked(path).map(|(shard, _)| shard)
+    }
+
+    /// [`Shard::read`], saying whether the shard's checksums were checked
+    /// ([`Integrity::NoChecksum`] for a version 1 shard).
+    pub fn read_checked(path: &Path) -> Result<(Shard, Integrity), ShardError> {
         let bytes = fs::read(path).map_err(|error| ShardError::Io {
             path: path.into(),
             error,
         })?;
-        Shard::from_bytes(&bytes, path)
+        Shard::from_bytes_checked(&bytes, path)
     }
 
     /// Reads a shard from its bytes; `path` only names it in errors.
     pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<Shard, ShardError> {
+        Shard::from_bytes_checked(bytes, path).map(|(shard, _)| shard)
+    }
+
+    /// [`Shard::from_bytes`], saying whether the shard's checksums were checked.
+    pub fn from_bytes_checked(bytes: &[u8], path: &Path) -> Result<(Shard, Integrity), ShardError> {
         let corrupt = |reason: String| ShardError::Corrupt {
             path: path.into(),
             reason,
@@ -350,7 +383,19 @@ impl Shard {
         };
         let (_, header) = SafeTensors::read_metadata(bytes).map_err(|e| corrupt(e.to_string()))?;
         let st = SafeTensors::deserialize(bytes).map_err(|e| corrupt(e.to_string()))?;
-        let (meta, n) = ShardMeta::from_info(header.metadata().as_ref(), path)?;
+        let damaged = |reason| ShardError::Checksum {
+            path: path.into(),
+            reason,
+        };
+        let info = header.metadata().as_ref();
+        let (meta, n, version) = ShardMeta::from_info(info, path)?;
+        let recorded = checksum::recorded(info).map_err(damaged)?;
+        if version >= 2 && recorded.is_none() {
+            return Err(invalid(format!(
+                "a version {version} shard without `{}` metadata",
+                checksum::KEY
+            )));
+        }
         let tensor = |name: &str, dtype: Dtype, shape: &[usize]| -> Result<&[u8], ShardError> {
             let t = st
                 .tensor(name)
@@ -364,21 +409,67 @@ impl Shard {
             }
             Ok(t.data())
         };
-        let planes = f32s(tensor(
+        // Each tensor's CRC-32, computed as it is decoded.
+        let mut crcs = HashMap::new();
+        let planes = decode(
+            &mut crcs,
             "planes",
-            Dtype::F32,
-            &[n, meta.planes, meta.height, meta.width],
-        )?);
-        let offsets = u32s(tensor("policy_offsets", Dtype::U32, &[n + 1])?);
-        let index = u16s(tensor("policy_index", Dtype::U16, &[])?);
-        let prob = f32s(tensor("policy_prob", Dtype::F32, &[index.len()])?);
-        let value = f32s(tensor("value", Dtype::F32, &[n])?);
-        let sym_bits = tensor("symmetry_bits", Dtype::U8, &[])?.to_vec();
-        let sym_policy = u16s(tensor(
+            tensor(
+                "planes",
+                Dtype::F32,
+                &[n, meta.planes, meta.height, meta.width],
+            )?,
+            f32::from_le_bytes,
+        );
+        let offsets = decode(
+            &mut crcs,
+            "policy_offsets",
+            tensor("policy_offsets", Dtype::U32, &[n + 1])?,
+            u32::from_le_bytes,
+        );
+        let index = decode(
+            &mut crcs,
+            "policy_index",
+            tensor("policy_index", Dtype::U16, &[])?,
+            u16::from_le_bytes,
+        );
+        let prob = decode(
+            &mut crcs,
+            "policy_prob",
+            tensor("policy_prob", Dtype::F32, &[index.len()])?,
+            f32::from_le_bytes,
+        );
+        let value = decode(
+            &mut crcs,
+            "value",
+            tensor("value", Dtype::F32, &[n])?,
+            f32::from_le_bytes,
+        );
+        let sym_bits = decode(
+            &mut crcs,
+            "symmetry_bits",
+            tensor("symmetry_bits", Dtype::U8, &[])?,
+            u8::from_le_bytes,
+        );
+        let sym_policy = decode(
+            &mut crcs,
             "symmetry_policy",
-            Dtype::U16,
-            &[sym_bits.len(), meta.policy_size],
-        )?);
+            tensor(
+                "symmetry_policy",
+                Dtype::U16,
+                &[sym_bits.len(), meta.policy_size],
+            )?,
+            u16::from_le_bytes,
+        );
+        // Before any number is looked at: a damaged tensor is reported as damaged, not as
+        // whatever its changed bytes happen to break.
+        let integrity = match recorded {
+            None => Integrity::NoChecksum,
+            Some(recorded) => {
+                checksum::compare(&st, recorded, &crcs).map_err(damaged)?;
+                Integrity::Verified
+            }
+        };
 
         let columns = Columns {
             planes: &planes,
@@ -413,11 +504,14 @@ impl Shard {
                 (sym, map.to_vec())
             })
             .collect();
-        Ok(Shard {
-            meta,
-            samples,
-            symmetries,
-        })
+        Ok((
+            Shard {
+                meta,
+                samples,
+                symmetries,
+            },
+            integrity,
+        ))
     }
 }
 
@@ -519,22 +613,28 @@ fn view(dtype: Dtype, shape: Vec<usize>, data: &[u8]) -> Result<TensorView<'_>, 
     TensorView::new(dtype, shape, data).map_err(|e| ShardError::BadSamples(e.to_string()))
 }
 
-fn f32s(b: &[u8]) -> Vec<f32> {
-    b.chunks_exact(4)
-        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-        .collect()
-}
-
-fn u32s(b: &[u8]) -> Vec<u32> {
-    b.chunks_exact(4)
-        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-        .collect()
-}
-
-fn u16s(b: &[u8]) -> Vec<u16> {
-    b.chunks_exact(2)
-        .map(|c| u16::from_le_bytes([c[0], c[1]]))
-        .collect()
+/// Tensor `name`'s little-endian numbers, with the CRC-32 of its bytes (into `crcs`) computed
+/// on the way: a chunk at a time, hashed and decoded while it is in the cache, so that the
+/// bytes are read from memory once, not once more for the check.
+fn decode<'a, const N: usize, T>(
+    crcs: &mut HashMap<&'a str, u32>,
+    name: &'a str,
+    bytes: &[u8],
+    from_le: fn([u8; N]) -> T,
+) -> Vec<T> {
+    const CHUNK: usize = 16 * 1024;
+    let mut crc = crc32fast::Hasher::new();
+    let mut out = Vec::with_capacity(bytes.len() / N);
+    for chunk in bytes.chunks(CHUNK) {
+        crc.update(chunk);
+        out.extend(
+            chunk
+                .chunks_exact(N)
+                .map(|c| from_le(c.try_into().expect("chunks of N bytes"))),
+        );
+    }
+    crcs.insert(name, crc.finalize());
+    out
 }
 
 /// Writes `bytes` to `path` so that `path` either does not exist or holds all of them: a
@@ -605,17 +705,22 @@ pub fn newest_first(dir: &Path) -> Result<Vec<PathBuf>, ShardError> {
 }
 
 /// Finished shards in `dir` for `game`, newest first (see [`newest_first`]), at most `limit`.
-/// Shards that cannot be read or belong to another game are reported with `tracing::warn!` and
-/// skipped.
+/// Shards that cannot be read (damaged ones included) or belong to another game are reported
+/// with `tracing::warn!` and skipped; shards without checksums are read, with one warning for
+/// the directory ([`warn_unchecked`]).
 pub fn read_newest(dir: &Path, game: &str, limit: usize) -> Result<Vec<Shard>, ShardError> {
     let mut out = Vec::new();
+    let mut unchecked = 0;
     for path in newest_first(dir)? {
         if out.len() >= limit {
             break;
         }
-        match Shard::read(&path) {
-            Ok(s) if s.meta.game == game => out.push(s),
-            Ok(s) => tracing::warn!(
+        match Shard::read_checked(&path) {
+            Ok((s, integrity)) if s.meta.game == game => {
+                unchecked += usize::from(integrity == Integrity::NoChecksum);
+                out.push(s);
+            }
+            Ok((s, _)) => tracing::warn!(
                 "skipping {}: a {} shard, not {game}",
                 path.display(),
                 s.meta.game
@@ -623,5 +728,18 @@ pub fn read_newest(dir: &Path, game: &str, limit: usize) -> Result<Vec<Shard>, S
             Err(e) => tracing::warn!("skipping shard: {e}"),
         }
     }
+    warn_unchecked(dir, unchecked, out.len());
     Ok(out)
+}
+
+/// The one warning for a directory from which `unchecked` of the `read` shards used carry no
+/// checksums (version 1); nothing when `unchecked` is 0.
+pub fn warn_unchecked(dir: &Path, unchecked: usize, read: usize) {
+    if unchecked > 0 {
+        tracing::warn!(
+            "{}: {unchecked} of the {read} shards read are of version {OLDEST_VERSION} and carry no \
+             checksums: damage to their bytes cannot be detected",
+            dir.display()
+        );
+    }
 }

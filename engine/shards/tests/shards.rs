@@ -10,8 +10,8 @@ use rand::rngs::SmallRng;
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use shards::{
-    newest_first, read_newest, symmetry_maps, transform_sample, Sample, Shard, ShardError,
-    ShardMeta,
+    newest_first, read_newest, symmetry_maps, transform_sample, Integrity, Sample, Shard,
+    ShardError, ShardMeta,
 };
 
 fn tmpdir(name: &str) -> PathBuf {
@@ -194,7 +194,7 @@ fn read_newest_skips_bad_and_foreign_shards() {
 }
 
 /// The shard at `path` with tensor `name`'s bytes changed by `edit` (bypassing the writer's
-/// checks, as a damaged or hand-made file would).
+/// checks, as a hand-made file would), its checksums recorded anew.
 fn rewrite_tensor(path: &std::path::Path, name: &str, edit: impl FnOnce(&mut Vec<u8>)) {
     let bytes = fs::read(path).unwrap();
     let (_, header) = safetensors::SafeTensors::read_metadata(&bytes).unwrap();
@@ -205,15 +205,15 @@ fn rewrite_tensor(path: &std::path::Path, name: &str, edit: impl FnOnce(&mut Vec
         .map(|(n, t)| (n, t.dtype(), t.shape().to_vec(), t.data().to_vec()))
         .collect();
     edit(&mut owned.iter_mut().find(|t| t.0 == name).unwrap().3);
-    let views: Vec<(String, safetensors::tensor::TensorView)> = owned
+    let views: Vec<(&str, safetensors::tensor::TensorView)> = owned
         .iter()
         .map(|(n, d, s, b)| {
             let v = safetensors::tensor::TensorView::new(*d, s.clone(), b).unwrap();
-            (n.clone(), v)
+            (n.as_str(), v)
         })
         .collect();
-    let out = safetensors::serialize(views, header.metadata().clone()).unwrap();
-    fs::write(path, out).unwrap();
+    let info = header.metadata().clone().unwrap();
+    fs::write(path, shards::checksum::serialize(views, info).unwrap()).unwrap();
 }
 
 type Edit<'a> = Box<dyn Fn(&mut Vec<u8>) + 'a>;
@@ -443,4 +443,231 @@ fn augmentation_agrees_with_the_transforms_of_xiangqi_and_go() {
     assert_eq!(go.symmetries().len(), 8);
     let sides = check_augmentation(go, 3, 100);
     assert!(sides.iter().all(|&n| n > 100), "{sides:?}");
+}
+
+/// Where each tensor's bytes lie in the file: (name, start, end), in file order.
+fn tensor_ranges(bytes: &[u8]) -> Vec<(String, usize, usize)> {
+    let (n, header) = safetensors::SafeTensors::read_metadata(bytes).unwrap();
+    let mut ranges: Vec<_> = header
+        .tensors()
+        .into_iter()
+        .map(|(name, info)| {
+            let (a, b) = info.data_offsets;
+            (name, 8 + n + a, 8 + n + b)
+        })
+        .collect();
+    ranges.sort_by_key(|r| r.1);
+    ranges
+}
+
+/// The file at `from` written to `to` with its metadata changed by `edit` and its tensors as
+/// they are.
+fn with_metadata(
+    from: &std::path::Path,
+    to: &std::path::Path,
+    edit: impl FnOnce(&mut std::collections::HashMap<String, String>),
+) {
+    let bytes = fs::read(from).unwrap();
+    let (_, header) = safetensors::SafeTensors::read_metadata(&bytes).unwrap();
+    let st = safetensors::SafeTensors::deserialize(&bytes).unwrap();
+    let mut info = header.metadata().clone().unwrap();
+    edit(&mut info);
+    fs::write(
+        to,
+        safetensors::serialize(st.tensors(), Some(info)).unwrap(),
+    )
+    .unwrap();
+}
+
+/// The shard at `from` as version 1 wrote it: no `crc32` metadata.
+fn as_version_1(from: &std::path::Path, to: &std::path::Path) {
+    with_metadata(from, to, |info| {
+        info.remove(shards::checksum::KEY);
+        info.insert("version".into(), "1".into());
+    });
+}
+
+/// One byte changed in any tensor (the reported case among them: an f32 of `planes` from 0.0
+/// to 2.0, a number the value checks accept) is refused, naming the file and the tensor.
+#[test]
+fn a_changed_byte_in_any_tensor_is_refused_naming_file_and_tensor() {
+    let dir = tmpdir("damage");
+    let (shard, _) = liuzhou_shard(40, 7);
+    let good = dir.join("000000-good.safetensors");
+    shard.write(&good).unwrap();
+    let bytes = fs::read(&good).unwrap();
+    let ranges = tensor_ranges(&bytes);
+    assert_eq!(ranges.len(), 7, "{ranges:?}");
+    let planes = ranges.iter().find(|r| r.0 == "planes").unwrap();
+    let zero = bytes[planes.1..planes.2]
+        .chunks_exact(4)
+        .position(|c| c == [0; 4])
+        .unwrap();
+    let mut two = bytes.clone();
+    // 2.0f32 is 0x40000000: its little-endian bytes are 00 00 00 40.
+    two[planes.1 + 4 * zero + 3] = 0x40;
+    let mut cases = vec![("planes-2.0".to_string(), "planes".to_string(), two)];
+    for (name, start, end) in &ranges {
+        let mut damaged = bytes.clone();
+        damaged[(start + end) / 2] ^= 0x10;
+        cases.push((format!("flip-{name}"), name.clone(), damaged));
+    }
+    for (case, tensor, damaged) in cases {
+        let path = dir.join(format!("{case}.safetensors"));
+        fs::write(&path, damaged).unwrap();
+        match Shard::read(&path) {
+            Err(e @ ShardError::Checksum { .. }) => {
+                let msg = e.to_string();
+                assert!(msg.starts_with(&path.display().to_string()), "{msg}");
+                assert!(
+                    msg.contains(&format!("tensor `{tensor}` fails its checksum")),
+                    "{msg}"
+                );
+            }
+            other => panic!("{case}: expected a checksum error, got {other:?}"),
+        }
+        let check = shards::verify::check_file(&path);
+        assert_eq!(check.kind, shards::verify::Kind::Shard);
+        assert!(matches!(check.result, Err(ShardError::Checksum { .. })));
+    }
+    // A directory reader skips them all and keeps the good shard.
+    assert_eq!(read_newest(&dir, "liuzhou", 100).unwrap().len(), 1);
+}
+
+#[test]
+fn version_1_shards_without_checksums_are_still_read() {
+    let dir = tmpdir("v1");
+    let (shard, _) = liuzhou_shard(30, 8);
+    let v2 = dir.join("v2.safetensors");
+    shard.write(&v2).unwrap();
+    let v1 = dir.join("v1.safetensors");
+    as_version_1(&v2, &v1);
+    let (back, integrity) = Shard::read_checked(&v1).unwrap();
+    assert_eq!(integrity, Integrity::NoChecksum);
+    assert_eq!(
+        (&back.meta, &back.samples, &back.symmetries),
+        (&shard.meta, &shard.samples, &shard.symmetries)
+    );
+    assert_eq!(Shard::read_checked(&v2).unwrap().1, Integrity::Verified);
+    assert_eq!(ShardMeta::read(&v1).unwrap(), (shard.meta.clone(), 30));
+    assert_eq!(read_newest(&dir, "liuzhou", 100).unwrap().len(), 2);
+
+    // A version 2 shard must carry its checksums; versions this build does not know are
+    // foreign.
+    let stripped = dir.join("stripped.safetensors");
+    with_metadata(&v2, &stripped, |info| {
+        info.remove(shards::checksum::KEY);
+    });
+    match Shard::read(&stripped) {
+        Err(e @ ShardError::Invalid { .. }) => {
+            assert!(e.to_string().contains("without `crc32` metadata"), "{e}")
+        }
+        other => panic!("expected Invalid, got {other:?}"),
+    }
+    let future = dir.join("future.safetensors");
+    with_metadata(&v2, &future, |info| {
+        info.insert("version".into(), "3".into());
+    });
+    match Shard::read(&future) {
+        Err(e @ ShardError::Foreign { .. }) => {
+            assert!(e.to_string().contains("reads versions 1 to 2"), "{e}")
+        }
+        other => panic!("expected Foreign, got {other:?}"),
+    }
+    // Checksums that do not cover the tensors exactly are refused too.
+    let extra = dir.join("extra.safetensors");
+    with_metadata(&v2, &extra, |info| {
+        let mut map: serde_json::Map<String, serde_json::Value> =
+            serde_json::from_str(&info["crc32"]).unwrap();
+        map.insert("ghost".into(), "00000000".into());
+        info.insert("crc32".into(), serde_json::Value::Object(map).to_string());
+    });
+    let msg = Shard::read(&extra).unwrap_err().to_string();
+    assert!(msg.contains("records tensor `ghost`"), "{msg}");
+    let bad_hex = dir.join("bad-hex.safetensors");
+    with_metadata(&v2, &bad_hex, |info| {
+        info.insert("crc32".into(), r#"{"planes":"xyz"}"#.into());
+    });
+    let msg = Shard::read(&bad_hex).unwrap_err().to_string();
+    assert!(
+        msg.contains("not a map of tensor names to 8 hex digits"),
+        "{msg}"
+    );
+}
+
+/// `engine shards verify`'s library: every file under the paths, a line's worth of reason for
+/// each bad one, and the counts.
+#[test]
+fn verify_reports_each_bad_file_and_counts() {
+    use shards::verify::{verify_paths, Summary};
+    let dir = tmpdir("verify");
+    let (shard, _) = liuzhou_shard(20, 9);
+    let good = dir.join("a-good.safetensors");
+    shard.write(&good).unwrap();
+    as_version_1(&good, &dir.join("b-old.safetensors"));
+    let mut bytes = fs::read(&good).unwrap();
+    let (_, _, end) = tensor_ranges(&bytes)
+        .into_iter()
+        .find(|r| r.0 == "value")
+        .unwrap();
+    bytes[end - 1] ^= 1;
+    fs::write(dir.join("c-damaged.safetensors"), &bytes).unwrap();
+    let good_bytes = fs::read(&good).unwrap();
+    fs::write(
+        dir.join("d-truncated.safetensors"),
+        &good_bytes[..good_bytes.len() - 10],
+    )
+    .unwrap();
+    fs::create_dir_all(dir.join("sub")).unwrap();
+    shard.write(&dir.join("sub/e-good.safetensors")).unwrap();
+    // Left out: hidden files, unfinished writes, other extensions.
+    fs::write(dir.join(".hidden.safetensors"), b"x").unwrap();
+    fs::write(dir.join(".f.safetensors.7.tmp"), b"x").unwrap();
+    fs::write(dir.join("notes.txt"), b"x").unwrap();
+    // A checkpoint-like file: another format with checksums, good and damaged.
+    let w = [1.5f32, -2.0, 0.25].map(f32::to_le_bytes).concat();
+    let view = safetensors::tensor::TensorView::new(safetensors::Dtype::F32, vec![3], &w).unwrap();
+    let info = [("format".to_string(), "some-model".to_string())].into();
+    let model = shards::checksum::serialize(vec![("w", view)], info).unwrap();
+    fs::write(dir.join("m-good.safetensors"), &model).unwrap();
+    let mut damaged = model.clone();
+    *damaged.last_mut().unwrap() ^= 0x80;
+    let damaged_model = dir.join("m-damaged.safetensors");
+    fs::write(&damaged_model, &damaged).unwrap();
+
+    let mut lines = Vec::new();
+    let summary = verify_paths(std::slice::from_ref(&dir), |check| {
+        if let Err(e) = &check.result {
+            lines.push(e.to_string());
+        }
+        Ok::<(), ShardError>(())
+    })
+    .unwrap();
+    assert_eq!(
+        summary,
+        Summary {
+            shards: 5,
+            others: 2,
+            bad: 3,
+            unchecked: 1
+        }
+    );
+    assert_eq!(
+        summary.to_string(),
+        "5 shards and 2 other files checked, 3 bad; 1 without checksums (their bytes could not \
+         be checked)"
+    );
+    assert_eq!(lines.len(), 3, "{lines:?}");
+    assert!(lines[0].contains("c-damaged.safetensors: damaged: tensor `value` fails its checksum"));
+    assert!(lines[1].contains("d-truncated.safetensors: not a readable safetensors file"));
+    assert!(lines[2].contains("m-damaged.safetensors: damaged: tensor `w` fails"));
+
+    // Files given by name; the plain summary.
+    let summary = verify_paths(std::slice::from_ref(&good), |_| Ok::<(), ShardError>(())).unwrap();
+    assert_eq!(summary.to_string(), "1 shard checked, 0 bad");
+    // A path that cannot be listed is an error, not a bad file.
+    assert!(matches!(
+        verify_paths(&[dir.join("missing")], |_| Ok::<(), ShardError>(())),
+        Err(ShardError::Io { .. })
+    ));
 }
