@@ -124,25 +124,29 @@ pub struct FitReport {
 }
 
 /// The newest shards of `dir` that `usable` accepts, up to `window` samples, newest first.
-/// Unreadable shards and those `usable` refuses are skipped with a warning; none left is an
-/// error.
+/// Unreadable shards (damaged ones: a tensor that fails its checksum) and those `usable`
+/// refuses are skipped with a warning naming the file; none left is an error. Shards without
+/// checksums are used, with one warning for the directory.
 fn window(
     dir: &Path,
     window: usize,
     mut usable: impl FnMut(&ShardMeta) -> Result<(), String>,
 ) -> anyhow::Result<Vec<Shard>> {
     let mut out: Vec<Shard> = Vec::new();
-    let (mut total, mut skipped) = (0, 0);
+    let (mut total, mut skipped, mut unchecked) = (0, 0, 0);
     for path in shards::newest_first(dir)? {
         if total >= window {
             break;
         }
-        match Shard::read(&path).map_err(|e| e.to_string()).and_then(|s| {
-            usable(&s.meta).map_err(|reason| format!("{}: {reason}", path.display()))?;
-            Ok(s)
-        }) {
-            Ok(s) => {
+        match Shard::read_checked(&path)
+            .map_err(|e| e.to_string())
+            .and_then(|(s, integrity)| {
+                usable(&s.meta).map_err(|reason| format!("{}: {reason}", path.display()))?;
+                Ok((s, integrity))
+            }) {
+            Ok((s, integrity)) => {
                 total += s.samples.len();
+                unchecked += usize::from(integrity == shards::Integrity::NoChecksum);
                 out.push(s);
             }
             Err(e) => {
@@ -151,6 +155,7 @@ fn window(
             }
         }
     }
+    shards::warn_unchecked(dir, unchecked, out.len());
     anyhow::ensure!(
         total > 0,
         "no readable shard with samples in {}{}",

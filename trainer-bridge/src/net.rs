@@ -7,8 +7,10 @@
 //! A checkpoint is a safetensors file of those F32 variables whose string metadata says what
 //! it is for, as the ONNX model's does: `format` (`trainer-bridge-checkpoint`), `version`
 //! ([`CHECKPOINT_VERSION`]), `game`, `planes`, `height`, `width`, `policy_size`, `network` (the
-//! [`NetConfig`] as JSON) and `generation`. Checkpoints written before the metadata existed
-//! still load; for them only the tensors' shapes are checked.
+//! [`NetConfig`] as JSON), `generation` and `crc32`, the CRC-32 of each tensor's bytes (as in
+//! shards: [`shards::checksum`]), checked when the checkpoint is read. Checkpoints of version 1
+//! (no `crc32`) and those written before the metadata existed still load, with a warning that
+//! their bytes could not be checked; for the latter only the tensors' shapes are checked.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -22,8 +24,9 @@ use crate::{kernels, ModelMeta, NetConfig};
 
 /// The `format` metadata value of a checkpoint.
 pub const CHECKPOINT_FORMAT: &str = "trainer-bridge-checkpoint";
-/// Bumped when the checkpoint's layout changes meaning.
-pub const CHECKPOINT_VERSION: u32 = 1;
+/// Bumped when the checkpoint's layout changes meaning. Version 1 is version 2 without the
+/// `crc32` metadata; both are read.
+pub const CHECKPOINT_VERSION: u32 = 2;
 
 /// Batch-norm epsilon, shared with the ONNX exporter.
 pub const BN_EPS: f64 = 1e-5;
@@ -39,6 +42,12 @@ pub enum NetError {
     /// The file is not a checkpoint at all (damaged, or some other file).
     #[error("{path}: not a valid safetensors checkpoint: {reason}")]
     NotCheckpoint { path: PathBuf, reason: String },
+    /// A tensor's bytes are not those written: the file was damaged after it was written.
+    #[error("{path}: damaged checkpoint: {reason}")]
+    Damaged {
+        path: PathBuf,
+        reason: shards::ChecksumError,
+    },
     /// The checkpoint is for another game or board than the data.
     #[error("{path}: {reason}")]
     WrongShape { path: PathBuf, reason: String },
@@ -301,6 +310,7 @@ impl Net {
 
     /// The bytes [`Net::save`] writes.
     pub fn checkpoint_bytes(varmap: &VarMap, meta: &ModelMeta) -> Result<Vec<u8>, NetError> {
+        use safetensors::View;
         let vars = varmap.data().lock().expect("varmap lock poisoned");
         let mut tensors: Vec<(&String, &Tensor)> =
             vars.iter().map(|(k, v)| (k, v.as_tensor())).collect();
@@ -332,8 +342,21 @@ impl Net {
         .into_iter()
         .map(|(k, v)| (k.to_string(), v))
         .collect();
-        safetensors::serialize(tensors, Some(info))
-            .map_err(|e| NetError::Candle(candle_core::Error::Msg(format!("serialising: {e}"))))
+        let serialising = |e: safetensors::SafeTensorError| {
+            NetError::Candle(candle_core::Error::Msg(format!("serialising: {e}")))
+        };
+        // The bytes written, so that the checksums are of exactly those.
+        let data: Vec<std::borrow::Cow<[u8]>> = tensors.iter().map(|(_, t)| t.data()).collect();
+        let views = tensors
+            .iter()
+            .zip(&data)
+            .map(|((k, t), data)| {
+                safetensors::tensor::TensorView::new(View::dtype(t), View::shape(t).to_vec(), data)
+                    .map(|view| (k.as_str(), view))
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(serialising)?;
+        shards::checksum::serialize(views, info).map_err(serialising)
     }
 
     /// The game's tensor shape this network was built for.
@@ -379,7 +402,8 @@ pub struct Checkpoint {
 
 impl Checkpoint {
     /// Reads the checkpoint at `path`: a safetensors file of finite F32 tensors, with valid
-    /// metadata if it has any.
+    /// metadata if it has any, whose tensors match their checksums if it records them (a
+    /// checkpoint that records none is read with a warning).
     pub fn read(path: &Path, device: &Device) -> Result<Checkpoint, NetError> {
         let bytes = std::fs::read(path).map_err(|e| NetError::Checkpoint {
             path: path.to_owned(),
@@ -391,10 +415,37 @@ impl Checkpoint {
         };
         let (_, header) =
             safetensors::SafeTensors::read_metadata(&bytes).map_err(|e| bad(e.to_string()))?;
-        let meta = match header.metadata() {
-            Some(info) if info.contains_key("format") => Some(meta_from_info(info).map_err(bad)?),
-            _ => None,
+        let info = header.metadata().as_ref();
+        let (meta, version) = match info {
+            Some(info) if info.contains_key("format") => {
+                let (meta, version) = meta_from_info(info).map_err(bad)?;
+                (Some(meta), Some(version))
+            }
+            _ => (None, None),
         };
+        let st = safetensors::SafeTensors::deserialize(&bytes).map_err(|e| bad(e.to_string()))?;
+        match shards::checksum::verify(&st, info) {
+            Err(reason) => {
+                return Err(NetError::Damaged {
+                    path: path.to_owned(),
+                    reason,
+                })
+            }
+            Ok(shards::Integrity::NoChecksum) => match version {
+                Some(v) if v >= 2 => {
+                    return Err(bad(format!(
+                        "a version {v} checkpoint without `{}` metadata",
+                        shards::checksum::KEY
+                    )))
+                }
+                _ => tracing::warn!(
+                    "{}: the checkpoint carries no checksums (written by an older \
+                     trainer-bridge): damage to its bytes cannot be detected",
+                    path.display()
+                ),
+            },
+            Ok(shards::Integrity::Verified) => {}
+        }
         let tensors = candle_core::safetensors::load_buffer(&bytes, device)
             .map_err(|e| bad(e.to_string()))?;
         for (name, t) in &tensors {
@@ -485,8 +536,9 @@ pub(crate) fn describe(s: TensorShape) -> String {
     )
 }
 
-/// A checkpoint's metadata map as a `ModelMeta`; the reason names the key at fault.
-fn meta_from_info(info: &HashMap<String, String>) -> Result<ModelMeta, String> {
+/// A checkpoint's metadata map as a `ModelMeta`, with the checkpoint's version; the reason
+/// names the key at fault.
+fn meta_from_info(info: &HashMap<String, String>) -> Result<(ModelMeta, u32), String> {
     let get = |k: &str| info.get(k).ok_or_else(|| format!("no `{k}` metadata"));
     let num = |k: &str| -> Result<u64, String> {
         get(k)?
@@ -498,14 +550,17 @@ fn meta_from_info(info: &HashMap<String, String>) -> Result<ModelMeta, String> {
         return Err(format!("format is {format:?}, not {CHECKPOINT_FORMAT}"));
     }
     let version = get("version")?;
-    if *version != CHECKPOINT_VERSION.to_string() {
-        return Err(format!(
-            "version {version}; this build reads version {CHECKPOINT_VERSION}"
-        ));
-    }
+    let version = match version.parse::<u32>() {
+        Ok(v) if (1..=CHECKPOINT_VERSION).contains(&v) => v,
+        _ => {
+            return Err(format!(
+                "version {version}; this build reads versions 1 to {CHECKPOINT_VERSION}"
+            ))
+        }
+    };
     let network: NetConfig =
         serde_json::from_str(get("network")?).map_err(|e| format!("metadata `network`: {e}"))?;
-    Ok(ModelMeta {
+    let meta = ModelMeta {
         game: get("game")?.clone(),
         shape: TensorShape {
             planes: num("planes")? as usize,
@@ -515,7 +570,8 @@ fn meta_from_info(info: &HashMap<String, String>) -> Result<ModelMeta, String> {
         },
         network,
         generation: num("generation")?,
-    })
+    };
+    Ok((meta, version))
 }
 
 /// Whether `t` holds no NaN and no infinity.
@@ -657,10 +713,10 @@ mod tests {
         let f16_path = dir.join("f16.safetensors");
         f16.save(&f16_path).unwrap();
         let mut bad_meta = bytes.clone();
-        let at = bad_meta.windows(7).position(|w| w == b"version").unwrap();
-        // `"version":"1"` becomes `"version":"9"`: same length, so the header stays valid.
-        let one = at + bad_meta[at..].iter().position(|&b| b == b'1').unwrap();
-        bad_meta[one] = b'9';
+        // `"version":"2"` becomes `"version":"9"`: same length, so the header stays valid.
+        let key = br#""version":""#;
+        let at = bad_meta.windows(key.len()).position(|w| w == key).unwrap() + key.len();
+        bad_meta[at] = b'9';
         for (name, content, expect) in [
             (
                 "empty.safetensors",
