@@ -17,6 +17,7 @@ mod perft_xiangqi;
 mod play;
 mod selfplay;
 mod serve;
+mod shards;
 mod train;
 mod uci;
 
@@ -64,6 +65,8 @@ enum Command {
     Bootstrap(bootstrap::Args),
     /// Read game records (SGF for Go, PGN for Xiangqi) into training shards.
     Import(import::Args),
+    /// Tools for training shards: `verify` checks them (and checkpoints) after a copy.
+    Shards(shards::Args),
     /// Speak GTP version 2 on stdin/stdout (Go).
     Gtp(gtp::Args),
     /// Speak UCI, or UCCI after `ucci`, on stdin/stdout (Xiangqi; ICCS moves with ranks 0–9).
@@ -83,6 +86,7 @@ impl Cli {
             Command::Train(args) => train::run(args),
             Command::Bootstrap(args) => bootstrap::run(args),
             Command::Import(args) => import::run(args),
+            Command::Shards(args) => shards::run(args),
             Command::Gtp(args) => gtp::run(args),
             Command::Uci(args) => uci::run(args),
         }
