@@ -17,267 +17,27 @@
 //! entries: `rank · N + file` for a stone, `N²` for pass.
 
 mod board;
+mod encode;
+mod notation;
 pub mod playout;
+mod rules;
 pub mod sgf;
+mod text;
 
-use std::fmt::Write as _;
+use notation::stone_of;
+pub use notation::{color_letter, Move, Point, COLUMNS};
+pub use rules::{GoRules, KoRule, MoveCap, RulesError};
+
 use std::sync::Arc;
-
-use serde::{Deserialize, Serialize};
 
 use crate::{Game, Outcome, ParseError, Player, Symmetry, TensorShape};
 use board::{mix, Board, Stones, BLACK, EMPTY, WHITE};
 pub use board::{MAX_SIZE, MIN_SIZE};
 
-/// Column letters as GTP writes them (no `I`).
-pub const COLUMNS: &[u8; 19] = b"ABCDEFGHJKLMNOPQRST";
-
 /// Earlier positions encoded besides the current one.
 const PAST: usize = 7;
 /// Input planes: (now + PAST) × 2 colours + side to move.
 pub const PLANES: usize = 2 * (PAST + 1) + 1;
-
-/// Which repetitions are forbidden.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum KoRule {
-    /// No stone may recreate any earlier whole-board position (the default).
-    #[default]
-    PositionalSuperko,
-    /// Only the immediate recapture of a single stone is forbidden.
-    Simple,
-}
-
-/// When a game that runs too long is stopped and scored as it stands. Configs write `auto`,
-/// `unlimited` or `{moves: N}` (YAML's tagged `!moves N` is read too); N is at least 1.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum MoveCap {
-    /// After 2·N² moves (passes included): the self-play default.
-    #[default]
-    Auto,
-    /// Never (GTP play, where the controller ends the game).
-    Unlimited,
-    /// After this many moves.
-    Moves(u32),
-}
-
-impl<'de> Deserialize<'de> for MoveCap {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        use serde::de::{self, EnumAccess, MapAccess, VariantAccess};
-
-        const EXPECTED: &str = "a move_cap of `auto`, `unlimited` or `{moves: N}` with N ≥ 1";
-
-        fn moves<E: de::Error>(n: u32) -> Result<MoveCap, E> {
-            if n == 0 {
-                return Err(E::custom(
-                    "move_cap: moves must be at least 1 (`unlimited` means no cap)",
-                ));
-            }
-            Ok(MoveCap::Moves(n))
-        }
-
-        struct Visitor;
-        impl<'de> de::Visitor<'de> for Visitor {
-            type Value = MoveCap;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str(EXPECTED)
-            }
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<MoveCap, E> {
-                match v {
-                    "auto" => Ok(MoveCap::Auto),
-                    "unlimited" => Ok(MoveCap::Unlimited),
-                    _ => Err(E::invalid_value(de::Unexpected::Str(v), &self)),
-                }
-            }
-            // `{moves: N}`: the form the configs document (and JSON writes).
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<MoveCap, A::Error> {
-                let key: String = map
-                    .next_key()?
-                    .ok_or_else(|| de::Error::invalid_length(0, &self))?;
-                if key != "moves" {
-                    return Err(de::Error::custom(format!(
-                        "move_cap: unknown key `{key}`: expected `{{moves: N}}`"
-                    )));
-                }
-                let n: u32 = map.next_value()?;
-                if let Some(extra) = map.next_key::<String>()? {
-                    return Err(de::Error::custom(format!(
-                        "move_cap: unexpected key `{extra}` after `moves`"
-                    )));
-                }
-                moves(n)
-            }
-            // `!moves N`: the tagged form serde_yaml writes for this enum.
-            fn visit_enum<A: EnumAccess<'de>>(self, data: A) -> Result<MoveCap, A::Error> {
-                let (tag, variant): (String, _) = data.variant()?;
-                match tag.as_str() {
-                    "moves" => moves(variant.newtype_variant::<u32>()?),
-                    "auto" => variant.unit_variant().map(|()| MoveCap::Auto),
-                    "unlimited" => variant.unit_variant().map(|()| MoveCap::Unlimited),
-                    other => Err(de::Error::unknown_variant(
-                        other,
-                        &["auto", "unlimited", "moves"],
-                    )),
-                }
-            }
-        }
-        d.deserialize_any(Visitor)
-    }
-}
-
-/// The variant settings of a game of Go. Read from the `rules` section of a Go config.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct GoRules {
-    /// Board side, 2 to 19.
-    pub size: usize,
-    /// Points added to White's area score.
-    pub komi: f32,
-    /// Whether a move may remove its own group (multi-stone suicide changes the position).
-    pub allow_suicide: bool,
-    pub ko: KoRule,
-    pub move_cap: MoveCap,
-}
-
-impl Default for GoRules {
-    fn default() -> Self {
-        GoRules {
-            size: 9,
-            komi: 7.5,
-            allow_suicide: false,
-            ko: KoRule::PositionalSuperko,
-            move_cap: MoveCap::Auto,
-        }
-    }
-}
-
-/// Settings that cannot make a game.
-#[derive(Clone, Debug, PartialEq, thiserror::Error)]
-pub enum RulesError {
-    #[error("board size {0} is outside {MIN_SIZE}..={MAX_SIZE}")]
-    Size(usize),
-    #[error("komi {0} is not a finite number of points within ±1000")]
-    Komi(f32),
-}
-
-impl GoRules {
-    /// Default rules on an `size × size` board.
-    pub fn with_size(size: usize) -> GoRules {
-        GoRules {
-            size,
-            ..GoRules::default()
-        }
-    }
-
-    pub fn validate(&self) -> Result<(), RulesError> {
-        if !(MIN_SIZE..=MAX_SIZE).contains(&self.size) {
-            return Err(RulesError::Size(self.size));
-        }
-        if !self.komi.is_finite() || self.komi.abs() > 1000.0 {
-            return Err(RulesError::Komi(self.komi));
-        }
-        Ok(())
-    }
-
-    /// The number of moves after which the game stops, if any.
-    pub fn cap(&self) -> Option<u32> {
-        match self.move_cap {
-            MoveCap::Auto => Some(2 * (self.size * self.size) as u32),
-            MoveCap::Unlimited => None,
-            MoveCap::Moves(n) => Some(n),
-        }
-    }
-}
-
-/// A point of the board: `row` 0 is the bottom row (GTP row 1), `col` 0 is column `A`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Point {
-    pub row: u8,
-    pub col: u8,
-}
-
-impl Point {
-    pub fn new(row: usize, col: usize) -> Point {
-        Point {
-            row: row as u8,
-            col: col as u8,
-        }
-    }
-
-    /// The GTP vertex (`D4`).
-    pub fn to_gtp(self) -> String {
-        format!(
-            "{}{}",
-            COLUMNS[self.col as usize] as char,
-            self.row as usize + 1
-        )
-    }
-
-    /// Reads a GTP vertex on a `size` board (case-insensitive; not `pass`).
-    pub fn parse_gtp(text: &str, size: usize) -> Result<Point, ParseError> {
-        let err = |reason: &str| ParseError::new("GTP vertex", text, reason);
-        let mut chars = text.chars();
-        let letter = chars
-            .next()
-            .ok_or_else(|| err("empty"))?
-            .to_ascii_uppercase();
-        let col = COLUMNS
-            .iter()
-            .position(|&c| c as char == letter)
-            .ok_or_else(|| err("column must be a letter A-T without I"))?;
-        let digits = chars.as_str();
-        if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) || digits.len() > 2 {
-            return Err(err("row must be a number"));
-        }
-        let row: usize = digits.parse().map_err(|_| err("row must be a number"))?;
-        if col >= size || row == 0 || row > size {
-            return Err(err(&format!("outside the {size}x{size} board")));
-        }
-        Ok(Point::new(row - 1, col))
-    }
-}
-
-/// A move: a stone on a point, or a pass.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Move {
-    Place(Point),
-    Pass,
-}
-
-impl Move {
-    /// The GTP form: a vertex or `pass`.
-    pub fn to_gtp(self) -> String {
-        match self {
-            Move::Place(p) => p.to_gtp(),
-            Move::Pass => "pass".into(),
-        }
-    }
-
-    /// Reads a GTP vertex or `pass` on a `size` board.
-    pub fn parse_gtp(text: &str, size: usize) -> Result<Move, ParseError> {
-        if text.eq_ignore_ascii_case("pass") {
-            Ok(Move::Pass)
-        } else {
-            Point::parse_gtp(text, size).map(Move::Place)
-        }
-    }
-}
-
-fn stone_of(player: Player) -> u8 {
-    match player {
-        Player::First => BLACK,
-        Player::Second => WHITE,
-    }
-}
-
-/// The colour letter GTP and SGF use (`B`, `W`).
-pub fn color_letter(player: Player) -> char {
-    match player {
-        Player::First => 'B',
-        Player::Second => 'W',
-    }
-}
 
 /// Where a game (or a read position) started: replaying `GoState::record` from here gives the
 /// state again, which `transform` needs because superko history hashes cannot be transformed.
@@ -360,7 +120,7 @@ impl GoState {
             }
             grid[p.row as usize * n + p.col as usize] = Some(who);
         }
-        let root = root_from_grid(n, &grid, to_act, 0, None, 0, "setup")?;
+        let root = text::root_from_grid(n, &grid, to_act, 0, None, 0, "setup")?;
         Ok(GoState::from_root(Arc::new(rules), Arc::new(root)))
     }
 
@@ -675,113 +435,6 @@ impl GoState {
     }
 }
 
-/// Whether `k` can be the simple-ko point: a single stone was just captured there, so it is
-/// empty, walled in by one colour, and one of those walls is a lone stone whose last liberty
-/// it is (the capturer). A pass clears the ko point. Which side is to move is not checked:
-/// GTP and SGF may hand the turn to the capturer again.
-fn check_ko_point(
-    n: usize,
-    grid: &[Option<Player>],
-    k: Point,
-    passes: u8,
-) -> Result<(), &'static str> {
-    let at = |r: usize, c: usize| grid[r * n + c];
-    let nbrs = |r: usize, c: usize| {
-        [
-            (r > 0).then(|| (r - 1, c)),
-            (r + 1 < n).then(|| (r + 1, c)),
-            (c > 0).then(|| (r, c - 1)),
-            (c + 1 < n).then(|| (r, c + 1)),
-        ]
-        .into_iter()
-        .flatten()
-    };
-    let (kr, kc) = (k.row as usize, k.col as usize);
-    if at(kr, kc).is_some() {
-        return Err("occupied");
-    }
-    if passes > 0 {
-        return Err("a pass clears the ko point");
-    }
-    let mut walls = nbrs(kr, kc).map(|(r, c)| at(r, c));
-    let colour = walls.next().flatten().ok_or("not surrounded by stones")?;
-    if !walls.all(|w| w == Some(colour)) {
-        return Err("not surrounded by stones of one colour");
-    }
-    let capturer = nbrs(kr, kc).any(|(r, c)| {
-        nbrs(r, c).all(|(qr, qc)| (qr, qc) == (kr, kc) || at(qr, qc) == Some(colour.opponent()))
-    });
-    if !capturer {
-        return Err("no lone stone beside it has it as its last liberty");
-    }
-    Ok(())
-}
-
-/// Builds a root from a grid of `n²` cells (`row · n + col`), refusing groups without liberties.
-fn root_from_grid(
-    n: usize,
-    grid: &[Option<Player>],
-    to_act: Player,
-    passes: u8,
-    ko: Option<Point>,
-    moves: u32,
-    format: &'static str,
-) -> Result<Root, ParseError> {
-    // Every group needs a liberty: flood from each stone.
-    let mut seen = vec![false; n * n];
-    for start in 0..n * n {
-        let Some(who) = grid[start] else { continue };
-        if seen[start] {
-            continue;
-        }
-        let mut stack = vec![start];
-        seen[start] = true;
-        let mut free = false;
-        while let Some(s) = stack.pop() {
-            let (r, c) = (s / n, s % n);
-            let nbrs = [
-                (r > 0).then(|| s - n),
-                (r + 1 < n).then(|| s + n),
-                (c > 0).then(|| s - 1),
-                (c + 1 < n).then(|| s + 1),
-            ];
-            for q in nbrs.into_iter().flatten() {
-                match grid[q] {
-                    None => free = true,
-                    Some(o) if o == who && !seen[q] => {
-                        seen[q] = true;
-                        stack.push(q);
-                    }
-                    _ => {}
-                }
-            }
-        }
-        if !free {
-            let p = Point::new(start / n, start % n);
-            return Err(ParseError::new(
-                format,
-                p.to_gtp(),
-                "group without liberties",
-            ));
-        }
-    }
-    if let Some(k) = ko {
-        check_ko_point(n, grid, k, passes).map_err(|reason| {
-            ParseError::new(format, "ko", format!("ko point {}: {reason}", k.to_gtp()))
-        })?;
-    }
-    let stones = (0..n * n)
-        .filter_map(|i| grid[i].map(|who| ((i / n) as u8, (i % n) as u8, who)))
-        .collect();
-    Ok(Root {
-        stones,
-        to_act,
-        passes,
-        ko,
-        moves,
-    })
-}
-
 impl Game for GoState {
     type Action = Move;
     const NAME: &'static str = "go";
@@ -900,31 +553,7 @@ impl Game for GoState {
     }
 
     fn encode(&self, out: &mut [f32]) {
-        let n = self.size();
-        let area = n * n;
-        assert_eq!(out.len(), PLANES * area, "encode buffer length");
-        out.fill(0.0);
-        let me = self.to_act.index();
-        let them = 1 - me;
-        for t in 0..=PAST {
-            let stones = if t == 0 {
-                Some(self.board.stones())
-            } else {
-                self.past_stones(t)
-            };
-            let Some(stones) = stones else { break };
-            for (i, p) in self.board.points().enumerate() {
-                let bit = 1u64 << (p % 64);
-                if stones[me][p / 64] & bit != 0 {
-                    out[2 * t * area + i] = 1.0;
-                } else if stones[them][p / 64] & bit != 0 {
-                    out[(2 * t + 1) * area + i] = 1.0;
-                }
-            }
-        }
-        if self.to_act == Player::First {
-            out[2 * (PAST + 1) * area..].fill(1.0);
-        }
+        encode::planes(self, out)
     }
 
     fn symmetries(&self) -> &'static [Symmetry] {
@@ -988,202 +617,15 @@ impl Game for GoState {
     }
 
     fn to_text(&self) -> String {
-        let n = self.size();
-        let mut s = String::new();
-        for row in (0..n).rev() {
-            let mut empty = 0;
-            for col in 0..n {
-                match self.board.color(self.board.point(row, col)) {
-                    BLACK | WHITE => {
-                        if empty > 0 {
-                            write!(s, "{empty}").unwrap();
-                            empty = 0;
-                        }
-                        let black = self.board.color(self.board.point(row, col)) == BLACK;
-                        s.push(if black { 'X' } else { 'O' });
-                    }
-                    _ => empty += 1,
-                }
-            }
-            if empty > 0 {
-                write!(s, "{empty}").unwrap();
-            }
-            if row > 0 {
-                s.push('/');
-            }
-        }
-        let side = if self.to_act == Player::First {
-            'b'
-        } else {
-            'w'
-        };
-        let ko = if self.ko == 0 {
-            "-".to_string()
-        } else {
-            let (r, c) = self.board.coords(self.ko);
-            Point::new(r, c).to_gtp()
-        };
-        write!(s, " {side} {} {ko} {}", self.passes, self.moves).unwrap();
-        s
+        text::write(self)
     }
 
     fn parse_position(&self, text: &str) -> Result<GoState, ParseError> {
-        const F: &str = "Go position";
-        let fields: Vec<&str> = text.split_whitespace().collect();
-        if fields.len() < 2 || fields.len() > 5 {
-            return Err(ParseError::new(
-                F,
-                "text",
-                "expected `rows side [passes] [ko] [moves]`",
-            ));
-        }
-        let rows: Vec<&str> = fields[0].split('/').collect();
-        let n = rows.len();
-        if !(MIN_SIZE..=MAX_SIZE).contains(&n) {
-            return Err(ParseError::new(
-                F,
-                "rows",
-                format!("{n} rows; the board side must be {MIN_SIZE} to {MAX_SIZE}"),
-            ));
-        }
-        let mut grid = vec![None; n * n];
-        for (i, row_text) in rows.iter().enumerate() {
-            let row = n - 1 - i;
-            let field = || format!("row {}", row + 1);
-            let mut col = 0;
-            let mut digits = String::new();
-            let flush = |digits: &mut String, col: &mut usize| -> Result<(), ParseError> {
-                if !digits.is_empty() {
-                    let k: usize = digits
-                        .parse()
-                        .map_err(|_| ParseError::new(F, field(), "bad run length"))?;
-                    if k == 0 {
-                        return Err(ParseError::new(F, field(), "run length 0"));
-                    }
-                    *col += k;
-                    digits.clear();
-                }
-                Ok(())
-            };
-            for ch in row_text.chars() {
-                if ch.is_ascii_digit() {
-                    if digits.len() >= 2 {
-                        return Err(ParseError::new(F, field(), "run length too long"));
-                    }
-                    digits.push(ch);
-                    continue;
-                }
-                flush(&mut digits, &mut col)?;
-                if ch == '.' {
-                    // Diagrams may spell empty points out.
-                    col += 1;
-                    continue;
-                }
-                let who = match ch {
-                    'X' | 'x' => Player::First,
-                    'O' | 'o' => Player::Second,
-                    _ => {
-                        return Err(ParseError::new(
-                            F,
-                            field(),
-                            format!("unexpected character {ch:?}"),
-                        ))
-                    }
-                };
-                if col >= n {
-                    return Err(ParseError::new(F, field(), "row longer than the board"));
-                }
-                grid[row * n + col] = Some(who);
-                col += 1;
-            }
-            flush(&mut digits, &mut col)?;
-            if col != n {
-                return Err(ParseError::new(
-                    F,
-                    field(),
-                    format!("row covers {col} points, expected {n}"),
-                ));
-            }
-        }
-        let to_act = match fields[1] {
-            "b" | "B" => Player::First,
-            "w" | "W" => Player::Second,
-            other => {
-                return Err(ParseError::new(
-                    F,
-                    "side",
-                    format!("expected b or w, found {other:?}"),
-                ))
-            }
-        };
-        let passes = match fields.get(2) {
-            None => 0,
-            Some(t) => t
-                .parse::<u8>()
-                .ok()
-                .filter(|&p| p <= 2)
-                .ok_or_else(|| ParseError::new(F, "passes", "expected 0, 1 or 2"))?,
-        };
-        let ko = match fields.get(3) {
-            None | Some(&"-") => None,
-            Some(t) => {
-                Some(Point::parse_gtp(t, n).map_err(|e| ParseError::new(F, "ko", e.to_string()))?)
-            }
-        };
-        let moves = match fields.get(4) {
-            None => 0,
-            Some(t) => t
-                .parse::<u32>()
-                .map_err(|_| ParseError::new(F, "moves", "expected a move count"))?,
-        };
-        let root = root_from_grid(n, &grid, to_act, passes, ko, moves, F)?;
-        let rules = if n == self.size() {
-            self.rules.clone()
-        } else {
-            Arc::new(GoRules {
-                size: n,
-                ..(*self.rules).clone()
-            })
-        };
-        Ok(GoState::from_root(rules, Arc::new(root)))
+        text::read(self, text)
     }
 
     fn render(&self) -> String {
-        let n = self.size();
-        let letters: String = COLUMNS[..n]
-            .iter()
-            .flat_map(|&c| [' ', c as char])
-            .collect();
-        let mut s = format!("   {letters}\n");
-        for row in (0..n).rev() {
-            write!(s, "{:>2} ", row + 1).unwrap();
-            for col in 0..n {
-                let p = self.board.point(row, col);
-                let ch = match self.board.color(p) {
-                    BLACK => 'X',
-                    WHITE => 'O',
-                    _ if p == self.ko => '*',
-                    _ => '.',
-                };
-                write!(s, " {ch}").unwrap();
-            }
-            writeln!(s, " {}", row + 1).unwrap();
-        }
-        writeln!(s, "   {letters}").unwrap();
-        let (b, w) = self.area();
-        write!(
-            s,
-            "{} to move, move {}, komi {}, area B {b} W {w}",
-            if self.to_act == Player::First {
-                "Black"
-            } else {
-                "White"
-            },
-            self.moves,
-            self.rules.komi
-        )
-        .unwrap();
-        s
+        text::render(self)
     }
 }
 
