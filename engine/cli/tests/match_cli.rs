@@ -70,13 +70,15 @@ fn a_missing_model_is_an_error_not_a_panic() {
 #[test]
 fn an_agent_kind_the_game_lacks_is_refused() {
     let out = engine()
-        .args(["match", "--black", "alphabeta:depth=2", "--white", "random"])
+        .args([
+            "match", "--game", "go", "--black", "alphabeta:depth=2", "--white", "random",
+        ])
         .output()
         .unwrap();
-    assert!(!out.status.success());
+    assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains("unknown agent kind") && err.contains("liuzhou"),
+        err.contains("unknown agent kind") && err.contains("go"),
         "{err}"
     );
 }

@@ -367,7 +367,10 @@ async fn the_searching_engine_reports_visits_value_and_line() {
 async fn the_network_agent_is_offered_only_with_a_network() {
     let app = app();
     let v = send(&app, Method::GET, "/api/games", None).await.json();
-    assert_eq!(v["games"][0]["agents"], json!(["mcts", "random"]));
+    assert_eq!(
+        v["games"][0]["agents"],
+        json!(["alphabeta", "mcts", "random"])
+    );
     let e = send(
         &app,
         Method::POST,
@@ -394,7 +397,10 @@ async fn the_network_agent_is_offered_only_with_a_network() {
         },
     );
     let v = send(&app, Method::GET, "/api/games", None).await.json();
-    assert_eq!(v["games"][0]["agents"], json!(["mcts", "net", "random"]));
+    assert_eq!(
+        v["games"][0]["agents"],
+        json!(["alphabeta", "mcts", "net", "random"])
+    );
     let s = new_game(
         &app,
         json!({"game": "liuzhou", "side": "second", "strength": 50}),
@@ -453,15 +459,18 @@ async fn a_game_with_its_own_agent_defaults_to_it() {
     assert!(eval["nodes"].as_u64().unwrap() > 0, "{eval}");
     assert!(eval["visits"].is_null(), "{eval}");
     assert_eq!(eval["pv"][0], played["action"], "{eval}");
-    // Liuzhou has no agent of its own: the configured default.
+    // Liuzhou has an alpha-beta of its own too.
     let s = new_game(&app, json!({"game": "liuzhou", "side": "black"})).await;
+    assert_eq!(s["agent"], "alphabeta");
+    // Go has no agent of its own: the configured default.
+    let s = new_game(&app, json!({"game": "go", "side": "black"})).await;
     assert_eq!(s["agent"], "mcts");
     // Another game's own agent is unknown here.
     let e = send(
         &app,
         Method::POST,
         "/api/sessions",
-        Some(r#"{"game":"liuzhou","side":"first","agent":"alphabeta"}"#),
+        Some(r#"{"game":"go","side":"first","agent":"alphabeta"}"#),
     )
     .await
     .error(StatusCode::BAD_REQUEST);

@@ -575,8 +575,13 @@ pub mod tests {
             .unwrap()
             .0
             .starts_with("alphabeta:nodes="));
+        assert!(choice("alphabeta", 5, 0)
+            .spec::<Liuzhou>()
+            .unwrap()
+            .0
+            .starts_with("alphabeta:nodes="));
         assert!(matches!(
-            choice("alphabeta", 5, 0).spec::<Liuzhou>(),
+            choice("alphabeta", 5, 0).spec::<GoState>(),
             Err(ChoiceError::Unknown { .. })
         ));
         assert_eq!(
@@ -624,8 +629,9 @@ pub mod tests {
 
     #[test]
     fn default_agents_prefer_the_network_then_the_game_own() {
-        assert_eq!(default_agent::<Liuzhou>("mcts", false), "mcts");
-        assert_eq!(default_agent::<Liuzhou>("random", true), "random");
+        assert_eq!(default_agent::<GoState>("mcts", false), "mcts");
+        assert_eq!(default_agent::<GoState>("random", true), "random");
+        assert_eq!(default_agent::<Liuzhou>("mcts", false), "alphabeta");
         assert_eq!(default_agent::<Liuzhou>("net", true), "net");
         assert_eq!(default_agent::<GoState>("net", false), "mcts");
         assert_eq!(default_agent::<Xiangqi>("mcts", false), "alphabeta");
