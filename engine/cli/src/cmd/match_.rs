@@ -32,7 +32,7 @@ pub struct Args {
     /// batch=N,temp=T,cpuct=C,seed=N,resign=V]` (with a network; 200 visits by default; `batch`
     /// leaves per network call, by default about visits/12, at most the model's batch; `resign`
     /// gives up when the chosen move's value is below V, never by default); and a game's own
-    /// kinds (Xiangqi: `alphabeta:…`, `fairy-stockfish:…`, `uci:cmd=…`; Go:
+    /// kinds (Liuzhou and Xiangqi: `alphabeta:…`; Xiangqi: `fairy-stockfish:…`, `uci:cmd=…`; Go:
     /// `gtp:cmd=…[,timeout=S]`, whose `resign` answers count as resignations).
     #[arg(long)]
     black: AgentSpec,
