@@ -257,3 +257,30 @@ fn resuming_with_another_network_names_both_shapes() {
         0
     );
 }
+
+/// A config that names its game is enough: `--game` defaults to it.
+#[test]
+fn the_game_comes_from_the_config_when_not_given() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_engine"))
+        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+        .args([
+            "match",
+            "--config",
+            "configs/go.yaml",
+            "--black",
+            "random",
+            "--white",
+            "random",
+            "--games",
+            "1",
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.starts_with("go: "), "{text}");
+}

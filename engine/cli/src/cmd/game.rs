@@ -37,9 +37,9 @@ impl GameKind {
 /// subcommand names the sections it reads with [`config_reads`].
 #[derive(clap::Args, Clone, Debug)]
 pub struct GameArgs {
-    /// The game.
-    #[arg(long, value_enum, default_value = "liuzhou")]
-    pub game: GameKind,
+    /// The game [default: the one `--config` names in `game.name`, else liuzhou].
+    #[arg(long, value_enum)]
+    pub game: Option<GameKind>,
     /// Config file: the game's variant rules (its `game` section) and the sections the
     /// subcommand reads [default: configs/<game>.yaml].
     #[arg(long)]
@@ -75,23 +75,35 @@ pub trait ForGame {
 }
 
 impl GameArgs {
-    /// The config file: `--config`, else the game's default.
-    pub fn load(&self) -> anyhow::Result<Loaded> {
-        let path = self
-            .config
-            .clone()
-            .unwrap_or_else(|| self.game.default_config());
-        Ok(Loaded {
-            doc: config::load(&path)?,
-            path,
-        })
+    /// The config file (`--config`, else the game's default) and the game: `--game`, else the
+    /// game the file names, else Liuzhou.
+    pub fn load(&self) -> anyhow::Result<(GameKind, Loaded)> {
+        let Some(path) = self.config.clone() else {
+            let game = self.game.unwrap_or(GameKind::Liuzhou);
+            let path = game.default_config();
+            return Ok((
+                game,
+                Loaded {
+                    doc: config::load(&path)?,
+                    path,
+                },
+            ));
+        };
+        let doc = config::load(&path)?;
+        let named = doc
+            .get("game")
+            .and_then(|g| g.get("name"))
+            .and_then(|n| n.as_str())
+            .and_then(|n| GameKind::from_str(n, true).ok());
+        let game = self.game.or(named).unwrap_or(GameKind::Liuzhou);
+        Ok((game, Loaded { doc, path }))
     }
 
     /// Reads the config and runs `work` for the game: the one place that turns `--game` into a
     /// type.
     pub fn dispatch<W: ForGame>(&self, work: W) -> anyhow::Result<W::Output> {
-        let c = self.load()?;
-        match self.game {
+        let (game, c) = self.load()?;
+        match game {
             GameKind::Liuzhou => work.run(config::liuzhou_start(&c.doc, &c.path)?, &c),
             GameKind::Xiangqi => work.run(config::xiangqi_start(&c.doc, &c.path)?, &c),
             GameKind::Go => work.run(config::go_start(&c.doc, &c.path)?, &c),
