@@ -31,7 +31,10 @@ fn bench_prints_the_summary_line() {
         "{stdout}{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(stdout.contains("liuzhou: 4 blocks × 48 channels"), "{stdout}");
+    assert!(
+        stdout.contains("liuzhou: 4 blocks × 48 channels"),
+        "{stdout}"
+    );
     let last = stdout.lines().last().unwrap();
     let parts: Vec<&str> = last.split(", ").flat_map(|p| p.split("; ")).collect();
     assert_eq!(parts.len(), 5, "{last}");

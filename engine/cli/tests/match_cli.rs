@@ -71,7 +71,13 @@ fn a_missing_model_is_an_error_not_a_panic() {
 fn an_agent_kind_the_game_lacks_is_refused() {
     let out = engine()
         .args([
-            "match", "--game", "go", "--black", "alphabeta:depth=2", "--white", "random",
+            "match",
+            "--game",
+            "go",
+            "--black",
+            "alphabeta:depth=2",
+            "--white",
+            "random",
         ])
         .output()
         .unwrap();

@@ -99,15 +99,27 @@ fn a_run_starts_from_a_network_fitted_on_bootstrap_shards() {
     );
     let out = Command::new(&engine)
         .args([
-            "bootstrap", "--game", "liuzhou", "--teacher", "mcts:visits=16", "--opponent",
-            "random", "--games", "4", "--config",
+            "bootstrap",
+            "--game",
+            "liuzhou",
+            "--teacher",
+            "mcts:visits=16",
+            "--opponent",
+            "random",
+            "--games",
+            "4",
+            "--config",
         ])
         .arg(&config)
         .arg("--out")
         .arg(&boot)
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let out = Command::new(&engine)
         .args(["train", "--config"])
         .arg(&config)
