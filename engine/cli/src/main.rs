@@ -16,6 +16,8 @@ fn main() -> ExitCode {
             tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
         )
         .with_writer(std::io::stderr)
+        // A log redirected to a file gets plain text, no colour codes.
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
     match cmd::Cli::parse().run() {
         Ok(()) => ExitCode::SUCCESS,

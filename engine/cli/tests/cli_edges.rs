@@ -271,3 +271,31 @@ fn go_perft_refuses_a_size_that_differs_from_the_position_and_a_baseless_ko() {
         r.err
     );
 }
+
+/// Logs that go to a file or a pipe are plain text: no colour codes, no progress redraws.
+#[test]
+fn logs_to_a_pipe_hold_no_escape_codes() {
+    let out_dir = std::env::temp_dir().join(format!("engine-plain-log-{}", std::process::id()));
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_engine"))
+        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+        .args([
+            "selfplay", "--game", "liuzhou", "--model", "uniform", "--games", "2", "--out",
+        ])
+        .arg(&out_dir)
+        .env("RUST_LOG", "info")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!out.stderr.is_empty(), "the run logs something");
+    assert!(
+        !out.stderr.contains(&0x1b),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!out.stdout.contains(&0x1b));
+    let _ = std::fs::remove_dir_all(&out_dir);
+}
