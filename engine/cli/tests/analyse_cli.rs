@@ -108,6 +108,8 @@ fn go_text_table_and_time_limit() {
         "0.3",
         "--top",
         "3",
+        "--agent",
+        "mcts",
     ]);
     assert_eq!(code, 0, "{err}");
     assert!(
@@ -131,7 +133,7 @@ fn bad_input_is_named_and_exits_2() {
         (&["--moves", "c3 c3"], "--moves: action 2 (c3)"),
         (&["--moves", "c3 zz9"], "--moves: action 2 (zz9)"),
         (
-            &["--game", "go", "--agent", "net"],
+            &["--game", "xiangqi", "--agent", "net"],
             "--agent net needs --model",
         ),
         (&["--agent", "alpha"], "--agent \"alpha\""),
