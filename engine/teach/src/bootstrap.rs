@@ -161,7 +161,8 @@ pub enum BootstrapError {
     Config(InvalidSetting),
     #[error("shard directory {path}: {reason}")]
     OutDir { path: PathBuf, reason: String },
-    #[error("teacher: {0}")]
+    /// The teacher's own error is its source: printed as a chain, it is said once.
+    #[error("teacher")]
     Teacher(#[from] TeachError),
     #[error("opponent: {0}")]
     Opponent(AgentError),
