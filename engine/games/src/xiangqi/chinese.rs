@@ -18,7 +18,7 @@
 //! a tag where none was needed); more than one fitting move is ambiguous.
 
 use super::board::*;
-use super::relative::{self, Direction, Spec, Tag, Unresolved};
+use super::relative::{self, Direction, Spec, Tag};
 use super::{Move, Side};
 use crate::xiangqi::pgn::MoveTextError;
 
@@ -154,9 +154,7 @@ pub(crate) fn parse_spec(text: &str) -> Option<Spec> {
 
 /// Reads a move in Chinese notation and finds it among the legal moves of `pos`.
 pub fn parse_chinese(pos: &Position, text: &str) -> Result<Move, MoveTextError> {
-    let mut legal = MoveList::new();
-    pos.clone().gen_legal(&mut legal);
-    resolve_chinese(pos, legal.as_slice(), text)
+    relative::parse_text(pos, text, parse_spec)
 }
 
 /// [`parse_chinese`] against a given list of legal moves of `pos`.
@@ -165,11 +163,7 @@ pub(crate) fn resolve_chinese(
     legal: &[Move],
     text: &str,
 ) -> Result<Move, MoveTextError> {
-    let spec = parse_spec(text).ok_or_else(|| MoveTextError::Unreadable(text.to_string()))?;
-    relative::resolve(pos, legal, &spec).map_err(|e| match e {
-        Unresolved::NoMove => MoveTextError::Illegal(text.to_string()),
-        Unresolved::Ambiguous(moves) => MoveTextError::Ambiguous(text.to_string(), moves),
-    })
+    relative::resolve_text(pos, legal, text, parse_spec)
 }
 
 #[cfg(test)]

@@ -11,6 +11,7 @@
 
 use super::board::*;
 use super::{Move, Side};
+use crate::xiangqi::pgn::MoveTextError;
 
 /// Which way a move goes, seen by the mover.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -221,4 +222,30 @@ pub(crate) fn resolve(pos: &Position, legal: &[Move], spec: &Spec) -> Result<Mov
         }
     }
     Err(Unresolved::NoMove)
+}
+
+/// The move `text` names in `pos` (one of `legal`), read by a notation's `parse` into a spec:
+/// what WXF and Chinese notation share once their words are read.
+pub(crate) fn resolve_text(
+    pos: &Position,
+    legal: &[Move],
+    text: &str,
+    parse: fn(&str) -> Option<Spec>,
+) -> Result<Move, MoveTextError> {
+    let spec = parse(text).ok_or_else(|| MoveTextError::Unreadable(text.to_string()))?;
+    resolve(pos, legal, &spec).map_err(|e| match e {
+        Unresolved::NoMove => MoveTextError::Illegal(text.to_string()),
+        Unresolved::Ambiguous(moves) => MoveTextError::Ambiguous(text.to_string(), moves),
+    })
+}
+
+/// [`resolve_text`] against every legal move of `pos`.
+pub(crate) fn parse_text(
+    pos: &Position,
+    text: &str,
+    parse: fn(&str) -> Option<Spec>,
+) -> Result<Move, MoveTextError> {
+    let mut legal = MoveList::new();
+    pos.clone().gen_legal(&mut legal);
+    resolve_text(pos, legal.as_slice(), text, parse)
 }

@@ -21,7 +21,7 @@
 //! by these conventions first, then loosely; more than one fitting move is ambiguous.
 
 use super::board::*;
-use super::relative::{self, Direction, Spec, Tag, Unresolved};
+use super::relative::{self, Direction, Spec, Tag};
 use super::Move;
 use crate::xiangqi::pgn::MoveTextError;
 
@@ -130,9 +130,7 @@ pub(crate) fn parse_spec(text: &str) -> Option<Spec> {
 
 /// Reads a move in WXF notation and finds it among the legal moves of `pos`.
 pub fn parse_wxf(pos: &Position, text: &str) -> Result<Move, MoveTextError> {
-    let mut legal = MoveList::new();
-    pos.clone().gen_legal(&mut legal);
-    resolve_wxf(pos, legal.as_slice(), text)
+    relative::parse_text(pos, text, parse_spec)
 }
 
 /// [`parse_wxf`] against a given list of legal moves of `pos`.
@@ -141,11 +139,7 @@ pub(crate) fn resolve_wxf(
     legal: &[Move],
     text: &str,
 ) -> Result<Move, MoveTextError> {
-    let spec = parse_spec(text).ok_or_else(|| MoveTextError::Unreadable(text.to_string()))?;
-    relative::resolve(pos, legal, &spec).map_err(|e| match e {
-        Unresolved::NoMove => MoveTextError::Illegal(text.to_string()),
-        Unresolved::Ambiguous(moves) => MoveTextError::Ambiguous(text.to_string(), moves),
-    })
+    relative::resolve_text(pos, legal, text, parse_spec)
 }
 
 #[cfg(test)]
