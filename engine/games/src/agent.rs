@@ -44,6 +44,16 @@ pub fn split_spec(spec: &str) -> Result<SpecParts<'_>, AgentError> {
     Ok((kind, params))
 }
 
+/// A spec's `timeout=S` value: a positive, finite number of seconds; else the reason.
+pub fn parse_timeout(value: &str) -> Result<std::time::Duration, String> {
+    value
+        .parse::<f64>()
+        .ok()
+        .filter(|t| *t > 0.0)
+        .and_then(|t| std::time::Duration::try_from_secs_f64(t).ok())
+        .ok_or_else(|| format!("timeout '{value}' is not a positive number of seconds"))
+}
+
 /// Chooses actions in games of `G`.
 ///
 /// A match calls `new_game` once, then for every action of the game either `select_action`

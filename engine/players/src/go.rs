@@ -8,9 +8,8 @@
 //!
 //! Random, MCTS and network agents are built by the engine, which knows the evaluators.
 
-use std::time::Duration;
 
-use games::agent::split_spec;
+use games::agent::{parse_timeout, split_spec};
 use games::go::playout::playout_move;
 use games::go::{GoState, Move};
 use games::{Agent, AgentError, Game};
@@ -30,17 +29,7 @@ pub fn agent_from_spec(spec: &str) -> Result<Box<dyn Agent<GoState>>, AgentError
                     "cmd" if !v.is_empty() => cmd = Some(v),
                     "cmd" => return Err(AgentError::new(spec, "cmd is empty")),
                     "timeout" => {
-                        timeout = v
-                            .parse::<f64>()
-                            .ok()
-                            .filter(|t| *t > 0.0)
-                            .and_then(|t| Duration::try_from_secs_f64(t).ok())
-                            .ok_or_else(|| {
-                                AgentError::new(
-                                    spec,
-                                    format!("timeout '{v}' is not a positive number of seconds"),
-                                )
-                            })?;
+                        timeout = parse_timeout(v).map_err(|e| AgentError::new(spec, e))?;
                     }
                     _ => {
                         return Err(AgentError::new(
@@ -125,7 +114,7 @@ impl crate::spec::OwnPlayers for GoState {
 #[cfg(all(test, unix))]
 mod tests {
     use super::*;
-    use std::time::Instant;
+    use std::time::{Duration, Instant};
 
     /// A GTP engine in a few lines of shell: answers everything with an empty success, and
     /// `genmove` with `pass`, with `resign`, or (`hang`) not at all.

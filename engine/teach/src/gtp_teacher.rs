@@ -19,7 +19,7 @@
 
 use std::time::Duration;
 
-use games::agent::split_spec;
+use games::agent::{parse_timeout, split_spec};
 use games::go::{color_letter, GoState, Move};
 use games::{Decision, Game, Player};
 use players::gtp_client::{GtpClient, GtpClientError, DEFAULT_TIMEOUT};
@@ -88,16 +88,7 @@ impl GtpTeacher {
         for (k, v) in params {
             match k {
                 "cmd" if !v.is_empty() => cmd = Some(v),
-                "timeout" => {
-                    timeout = v
-                        .parse::<f64>()
-                        .ok()
-                        .filter(|t| *t > 0.0)
-                        .and_then(|t| Duration::try_from_secs_f64(t).ok())
-                        .ok_or_else(|| {
-                            bad(format!("timeout '{v}' is not a positive number of seconds"))
-                        })?
-                }
+                "timeout" => timeout = parse_timeout(v).map_err(bad)?,
                 _ => return Err(bad(format!("unknown or empty parameter '{k}' for gtp"))),
             }
         }

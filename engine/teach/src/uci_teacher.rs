@@ -14,7 +14,7 @@
 
 use std::time::Duration;
 
-use games::agent::split_spec;
+use games::agent::{parse_timeout, split_spec};
 use games::xiangqi::fen::{format_move_with_base, parse_move_with_base};
 use games::xiangqi::{Move, Xiangqi};
 use games::{Decision, Game};
@@ -182,16 +182,7 @@ impl UciTeacherSpec {
                         _ => return Err(bad("rankbase is 0 or 1".into())),
                     }
                 }
-                ("timeout", _) => {
-                    timeout = v
-                        .parse::<f64>()
-                        .ok()
-                        .filter(|t| *t > 0.0)
-                        .and_then(|t| Duration::try_from_secs_f64(t).ok())
-                        .ok_or_else(|| {
-                            bad(format!("timeout '{v}' is not a positive number of seconds"))
-                        })?
-                }
+                ("timeout", _) => timeout = parse_timeout(v).map_err(bad)?,
                 _ => return Err(bad(format!("unknown or empty parameter '{k}' for {kind}"))),
             }
         }
