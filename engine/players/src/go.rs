@@ -8,7 +8,6 @@
 //!
 //! Random, MCTS and network agents are built by the engine, which knows the evaluators.
 
-
 use games::agent::{parse_timeout, split_spec};
 use games::go::playout::playout_move;
 use games::go::{GoState, Move};
