@@ -6,8 +6,9 @@
 
 use std::path::Path;
 
-use games::go::sgf::{game_record, write_file, SgfGame};
+use games::go::sgf::{game_record, SgfGame};
 use games::go::{GoRules, GoState, Move, MoveCap, Point};
+use games::record::write_file;
 use games::{Game, Player};
 use players::gtp_client::GtpClient;
 

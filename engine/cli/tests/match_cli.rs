@@ -208,3 +208,85 @@ fn games_played_in_parallel_are_all_counted_and_reproducible() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--parallel"));
 }
+
+/// `--pgn` saves every game of a Xiangqi match as PGN that the importer reads back, with the
+/// colours' names and results; `--sgf` an SGF collection for Go.
+#[test]
+fn the_games_of_a_match_are_saved_as_records_that_read_back() {
+    let dir = std::env::temp_dir().join(format!("match-records-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let pgn = dir.join("games.pgn");
+    let out = engine()
+        .args(["match", "--game", "xiangqi", "--black", "alphabeta:depth=1"])
+        .args([
+            "--white",
+            "random",
+            "--games",
+            "3",
+            "--parallel",
+            "2",
+            "--pgn",
+        ])
+        .arg(&pgn)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(&pgn).unwrap();
+    let games: Vec<_> = games::xiangqi::pgn::read_pgn_games(text.as_bytes())
+        .into_iter()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(games.len(), 3, "{text}");
+    // Colours alternate: the first agent is Red in games 1 and 3.
+    let red: Vec<_> = games.iter().map(|g| g.tag("Red").unwrap()).collect();
+    assert!(
+        red[0].starts_with("alphabeta") && red[2].starts_with("alphabeta"),
+        "{red:?}"
+    );
+    assert!(red[1].starts_with("random"), "{red:?}");
+    for g in &games {
+        assert!(
+            g.record.result.is_some(),
+            "a finished game has its result: {text}"
+        );
+        assert!(!g.record.actions.is_empty());
+    }
+
+    let sgf = dir.join("games.sgf");
+    let out = engine()
+        .args(["match", "--game", "go", "--black", "random"])
+        .args(["--white", "random", "--games", "2", "--sgf"])
+        .arg(&sgf)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(&sgf).unwrap();
+    let records = games::go::sgf::read_records(&text, &games::go::GoRules::default());
+    assert_eq!(records.len(), 2, "{text}");
+    assert!(records.iter().all(Result::is_ok), "{records:?}");
+
+    // A record path that cannot be written fails before any game is played.
+    let out = engine()
+        .args([
+            "match", "--black", "random", "--white", "random", "--games", "1",
+        ])
+        .args(["--record", "/no/such/dir/games.txt"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--record"));
+    std::fs::remove_dir_all(&dir).ok();
+}

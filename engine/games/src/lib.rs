@@ -16,7 +16,7 @@ use std::fmt::{self, Debug, Display};
 use std::hash::Hash;
 
 pub use agent::{Agent, AgentError, Analysis, Candidate, Decision, Explanation, RandomAgent};
-pub use record::{GameRecord, RecordError};
+pub use record::{GameRecord, RecordError, RecordFormat, RecordMeta};
 pub use symmetry::Symmetry;
 
 /// One of the two sides. Each game names them in its own notation: Liuzhou and Go say

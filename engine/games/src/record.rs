@@ -3,7 +3,9 @@
 //! gives. The readers live with each game's text formats; importers turn records into
 //! training samples without knowing which format they came from.
 
-use crate::{Game, Outcome};
+use std::path::Path;
+
+use crate::{Game, Outcome, Player};
 
 /// One game of a record file, replayed and checked against the rules.
 #[derive(Clone, Debug)]
@@ -40,6 +42,30 @@ impl<G: Game> GameRecord<G> {
     }
 }
 
+/// What a written record says beside the moves.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RecordMeta<'a> {
+    /// The players' names, first player first.
+    pub names: [&'a str; 2],
+    /// Why the game ended, in words (a rule, or `Black resigned`), when it did.
+    pub ending: Option<&'a str>,
+    /// The player who resigned, if one did: formats write a resignation their own way.
+    pub resigned: Option<Player>,
+}
+
+/// The record file a game's players use (PGN for Xiangqi, SGF for Go): the one writer the
+/// web page's download, `engine match` and every other face share.
+pub trait RecordFormat: Game {
+    /// The file name's ending, without the dot.
+    const EXTENSION: &'static str;
+    /// The media type of a download.
+    const MIME: &'static str;
+
+    /// One game as the format writes it; games written one after another make a file that
+    /// holds them all.
+    fn write_record(record: &GameRecord<Self>, meta: &RecordMeta<'_>) -> String;
+}
+
 /// Why one game of a record file cannot be used: the game's number in the file (from 1), the
 /// move number where it broke (when it is a move), and the reason.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -48,4 +74,13 @@ pub struct RecordError {
     pub game: usize,
     pub move_number: Option<usize>,
     pub reason: String,
+}
+
+/// Writes a record file through a temporary file renamed into place, so that a reader never
+/// sees half a file.
+pub fn write_file(path: &Path, text: &str) -> std::io::Result<()> {
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".tmp");
+    std::fs::write(&tmp, text)?;
+    std::fs::rename(&tmp, path)
 }

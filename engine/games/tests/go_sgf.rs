@@ -5,8 +5,9 @@ use std::fs;
 use std::path::Path;
 
 use games::go::playout::playout_move;
-use games::go::sgf::{game_record, write_file, SgfGame};
+use games::go::sgf::{game_record, SgfGame};
 use games::go::{GoRules, GoState, Move, Point};
+use games::record::write_file;
 use games::{Game, Player};
 use rand::rngs::SmallRng;
 use rand::SeedableRng;

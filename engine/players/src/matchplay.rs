@@ -74,7 +74,7 @@ impl MatchResult {
     }
 
     /// Counts one game that agent A played as `a_plays`.
-    pub fn add(&mut self, record: &GameRecord, a_plays: Player) {
+    pub fn add<G: Game>(&mut self, record: &GameRecord<G>, a_plays: Player) {
         match record.outcome {
             Outcome::Draw => self.draws += 1,
             Outcome::Win(p) if p == a_plays => self.wins += 1,
@@ -85,16 +85,38 @@ impl MatchResult {
     }
 }
 
-/// How one game ended.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct GameRecord {
+/// How one game went.
+#[derive(Clone, Debug)]
+pub struct GameRecord<G: Game> {
+    /// The position the game started from.
+    pub start: G,
+    /// The actions played, in order.
+    pub moves: Vec<G::Action>,
     pub outcome: Outcome,
-    pub actions: usize,
     /// Stopped by the action cap rather than by the rules.
     pub capped: bool,
     /// The rule that ended it, without the details after a colon (`both passed`, not
     /// `both passed: W+3.5`), so that games can be counted by it.
     pub ending: String,
+    /// The player who resigned, if one did.
+    pub resigned: Option<Player>,
+}
+
+impl<G: Game> GameRecord<G> {
+    /// The number of actions played.
+    pub fn actions(&self) -> usize {
+        self.moves.len()
+    }
+
+    /// The game as a record file holds it (see [`games::RecordFormat`]).
+    pub fn to_record(&self) -> games::GameRecord<G> {
+        games::GameRecord {
+            start: self.start.clone(),
+            actions: self.moves.clone(),
+            result: Some(self.outcome),
+            result_text: None,
+        }
+    }
 }
 
 /// The ending of a game an agent gave up.
@@ -107,17 +129,20 @@ pub fn play_game<G: Game>(
     first: &mut dyn Agent<G>,
     second: &mut dyn Agent<G>,
     max_actions: usize,
-) -> Result<GameRecord, MatchError> {
+) -> Result<GameRecord<G>, MatchError> {
     first.new_game(start)?;
     second.new_game(start)?;
     let mut state = start.clone();
-    for n in 0..max_actions {
+    let mut moves = Vec::new();
+    for _ in 0..max_actions {
         if let Some(outcome) = state.outcome() {
             return Ok(GameRecord {
+                start: start.clone(),
+                moves,
                 outcome,
-                actions: n,
                 capped: false,
                 ending: ending(&state),
+                resigned: None,
             });
         }
         let agent: &mut dyn Agent<G> = match state.to_act() {
@@ -128,10 +153,12 @@ pub fn play_game<G: Game>(
             Decision::Play(a) => a,
             Decision::Resign => {
                 return Ok(GameRecord {
+                    start: start.clone(),
+                    moves,
                     outcome: Outcome::Win(state.to_act().opponent()),
-                    actions: n,
                     capped: false,
                     ending: RESIGNATION.to_string(),
+                    resigned: Some(state.to_act()),
                 })
             }
         };
@@ -143,13 +170,16 @@ pub fn play_game<G: Game>(
         })?;
         first.observe(&before, action)?;
         second.observe(&before, action)?;
+        moves.push(action);
     }
     let outcome = state.outcome();
     Ok(GameRecord {
+        start: start.clone(),
+        moves,
         outcome: outcome.unwrap_or(Outcome::Draw),
-        actions: max_actions,
         capped: outcome.is_none(),
         ending: ending(&state),
+        resigned: None,
     })
 }
 
@@ -170,7 +200,7 @@ pub fn play_match<G: Game>(
     b: &mut dyn Agent<G>,
     games: u32,
     max_actions: usize,
-    mut on_game: impl FnMut(u32, &GameRecord, &MatchResult),
+    mut on_game: impl FnMut(u32, &GameRecord<G>, &MatchResult),
 ) -> Result<MatchResult, MatchError> {
     let mut result = MatchResult::default();
     for g in 0..games {
@@ -189,7 +219,7 @@ fn play_numbered<G: Game>(
     b: &mut dyn Agent<G>,
     g: u32,
     max_actions: usize,
-) -> Result<(GameRecord, Player), MatchError> {
+) -> Result<(GameRecord<G>, Player), MatchError> {
     Ok(if g.is_multiple_of(2) {
         (play_game(start, a, b, max_actions)?, Player::First)
     } else {
@@ -203,13 +233,14 @@ pub type AgentPair<G> = (Box<dyn Agent<G>>, Box<dyn Agent<G>>);
 /// Plays `games` games as [`play_match`] does, several at once: pair k of `pairs` (agents A
 /// and B, each pair on a thread of its own) plays games k, k + pairs.len(), …, with colours by
 /// the game's number as in a sequential match. The result does not depend on the threads'
-/// timing; `on_game(result so far)` is called after each game, from the pairs' threads.
+/// timing; `on_game(game number, record, A's colour, result so far)` is called after each
+/// game, from the pairs' threads.
 pub fn play_match_parallel<G: Game>(
     start: &G,
     pairs: &mut [AgentPair<G>],
     games: u32,
     max_actions: usize,
-    on_game: impl Fn(&MatchResult) + Sync,
+    on_game: impl Fn(u32, &GameRecord<G>, Player, &MatchResult) + Sync,
 ) -> Result<MatchResult, MatchError> {
     let step = pairs.len().max(1);
     let total = std::sync::Mutex::new(MatchResult::default());
@@ -225,7 +256,7 @@ pub fn play_match_parallel<G: Game>(
                             play_numbered(start, &mut **a, &mut **b, g, max_actions)?;
                         let mut t = total.lock().unwrap_or_else(|p| p.into_inner());
                         t.add(&record, a_plays);
-                        on_game(&t);
+                        on_game(g, &record, a_plays, &t);
                     }
                     Ok(())
                 })

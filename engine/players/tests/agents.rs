@@ -188,7 +188,7 @@ fn a_lost_agent_resigns_below_its_threshold_and_the_match_scores_it() {
     let mut x = RandomAgent::new(1);
     let record = play_game(&lost, &mut x, &mut o, 100).unwrap();
     assert_eq!(record.outcome, Outcome::Win(Player::First));
-    assert_eq!((record.actions, record.ending.as_str()), (0, RESIGNATION));
+    assert_eq!((record.actions(), record.ending.as_str()), (0, RESIGNATION));
     // Where it still has a chance it plays.
     let open = Mnk::tic_tac_toe();
     let mut first = mcts(fake, Limit::visits(500), RunOptions::single(8));
@@ -285,18 +285,32 @@ fn a_parallel_match_counts_every_game_the_same_way_each_time() {
                 (a, b)
             })
             .collect();
-        let seen = std::sync::atomic::AtomicU32::new(0);
+        let seen = std::sync::Mutex::new(Vec::new());
         let r = players::matchplay::play_match_parallel(
             &Mnk::tic_tac_toe(),
             &mut pairs,
             11,
             100,
-            |_| {
-                seen.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            |g, record, a_plays, _| {
+                // Each game's record replays to its own end, with A's colour by its number.
+                let mut state = record.start.clone();
+                for &m in &record.moves {
+                    state.play(m).unwrap();
+                }
+                assert_eq!(state.outcome(), Some(record.outcome));
+                let first = if g % 2 == 0 {
+                    Player::First
+                } else {
+                    Player::Second
+                };
+                assert_eq!(a_plays, first);
+                seen.lock().unwrap().push(g);
             },
         )
         .unwrap();
-        assert_eq!(seen.into_inner(), 11);
+        let mut seen = seen.into_inner().unwrap();
+        seen.sort_unstable();
+        assert_eq!(seen, (0..11).collect::<Vec<_>>());
         r
     };
     let first = run();

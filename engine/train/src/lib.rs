@@ -486,7 +486,8 @@ impl<'a> Matches<'a> {
             ));
         }
         let bar = progress(u64::from(games), what);
-        let result = play_match_parallel(start, &mut pairs, games, 10_000, |_| bar.inc(1))?;
+        let result =
+            play_match_parallel(start, &mut pairs, games, 10_000, |_, _, _, _| bar.inc(1))?;
         bar.finish_and_clear();
         tracing::info!(
             what,

@@ -4,8 +4,13 @@
 use anyhow::Context;
 use clap::Args as ClapArgs;
 use indicatif::{ProgressBar, ProgressStyle};
-use players::matchplay::{play_match_parallel, MatchResult};
-use players::spec::{self as agents, AgentSpec, OwnPlayers};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Mutex;
+
+use games::{record, Player, RecordMeta};
+use players::matchplay::{play_match_parallel, GameRecord, MatchResult};
+use players::spec::{self as agents, AgentSpec};
 
 use super::{config_reads, net_loader, ForGame, GameArgs, GameType, Loaded};
 
@@ -57,6 +62,12 @@ pub struct Args {
     /// a different seed per pair.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
     parallel: u32,
+    /// Save the games to FILE in the game's record format, in the order of their numbers:
+    /// PGN with ICCS moves for Xiangqi, an SGF collection for Go, tag pairs with LFEN and the
+    /// actions for Liuzhou. The file is rewritten (through a temporary file) after every game,
+    /// so a stopped match keeps the games it finished.
+    #[arg(long, visible_aliases = ["pgn", "sgf"], value_name = "FILE")]
+    record: Option<PathBuf>,
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
@@ -73,7 +84,7 @@ impl ForGame for &Args {
     }
 }
 
-fn run_match<G: OwnPlayers>(
+fn run_match<G: GameType>(
     start: &G,
     args: &Args,
     load_net: agents::NetLoader<'_, G>,
@@ -104,7 +115,45 @@ fn run_match<G: OwnPlayers>(
         ProgressStyle::with_template("{bar:30} {pos}/{len} games  {msg}  [{elapsed} < {eta}]")
             .expect("a valid template"),
     );
-    let show = |r: &MatchResult| {
+    if let Some(path) = &args.record {
+        // A path that cannot be written fails now, not after the first game.
+        record::write_file(path, "")
+            .with_context(|| format!("--record: cannot write {}", path.display()))?;
+    }
+    let saved = Mutex::new(BTreeMap::new());
+    let save = |g: u32, game: &GameRecord<G>, a_plays: Player| -> std::io::Result<()> {
+        let Some(path) = &args.record else {
+            return Ok(());
+        };
+        let names = match a_plays {
+            Player::First => [name_a.as_str(), name_b.as_str()],
+            Player::Second => [name_b.as_str(), name_a.as_str()],
+        };
+        let ending = match game.resigned {
+            Some(p) => Some(format!("{} resigned", G::SIDES[p.index()])),
+            None if game.capped => {
+                Some(format!("drawn at the cap of {} actions", args.max_actions))
+            }
+            None => None,
+        };
+        let meta = RecordMeta {
+            names,
+            ending: ending.as_deref().or(Some(game.ending.as_str())),
+            resigned: game.resigned,
+        };
+        let mut saved = saved.lock().unwrap_or_else(|p| p.into_inner());
+        saved.insert(g, G::write_record(&game.to_record(), &meta));
+        let text: Vec<&str> = saved.values().map(String::as_str).collect();
+        record::write_file(path, &text.join("\n"))
+    };
+    let show = |g: u32, game: &GameRecord<G>, a_plays: Player, r: &MatchResult| {
+        if let Err(e) = save(g, game, a_plays) {
+            let path = args.record.as_deref().map(|p| p.display().to_string());
+            tracing::error!(
+                "cannot write the record file {}: {e}",
+                path.unwrap_or_default()
+            );
+        }
         bar.inc(1);
         bar.set_message(format!(
             "+{} ={} -{}  score {:.3}",

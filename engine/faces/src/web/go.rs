@@ -1,11 +1,11 @@
 //! Go on the page: the N × N points with star points (drawn by the page), stones from the
 //! position text, GTP vertices (`E5`, `pass`), and SGF records.
 
-use games::go::{sgf, GoState, COLUMNS};
-use games::{Game, Player};
+use games::go::{GoState, COLUMNS};
+use games::Game;
 use serde_json::json;
 
-use super::view::{fen_cells, BoardView, Record, RecordInput, WebGame};
+use super::view::{fen_cells, BoardView, WebGame};
 
 impl WebGame for GoState {
     const TITLE: &'static str = "Go (围棋)";
@@ -42,24 +42,6 @@ impl WebGame for GoState {
             (None, None)
         } else {
             (None, Some(text))
-        }
-    }
-
-    /// SGF FF[4], written by the Go module's own record writer.
-    fn record(game: &RecordInput<'_, Self>) -> Record {
-        Record {
-            filename: "go.sgf".into(),
-            mime: "application/x-go-sgf",
-            text: sgf::game_record(
-                game.end,
-                &game.names[0],
-                &game.names[1],
-                // SGF writes a resignation as the winner's colour and R.
-                game.resigned.map(|p| match p {
-                    Player::First => "W+R",
-                    Player::Second => "B+R",
-                }),
-            ),
         }
     }
 }

@@ -4,7 +4,7 @@ use games::liuzhou::{ActionKind, Liuzhou, Phase};
 use games::{Game, Player};
 use serde_json::json;
 
-use super::view::{fen_cells, tag_pairs, BoardView, Record, RecordInput, WebGame};
+use super::view::{fen_cells, BoardView, WebGame};
 
 /// Alpha-beta nodes that stand for one visit of strength: 400 → 100 000 nodes, about a tenth
 /// of a second (`docs/liuzhou.md` has the speed).
@@ -77,41 +77,6 @@ impl WebGame for Liuzhou {
         match action.kind() {
             ActionKind::Place(p) | ActionKind::Select(p) => (None, Some(point_name(p))),
             ActionKind::Step { from, to } => (Some(point_name(from)), Some(point_name(to))),
-        }
-    }
-
-    /// LFEN of the start and the end, the rules, and the actions in the spec's notation.
-    fn record(game: &RecordInput<'_, Self>) -> Record {
-        let mut tags = vec![
-            ("Game", "Liuzhou".into()),
-            (
-                "Rules",
-                format!("lose_below {}", game.start.rules().lose_below),
-            ),
-            ("Black", game.names[0].clone()),
-            ("White", game.names[1].clone()),
-            ("Result", game.result().into()),
-        ];
-        if let Some(reason) = &game.reason {
-            tags.push(("Ending", reason.clone()));
-        }
-        tags.extend([
-            ("StartLFEN", game.start.lfen()),
-            ("FinalLFEN", game.end.lfen()),
-            ("Actions", game.actions.len().to_string()),
-        ]);
-        let mut text = tag_pairs(&tags);
-        text.push('\n');
-        for (i, line) in game.actions.chunks(12).enumerate() {
-            let words: Vec<&str> = line.iter().map(|p| p.text.as_str()).collect();
-            text.push_str(&format!("{:>3}. {}\n", i * 12 + 1, words.join(" ")));
-        }
-        text.push_str(game.result());
-        text.push('\n');
-        Record {
-            filename: "liuzhou.txt".into(),
-            mime: "text/plain; charset=utf-8",
-            text,
         }
     }
 }

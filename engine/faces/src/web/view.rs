@@ -4,15 +4,16 @@
 use std::sync::Arc;
 
 use eval::Evaluator;
-use games::{Agent, Game, Outcome, Player};
+use games::{Agent, GameRecord, Outcome, Player, RecordFormat, RecordMeta};
 use players::spec::{AgentSpec, OwnPlayers};
 use serde::Serialize;
 
-use crate::session::{result_tag, Evaluation, Match, MatchError, Played};
+use crate::session::{Evaluation, Match, MatchError};
 
 /// What a game adds to [`Game`] for the page: its board as cells, the points its actions touch,
-/// and its game record. One implementation per game, each in its own file of this module.
-pub trait WebGame: OwnPlayers {
+/// and its game record (in the game's [`RecordFormat`]). One implementation per game, each in
+/// its own file of this module.
+pub trait WebGame: OwnPlayers + RecordFormat {
     /// Shown in the page's title and the record.
     const TITLE: &'static str;
     /// The two sides in the game's own words, first player first.
@@ -24,9 +25,6 @@ pub trait WebGame: OwnPlayers {
     /// The points an action touches, for clicks on the board: a one-click action has only `to`,
     /// a move has `from` and `to`, an action on no point (a pass) has neither.
     fn action_points(&self, action: Self::Action) -> (Option<String>, Option<String>);
-
-    /// The game record for download.
-    fn record(game: &RecordInput<'_, Self>) -> Record;
 
     /// The action as players of the game write it, where that differs from the notation the API
     /// reads (Xiangqi: 炮二平五 for ICCS h2e2); played in `self`.
@@ -309,40 +307,6 @@ pub struct Record {
     pub text: String,
 }
 
-/// What a record is made from.
-pub struct RecordInput<'a, G: Game> {
-    pub start: &'a G,
-    pub end: &'a G,
-    pub actions: &'a [Played<G::Action>],
-    /// The players' names, first player first.
-    pub names: [String; 2],
-    /// The result, which a resignation decides before the position does.
-    pub outcome: Option<Outcome>,
-    /// Why the game ended, if it did.
-    pub reason: Option<String>,
-    /// The player who resigned, if one did.
-    pub resigned: Option<Player>,
-}
-
-impl<G: Game> RecordInput<'_, G> {
-    /// PGN's result tag.
-    pub fn result(&self) -> &'static str {
-        result_tag(self.outcome)
-    }
-}
-
-/// Writes PGN-style tag pairs, escaping what PGN escapes.
-pub fn tag_pairs(tags: &[(&str, String)]) -> String {
-    tags.iter()
-        .map(|(k, v)| {
-            format!(
-                "[{k} \"{}\"]\n",
-                v.replace('\\', "\\\\").replace('"', "\\\"")
-            )
-        })
-        .collect()
-}
-
 pub fn player_key(p: Player) -> &'static str {
     match p {
         Player::First => "first",
@@ -508,15 +472,24 @@ impl<G: WebGame> WebSession for WebMatch<G> {
     }
 
     fn record(&self) -> Record {
-        G::record(&RecordInput {
-            start: self.game.start(),
-            end: self.game.state(),
-            actions: self.game.history(),
-            names: self.names(),
-            outcome: self.game.outcome(),
-            reason: self.game.end_reason(G::SIDES),
+        let record = GameRecord {
+            start: self.game.start().clone(),
+            actions: self.game.history().iter().map(|p| p.action).collect(),
+            result: self.game.outcome(),
+            result_text: None,
+        };
+        let names = self.names();
+        let ending = self.game.end_reason(G::SIDES);
+        let meta = RecordMeta {
+            names: [&names[0], &names[1]],
+            ending: ending.as_deref(),
             resigned: self.game.resigned(),
-        })
+        };
+        Record {
+            filename: format!("{}.{}", G::NAME, G::EXTENSION),
+            mime: G::MIME,
+            text: G::write_record(&record, &meta),
+        }
     }
 }
 
@@ -526,7 +499,7 @@ pub mod tests {
     use games::go::GoState;
     use games::liuzhou::Liuzhou;
     use games::xiangqi::Xiangqi;
-    use games::{AgentError, RandomAgent};
+    use games::{AgentError, Game, RandomAgent};
     use std::sync::atomic::{AtomicBool, Ordering};
 
     /// While false, the `gate` agent does not answer.

@@ -2,10 +2,10 @@
 //! pieces from the FEN, and moves in ICCS (`h2e2`).
 
 use games::xiangqi::Xiangqi;
-use games::{Game, Player};
+use games::Game;
 use serde_json::json;
 
-use super::view::{fen_cells, tag_pairs, BoardView, Record, RecordInput, WebGame};
+use super::view::{fen_cells, BoardView, WebGame};
 
 /// An alpha-beta node costs far less than an MCTS visit with a playout: this many nodes stand
 /// for one visit of strength (400 → 100 000 nodes, a fraction of a second).
@@ -58,47 +58,6 @@ impl WebGame for Xiangqi {
         let iccs = self.format_action(action);
         let (from, to) = iccs.split_at(iccs.len() / 2);
         (Some(from.to_string()), Some(to.to_string()))
-    }
-
-    /// PGN with ICCS moves and the start position as FEN.
-    fn record(game: &RecordInput<'_, Self>) -> Record {
-        let mut text = tag_pairs(&[
-            ("Game", "Chinese Chess".into()),
-            ("Red", game.names[0].clone()),
-            ("Black", game.names[1].clone()),
-            ("Result", game.result().into()),
-            ("FEN", game.start.to_text()),
-            ("Format", "ICCS".into()),
-        ]);
-        text.push('\n');
-        let mut words = Vec::new();
-        let mut number = 1;
-        for (i, p) in game.actions.iter().enumerate() {
-            match p.player {
-                Player::First => words.push(format!("{number}.")),
-                // A record that starts with Black to move says so, as PGN does.
-                Player::Second if i == 0 => words.push(format!("{number}...")),
-                Player::Second => {}
-            }
-            words.push(p.text.clone());
-            if p.player == Player::Second {
-                number += 1;
-            }
-        }
-        if let Some(reason) = &game.reason {
-            // PGN's Termination tag takes fixed words only; a comment carries the rule.
-            words.push(format!("{{{}}}", reason.replace('}', ")")));
-        }
-        words.push(game.result().into());
-        for line in words.chunks(16) {
-            text.push_str(&line.join(" "));
-            text.push('\n');
-        }
-        Record {
-            filename: "xiangqi.pgn".into(),
-            mime: "application/x-chess-pgn",
-            text,
-        }
     }
 }
 

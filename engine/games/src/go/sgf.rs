@@ -9,10 +9,9 @@
 //! ignored. Writing produces one main line.
 
 use std::fmt::Write as _;
-use std::path::Path;
 
 use super::{color_letter, GoRules, GoState, Move, Point, MAX_SIZE, MIN_SIZE};
-use crate::{Game, GameRecord, Outcome, PlayError, Player, RecordError};
+use crate::{Game, GameRecord, Outcome, PlayError, Player, RecordError, RecordFormat, RecordMeta};
 
 /// Why a text is not a usable SGF Go record: the byte offset and the reason.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -738,12 +737,24 @@ pub fn game_record(state: &GoState, black: &str, white: &str, result: Option<&st
     game.to_sgf()
 }
 
-/// Writes `text` to `path` through a temporary file renamed into place.
-pub fn write_file(path: &Path, text: &str) -> std::io::Result<()> {
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(".tmp");
-    std::fs::write(&tmp, text)?;
-    std::fs::rename(&tmp, path)
+impl RecordFormat for GoState {
+    const EXTENSION: &'static str = "sgf";
+    const MIME: &'static str = "application/x-go-sgf";
+
+    /// SGF FF[4]: a resignation is the winner's colour and `R`; otherwise the score of the
+    /// final position.
+    fn write_record(record: &GameRecord<Self>, meta: &RecordMeta<'_>) -> String {
+        let resigned = meta.resigned.map(|p| match p {
+            Player::First => "W+R",
+            Player::Second => "B+R",
+        });
+        game_record(
+            &record.final_state(),
+            meta.names[0],
+            meta.names[1],
+            resigned,
+        )
+    }
 }
 
 /// The fuzz target's body, kept here so the corpus also runs as a plain test on stable Rust.

@@ -12,6 +12,7 @@
 //! - `lose_below` must lie in `1..=18`.
 
 mod bits;
+mod record;
 mod text;
 
 use serde::{Deserialize, Serialize};

@@ -32,6 +32,8 @@
 //! Tags `Game "Chinese Chess"`, the caller's tags, `Red`, `Black`, `Result`, `FEN` when the game
 //! does not start from the standard position, `Format "ICCS"`; then the moves in ICCS as Xiangqi
 //! GUIs write them (`1. H2-E2 H9-G7`), lines of at most 80 characters, and the result marker.
+//! As the game's [`RecordFormat`], the rule that ended the game goes into a comment before the
+//! result marker (PGN's `Termination` tag takes fixed words only).
 //! [`wxf_notation`](super::wxf::wxf_notation) and
 //! [`chinese_notation`](super::chinese::chinese_notation) write single moves in the other two
 //! notations, and read back to the same moves.
@@ -40,7 +42,7 @@ use std::borrow::Cow;
 
 use super::board::Position;
 use super::{chinese, fen, wxf, Move, Side, Xiangqi};
-use crate::{Game, GameRecord, Outcome, Player, RecordError};
+use crate::{Game, GameRecord, Outcome, Player, RecordError, RecordFormat, RecordMeta};
 
 /// Why a move's text names no legal move.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -529,6 +531,25 @@ fn iccs_upper(m: Move) -> String {
 /// given, except `Red` and `Black` (`?` when absent), which come before `Result`; `Game`,
 /// `Result`, `FEN` and `Format` given in `tags` are ignored (the record decides them).
 pub fn write_pgn(record: &GameRecord<Xiangqi>, tags: &[(&str, &str)]) -> String {
+    write_pgn_with(record, tags, None)
+}
+
+impl RecordFormat for Xiangqi {
+    const EXTENSION: &'static str = "pgn";
+    const MIME: &'static str = "application/x-chess-pgn";
+
+    fn write_record(record: &GameRecord<Self>, meta: &RecordMeta<'_>) -> String {
+        let tags = [("Red", meta.names[0]), ("Black", meta.names[1])];
+        write_pgn_with(record, &tags, meta.ending)
+    }
+}
+
+/// [`write_pgn`], with `comment` (if any) before the result marker.
+fn write_pgn_with(
+    record: &GameRecord<Xiangqi>,
+    tags: &[(&str, &str)],
+    comment: Option<&str>,
+) -> String {
     let owned = ["Game", "Result", "FEN", "Format", "Red", "Black"];
     let given = |name: &str| {
         tags.iter()
@@ -569,6 +590,9 @@ pub fn write_pgn(record: &GameRecord<Xiangqi>, tags: &[(&str, &str)]) -> String 
             words.push(format!("{number}..."));
         }
         words.push(iccs_upper(m));
+    }
+    if let Some(text) = comment {
+        words.push(format!("{{{}}}", text.replace('}', ")")));
     }
     words.push(result.to_string());
     let mut line_len = 0;
