@@ -290,3 +290,40 @@ fn the_games_of_a_match_are_saved_as_records_that_read_back() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("--record"));
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// `engine ladder` plays every pairing and prints a rating table anchored at the first agent.
+#[test]
+fn a_ladder_rates_every_agent_of_its_panel() {
+    let out = engine()
+        .args(["ladder", "--game", "liuzhou", "--agents", "random"])
+        .args(["mcts:visits=20", "alphabeta:depth=1", "--games", "2"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(text.matches(" vs ").count(), 3, "three pairings: {text}");
+    let table: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("rank"))
+        .collect();
+    assert_eq!(table.len(), 4, "{text}");
+    assert!(table
+        .iter()
+        .any(|l| l.contains("random[1]") && l.contains("anchor")));
+    assert!(
+        table[1..]
+            .iter()
+            .all(|l| l.contains("   4 ") || l.contains(" 4 ")),
+        "{text}"
+    );
+
+    let out = engine()
+        .args(["ladder", "--agents", "random"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success(), "a panel of one is refused");
+}

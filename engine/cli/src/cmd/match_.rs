@@ -176,7 +176,7 @@ fn run_match<G: GameType>(
 }
 
 /// The spec as the user wrote it, for tables (`--black random` prints `random`).
-fn spec_text(spec: &AgentSpec, side: &str) -> String {
+pub(super) fn spec_text(spec: &AgentSpec, side: &str) -> String {
     let s = match spec {
         AgentSpec::Random { .. } => "random".to_string(),
         AgentSpec::Mcts(m) => format!(

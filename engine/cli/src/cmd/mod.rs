@@ -10,6 +10,7 @@ mod bootstrap;
 mod game;
 mod gtp;
 mod import;
+mod ladder;
 mod match_;
 mod perft;
 mod perft_go;
@@ -54,6 +55,8 @@ enum Command {
     Play(play::Args),
     /// Play a match between two agents (wins/draws/losses with a confidence interval).
     Match(Box<match_::Args>),
+    /// Rate a panel of agents by a round robin (Elo by maximum likelihood, 95 % intervals).
+    Ladder(ladder::Args),
     /// Serve a web page to play against the engine in a browser.
     Serve(serve::Args),
     /// Play games against itself and write training shards.
@@ -81,6 +84,7 @@ impl Cli {
             Command::Analyse(args) => analyse::run(args),
             Command::Play(args) => play::run(args),
             Command::Match(args) => match_::run(*args),
+            Command::Ladder(args) => ladder::run(args),
             Command::Serve(args) => serve::run(args),
             Command::Selfplay(args) => selfplay::run(args),
             Command::Train(args) => train::run(args),

@@ -1,0 +1,157 @@
+//! `engine ladder`: a panel of agents plays a round robin; prints each pairing's result and
+//! the ratings fitted by maximum likelihood (`players::ladder`), the first agent at 0.
+
+use anyhow::Context;
+use clap::Args as ClapArgs;
+use indicatif::{ProgressBar, ProgressStyle};
+use players::ladder::{self, Pairing};
+use players::matchplay::play_match_parallel;
+use players::spec::{self as agents, AgentSpec};
+
+use super::match_::spec_text;
+use super::{config_reads, net_loader, ForGame, GameArgs, GameType, Loaded};
+
+/// Rate a panel of agents: every two play `--games` games with colours alternating; ratings
+/// in Elo by maximum likelihood (Bradley–Terry, a draw half a win), the first agent at 0.
+#[derive(ClapArgs)]
+#[command(mut_arg(
+    "config",
+    config_reads(
+        "its `game` section (the variant rules) and, for `net` agents, its `inference` section"
+    )
+))]
+pub struct Args {
+    #[command(flatten)]
+    game: GameArgs,
+    /// The panel, each agent a spec as for `engine match` (quote a spec that has spaces):
+    /// `--agents random mcts:visits=800 net:model=m.onnx,visits=200`. The first is the anchor,
+    /// rated 0 (put `random` first for ratings above random play).
+    #[arg(long, num_args = 2.., required = true, value_name = "AGENT")]
+    agents: Vec<AgentSpec>,
+    /// Games of every pairing (even: each agent takes each colour equally often).
+    #[arg(long, default_value_t = 20)]
+    games: u32,
+    /// Virtual drawn games added between every two agents that met, so that an agent that won
+    /// or lost every game still gets a finite rating (BayesElo's prior; 0 for none).
+    #[arg(long, default_value_t = 1.0)]
+    prior_draws: f64,
+    /// Seed for agents whose spec gives none.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// A game still running after this many actions is scored a draw.
+    #[arg(long, default_value_t = 100_000)]
+    max_actions: usize,
+    /// Games of a pairing played at once (see `engine match --parallel`).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
+    parallel: u32,
+}
+
+pub fn run(args: Args) -> anyhow::Result<()> {
+    anyhow::ensure!(args.games > 0, "--games must be at least 1");
+    anyhow::ensure!(
+        args.prior_draws >= 0.0 && args.prior_draws.is_finite(),
+        "--prior-draws must be 0 or more"
+    );
+    args.game.dispatch(&args)
+}
+
+impl ForGame for &Args {
+    type Output = ();
+
+    fn run<G: GameType>(self, start: G, c: &Loaded) -> anyhow::Result<()> {
+        let load = net_loader(&start, &c.doc, &c.path, self.parallel);
+        let names: Vec<String> = (0..self.agents.len())
+            .map(|i| spec_text(&self.agents[i], &format!("{}", i + 1)))
+            .collect();
+        let n = names.len();
+        let rounds = n * (n - 1) / 2;
+        outln!(
+            "{}: {n} agents, {rounds} pairings of {} games, colours alternating",
+            G::NAME,
+            self.games
+        )?;
+        let bar = ProgressBar::new(rounds as u64 * u64::from(self.games));
+        bar.set_style(
+            ProgressStyle::with_template("{bar:30} {pos}/{len} games  {msg}  [{elapsed} < {eta}]")
+                .expect("a valid template"),
+        );
+        let workers = self.parallel.min(self.games);
+        let mut pairings = Vec::new();
+        for a in 0..n {
+            for b in a + 1..n {
+                bar.set_message(format!("{} vs {}", names[a], names[b]));
+                let mut pairs = Vec::new();
+                for k in 0..u64::from(workers) {
+                    let seed = self.seed.wrapping_add(1000 * pairings.len() as u64 + 2 * k);
+                    let x = agents::build(&self.agents[a], &names[a], seed, &load)
+                        .with_context(|| format!("agent {}", a + 1))?;
+                    let y = agents::build(&self.agents[b], &names[b], seed + 1, &load)
+                        .with_context(|| format!("agent {}", b + 1))?;
+                    pairs.push((x, y));
+                }
+                let r = play_match_parallel(
+                    &start,
+                    &mut pairs,
+                    self.games,
+                    self.max_actions,
+                    |_, _, _, _| bar.inc(1),
+                )?;
+                bar.suspend(|| {
+                    outln!(
+                        "{} vs {}: +{} ={} -{}  score {:.3}",
+                        names[a],
+                        names[b],
+                        r.wins,
+                        r.draws,
+                        r.losses,
+                        r.score()
+                    )
+                })?;
+                pairings.push(Pairing {
+                    a,
+                    b,
+                    games: f64::from(r.games()),
+                    score: r.score() * f64::from(r.games()),
+                });
+            }
+        }
+        bar.finish_and_clear();
+        let ratings = ladder::rate(n, &pairings, 0, self.prior_draws)?;
+        let mut order: Vec<usize> = (0..n).collect();
+        order.sort_by(|&x, &y| ratings.elo[y].total_cmp(&ratings.elo[x]));
+        let width = names.iter().map(|s| s.chars().count()).max().unwrap_or(5);
+        outln!(
+            "{:>4}  {:<width$}  {:>6}  {:>8}  {:>6}  {:>6}",
+            "rank",
+            "agent",
+            "Elo",
+            "95 %",
+            "games",
+            "score"
+        )?;
+        for (rank, &i) in order.iter().enumerate() {
+            let (games, score) =
+                pairings
+                    .iter()
+                    .filter(|p| p.a == i || p.b == i)
+                    .fold((0.0, 0.0), |(g, s), p| {
+                        let mine = if p.a == i { p.score } else { p.games - p.score };
+                        (g + p.games, s + mine)
+                    });
+            outln!(
+                "{:>4}  {:<width$}  {:>+6.0}  {:>8}  {:>6}  {:>6.3}",
+                rank + 1,
+                names[i],
+                ratings.elo[i],
+                if i == 0 {
+                    "anchor".to_string()
+                } else {
+                    format!("±{:.0}", ratings.half_width95[i])
+                },
+                games,
+                score / games.max(1.0)
+            )?;
+        }
+        Ok(())
+    }
+}
