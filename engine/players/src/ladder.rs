@@ -176,8 +176,9 @@ fn solve(m: &[Vec<f64>], b: &[f64]) -> Vec<f64> {
             if row != col {
                 let f = a[row][col] / d;
                 if f != 0.0 {
-                    for c in col..=n {
-                        a[row][c] -= f * a[col][c];
+                    let pivot_row = a[col].clone();
+                    for (x, p) in a[row][col..].iter_mut().zip(&pivot_row[col..]) {
+                        *x -= f * p;
                     }
                 }
             }
