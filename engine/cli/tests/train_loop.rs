@@ -73,6 +73,17 @@ fn train_and_check_scores(name: &str, gate_threshold: f64) -> Vec<bool> {
             assert_eq!(vs_mcts[i], vs_mcts[i - 1]);
         }
     }
+    // Every best is rated on the ladder; a promoted one also met the best before it.
+    assert_eq!(state.matches("rating: ").count(), 4, "{state}");
+    let report = std::fs::read_to_string(run_dir.join("report.md")).unwrap();
+    assert!(
+        report.contains("## Rating ladder") && report.contains("| model 0000 |"),
+        "{report}"
+    );
+    if let Some(i) = promoted.iter().position(|&p| p) {
+        let pairing = format!("a: model {:04}\n  b: model 0000", i + 1);
+        assert!(state.contains(&pairing), "{pairing:?} in {state}");
+    }
     let _ = std::fs::remove_dir_all(&dir);
     promoted
 }

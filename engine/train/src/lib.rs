@@ -4,6 +4,7 @@
 //! and started again, it continues from `state.yaml`: finished shards and models are kept, an
 //! interrupted step is redone.
 
+pub mod ladder;
 mod report;
 pub mod state;
 
@@ -38,6 +39,10 @@ pub struct TrainConfig {
     pub eval_games: u32,
     pub eval_visits: u64,
     pub eval_mcts_playouts: u64,
+    /// Fixed opponents of the rating ladder besides `random` and pure MCTS (agent specs).
+    pub ladder_opponents: Vec<String>,
+    /// Earlier best models each new best plays on the ladder (the most recent first).
+    pub ladder_previous_bests: u32,
     pub match_parallel: u32,
     pub seed: u64,
     /// A checkpoint (`.safetensors`, its `.onnx` beside it) that becomes model 0000 instead of a
@@ -68,6 +73,8 @@ impl Default for TrainConfig {
             eval_games: 10,
             eval_visits: 200,
             eval_mcts_playouts: 800,
+            ladder_opponents: Vec::new(),
+            ladder_previous_bests: 3,
             match_parallel: 0,
             seed: 1,
             init_from: None,
@@ -139,6 +146,15 @@ impl TrainConfig {
             self.bootstrap_fit_steps,
             "0 when init_from gives model 0000",
         )?;
+        for (k, spec) in self.ladder_opponents.iter().enumerate() {
+            let parsed = AgentSpec::parse(spec);
+            I::check(
+                parsed.is_ok() && !matches!(parsed, Ok(AgentSpec::Net { .. })),
+                "ladder_opponents",
+                format_args!("{spec:?} (entry {})", k + 1),
+                "an agent spec of `engine match` other than `net` (models join the ladder by themselves)",
+            )?;
+        }
         let uses_shards = self.bootstrap_fit_steps > 0 || self.bootstrap_samples > 0;
         I::check(
             self.bootstrap_shards.is_some() || !uses_shards,
@@ -249,9 +265,6 @@ pub fn run<G: OwnPlayers>(
         state.save(run_dir)?;
     }
 
-    // The best model's figures against the fixed opponents, as measured by this process:
-    // (model, vs random, vs pure MCTS).
-    let mut measured: Option<(u32, f64, f64)> = None;
     let matches = Matches::new(setup, train);
     while state.iterations < train.iterations && elapsed(earlier) < limit {
         let i = state.iterations;
@@ -355,48 +368,93 @@ pub fn run<G: OwnPlayers>(
             gate_started.elapsed().as_secs_f64()
         );
 
-        // 4. The best model against fixed opponents. The agents' seeds are fixed, so a best
-        //    model this run has measured already would play with the same seeds: its figures are
-        //    carried over (after a restart it is measured once more).
+        // 4. The rating ladder: the best model against the fixed opponents and earlier bests,
+        //    the fixed opponents among themselves, each pairing once per run (kept in the
+        //    state); the agents' seeds are fixed, so a pairing played again would repeat itself.
         let (_, best_onnx) = model_files(&models_dir, state.best);
-        let (vs_random, vs_mcts) =
-            if let Some((_, r, m)) = measured.filter(|&(model, _, _)| model == state.best) {
+        let me_name = ladder::model_name(state.best);
+        let earlier_bests = earlier_bests(&state, train.ladder_previous_bests);
+        let mcts = format!("mcts:visits={}", train.eval_mcts_playouts);
+        let me = net_spec(&best_onnx, train.eval_visits, 0.0);
+        let mut rung = Rung {
+            matches: &matches,
+            start,
+            games: train.eval_games,
+            results: &mut state.ladder,
+        };
+        let score_vs = |results: &[ladder::LadderGames], other: &str| {
+            results
+                .iter()
+                .find(|r| r.a == me_name && r.b == other)
+                .map_or(f64::NAN, |r| r.score / f64::from(r.games.max(1)))
+        };
+        if train.eval_games > 0 {
+            if ladder::played(rung.results, &me_name, ladder::ANCHOR)
+                && ladder::played(rung.results, &me_name, &mcts)
+            {
                 tracing::info!(
                     "iteration {i}: best {:04} unchanged: its scores carried over",
                     state.best
                 );
-                (r, m)
-            } else if train.eval_games > 0 {
-                let me = net_spec(&best_onnx, train.eval_visits, 0.0);
-                let me = (me.as_str(), train.seed.wrapping_add(13));
-                let r = matches.play(
-                    start,
-                    me,
-                    ("random", train.seed.wrapping_add(14)),
-                    train.eval_games,
-                    "  vs random",
+            }
+            let seeds = train.seed.wrapping_add(13);
+            rung.play(
+                (&me_name, &me),
+                (ladder::ANCHOR, ladder::ANCHOR),
+                seeds,
+                "  vs random",
+            )?;
+            rung.play((&me_name, &me), (&mcts, &mcts), seeds + 2, "  vs pure MCTS")?;
+            let fixed: Vec<&str> = [ladder::ANCHOR, mcts.as_str()]
+                .into_iter()
+                .chain(train.ladder_opponents.iter().map(String::as_str))
+                .collect();
+            for (k, &o) in fixed.iter().enumerate().skip(2) {
+                rung.play(
+                    (&me_name, &me),
+                    (o, o),
+                    seeds + 2 * k as u64,
+                    &format!("  vs {o}"),
                 )?;
-                let mcts = format!("mcts:visits={}", train.eval_mcts_playouts);
-                let m = matches.play(
-                    start,
-                    me,
-                    (&mcts, train.seed.wrapping_add(15)),
-                    train.eval_games,
-                    "  vs pure MCTS",
+            }
+            for (k, &x) in fixed.iter().enumerate() {
+                for &y in &fixed[k + 1..] {
+                    rung.play(
+                        (x, x),
+                        (y, y),
+                        seeds + 100,
+                        &format!("  ladder: {x} vs {y}"),
+                    )?;
+                }
+            }
+            for (k, &earlier) in earlier_bests.iter().enumerate() {
+                let (_, onnx) = model_files(&models_dir, earlier);
+                let spec = net_spec(&onnx, train.eval_visits, 0.0);
+                let name = ladder::model_name(earlier);
+                let what = format!("  vs {name}");
+                rung.play(
+                    (&me_name, &me),
+                    (&name, &spec),
+                    seeds + 200 + 2 * k as u64,
+                    &what,
                 )?;
-                (r, m)
-            } else {
-                (f64::NAN, f64::NAN)
-            };
-        measured = Some((state.best, vs_random, vs_mcts));
+            }
+        }
+        let (vs_random, vs_mcts) = (
+            score_vs(&state.ladder, ladder::ANCHOR),
+            score_vs(&state.ladder, &mcts),
+        );
+        let rating = ladder::rating_of(&state.ladder, &me_name);
         tracing::info!(
-            "iteration {i}: best {:04} scores {:.0}% against random, {:.0}% against pure MCTS ({} playouts)",
+            "iteration {i}: best {:04} scores {:.0}% against random, {:.0}% against pure MCTS ({} playouts){}",
             state.best,
             100.0 * vs_random,
             100.0 * vs_mcts,
-            train.eval_mcts_playouts
+            train.eval_mcts_playouts,
+            rating.map_or(String::new(), |(elo, half)| format!(
+                "; rated {elo:+.0} ± {half:.0} Elo (random = 0)"
+            ))
         );
-
         state.iterations += 1;
         state.elapsed_seconds = elapsed(earlier);
         state.history.push(IterationRecord {
@@ -407,6 +465,8 @@ pub fn run<G: OwnPlayers>(
             promoted,
             vs_random,
             vs_mcts,
+            rating: rating.map(|r| r.0),
+            rating_half_width: rating.map(|r| r.1),
             selfplay_games: train.games_per_iteration,
             selfplay_positions_per_second: sp_rate,
             elapsed_seconds: state.elapsed_seconds,
@@ -499,6 +559,58 @@ impl<'a> Matches<'a> {
         );
         Ok(result.score())
     }
+}
+
+/// The run's ladder results and how to add to them.
+struct Rung<'a, 'm, G> {
+    matches: &'a Matches<'m>,
+    start: &'a G,
+    games: u32,
+    results: &'a mut Vec<ladder::LadderGames>,
+}
+
+impl<G: OwnPlayers> Rung<'_, '_, G> {
+    /// Plays `a` against `b` (each a ladder name and an agent spec) unless they have met.
+    fn play(
+        &mut self,
+        (a, a_spec): (&str, &str),
+        (b, b_spec): (&str, &str),
+        seed: u64,
+        what: &str,
+    ) -> anyhow::Result<()> {
+        if ladder::played(self.results, a, b) {
+            return Ok(());
+        }
+        let score = self.matches.play(
+            self.start,
+            (a_spec, seed),
+            (b_spec, seed.wrapping_add(1)),
+            self.games,
+            what,
+        )?;
+        self.results.push(ladder::LadderGames {
+            a: a.to_string(),
+            b: b.to_string(),
+            games: self.games,
+            score: score * f64::from(self.games),
+        });
+        Ok(())
+    }
+}
+
+/// The best models before the current one, the most recent first, at most `n`.
+fn earlier_bests(state: &TrainState, n: u32) -> Vec<u32> {
+    let mut bests = vec![0];
+    bests.extend(
+        state
+            .history
+            .iter()
+            .filter(|r| r.promoted)
+            .map(|r| r.candidate),
+    );
+    bests.retain(|&b| b != state.best);
+    bests.dedup();
+    bests.into_iter().rev().take(n as usize).collect()
 }
 
 fn progress(len: u64, what: &str) -> ProgressBar {

@@ -1,12 +1,13 @@
 //! The training report: an SVG with the loss curves (from trainer-bridge's `losses.jsonl`) and
-//! the best model's strength per iteration, plus the same numbers as a Markdown table.
+//! the best model's strength per iteration (scores against the fixed opponents, rating on the
+//! run's ladder), plus the same numbers as Markdown tables.
 
 use std::path::Path;
 
 use plotters::prelude::*;
 
 use super::state::TrainState;
-use super::TrainConfig;
+use super::{ladder, TrainConfig};
 
 /// One line of `losses.jsonl` as trainer-bridge writes it.
 #[derive(serde::Deserialize)]
@@ -27,7 +28,7 @@ pub fn write(run_dir: &Path, state: &TrainState, train: &TrainConfig) -> anyhow:
     shards::write_atomically(&run_dir.join("report.svg"), svg.as_bytes())?;
 
     let mut md = String::from(
-        "# Training report\n\n| iteration | candidate | gate score | promoted | best | vs random | vs pure MCTS | self-play positions/s | minutes |\n|---|---|---|---|---|---|---|---|---|\n",
+        "# Training report\n\n| iteration | candidate | gate score | promoted | best | vs random | vs pure MCTS | Elo (95 %) | self-play positions/s | minutes |\n|---|---|---|---|---|---|---|---|---|---|\n",
     );
     let mut best = 0;
     for r in &state.history {
@@ -35,7 +36,7 @@ pub fn write(run_dir: &Path, state: &TrainState, train: &TrainConfig) -> anyhow:
             best = r.candidate;
         }
         md.push_str(&format!(
-            "| {} | {:04} | {:.0}% | {} | {:04} | {:.0}% | {:.0}% | {:.1} | {:.1} |\n",
+            "| {} | {:04} | {:.0}% | {} | {:04} | {:.0}% | {:.0}% | {} | {:.1} | {:.1} |\n",
             r.iteration,
             r.candidate,
             100.0 * r.gate_score,
@@ -43,6 +44,10 @@ pub fn write(run_dir: &Path, state: &TrainState, train: &TrainConfig) -> anyhow:
             best,
             100.0 * r.vs_random,
             100.0 * r.vs_mcts,
+            match (r.rating, r.rating_half_width) {
+                (Some(elo), Some(half)) => format!("{elo:+.0} ± {half:.0}"),
+                _ => "–".to_string(),
+            },
             r.selfplay_positions_per_second,
             r.elapsed_seconds / 60.0
         ));
@@ -51,6 +56,25 @@ pub fn write(run_dir: &Path, state: &TrainState, train: &TrainConfig) -> anyhow:
         "\nPure MCTS uses {} random playouts per move; the network agent {} visits. Plot: report.svg.\n",
         train.eval_mcts_playouts, train.eval_visits
     ));
+    let rows = ladder::table(&state.ladder);
+    if !rows.is_empty() {
+        md.push_str(&format!(
+            "\n## Rating ladder\n\nEvery pairing {} games (or as many as were played), colours alternating; ratings by maximum likelihood with {} virtual draw per pairing, random = 0.\n\n| agent | Elo | 95 % | games | score |\n|---|---|---|---|---|\n",
+            train.eval_games,
+            ladder::PRIOR_DRAWS
+        ));
+        for (name, elo, half, games, score) in rows {
+            let interval = if name == ladder::ANCHOR {
+                "anchor".to_string()
+            } else {
+                format!("± {half:.0}")
+            };
+            md.push_str(&format!(
+                "| {name} | {elo:+.0} | {interval} | {games} | {:.0}% |\n",
+                100.0 * score
+            ));
+        }
+    }
     shards::write_atomically(&run_dir.join("report.md"), md.as_bytes())?;
     Ok(())
 }
@@ -62,9 +86,10 @@ fn plot(
 ) -> Result<String, Box<dyn std::error::Error>> {
     let mut svg = String::new();
     {
-        let root = SVGBackend::with_string(&mut svg, (900, 420)).into_drawing_area();
+        let root = SVGBackend::with_string(&mut svg, (1350, 420)).into_drawing_area();
         root.fill(&WHITE)?;
-        let (left, right) = root.split_horizontally(450);
+        let (left, rest) = root.split_horizontally(450);
+        let (right, far_right) = rest.split_horizontally(450);
 
         let max_step = losses.iter().map(|l| l.step).max().unwrap_or(1).max(1) as f64;
         let max_loss = losses
@@ -140,6 +165,32 @@ fn plot(
             .border_style(BLACK)
             .background_style(WHITE)
             .draw()?;
+
+        // The best model's rating per iteration, with its 95 % interval.
+        let rated: Vec<(f64, f64, f64)> = state
+            .history
+            .iter()
+            .filter_map(|r| Some((r.iteration as f64 + 1.0, r.rating?, r.rating_half_width?)))
+            .collect();
+        let top = rated.iter().map(|r| r.1 + r.2).fold(100.0f64, f64::max);
+        let bottom = rated.iter().map(|r| r.1 - r.2).fold(0.0f64, f64::min);
+        let mut chart = ChartBuilder::on(&far_right)
+            .caption("rating of the best model (random = 0)", ("sans-serif", 18))
+            .margin(12)
+            .x_label_area_size(32)
+            .y_label_area_size(52)
+            .build_cartesian_2d(0f64..n + 1.0, bottom..top * 1.05)?;
+        chart
+            .configure_mesh()
+            .x_desc("iteration")
+            .y_desc("Elo")
+            .draw()?;
+        chart.draw_series(LineSeries::new(rated.iter().map(|r| (r.0, r.1)), &BLUE))?;
+        chart.draw_series(
+            rated
+                .iter()
+                .map(|&(x, y, h)| ErrorBar::new_vertical(x, y - h, y, y + h, BLUE.filled(), 6)),
+        )?;
         root.present()?;
     }
     Ok(svg)

@@ -20,6 +20,12 @@ pub struct IterationRecord {
     /// The best model's score after the gate against the fixed opponents.
     pub vs_random: f64,
     pub vs_mcts: f64,
+    /// The best model's rating on the run's ladder (Elo, random = 0) and the half-width of
+    /// its 95 % interval, when it has one.
+    #[serde(default)]
+    pub rating: Option<f64>,
+    #[serde(default)]
+    pub rating_half_width: Option<f64>,
     pub selfplay_games: usize,
     pub selfplay_positions_per_second: f64,
     /// Seconds since the run began when the iteration finished.
@@ -38,6 +44,9 @@ pub struct TrainState {
     /// Training seconds used by earlier runs (so a resumed run keeps one clock).
     pub elapsed_seconds: f64,
     pub history: Vec<IterationRecord>,
+    /// Every pairing of the rating ladder played so far.
+    #[serde(default)]
+    pub ladder: Vec<crate::ladder::LadderGames>,
 }
 
 impl TrainState {
