@@ -1067,6 +1067,24 @@ mod tests {
     }
 
     #[test]
+    fn the_tree_search_plays_white_first_after_a_handicap() {
+        for (kind, model) in [(AgentKind::Mcts, None), (AgentKind::Net, Some("uniform"))] {
+            let mut s = searching(kind, model, 9, 100);
+            s.handle("komi 0.5");
+            assert!(s.handle("fixed_handicap 4").unwrap().starts_with("= "));
+            for cmd in ["genmove w", "genmove b", "genmove w"] {
+                let reply = s.handle(cmd).unwrap();
+                assert!(reply.starts_with("= "), "{kind:?} {cmd}: {reply}");
+            }
+            let moves = s.state.moves_since_start();
+            let colours: Vec<Player> = moves.iter().map(|m| m.0).collect();
+            assert_eq!(colours, [Player::Second, Player::First, Player::Second]);
+            assert!(s.state.stones_of(Player::First).len() >= 4);
+            assert_eq!(s.state.komi(), 0.5, "komi as given");
+        }
+    }
+
+    #[test]
     fn the_clock_gives_each_move_a_share() {
         let share = |s: &Session, who| s.clock.move_time(who).map(|t| t.as_secs_f64());
         let close = |a: Option<f64>, b: f64| a.is_some_and(|a| (a - b).abs() < 1e-9);
