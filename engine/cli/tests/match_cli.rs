@@ -208,3 +208,113 @@ fn games_played_in_parallel_are_all_counted_and_reproducible() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--parallel"));
 }
+
+fn gnugo() -> Option<&'static str> {
+    let found = ["/usr/games/gnugo", "/usr/bin/gnugo"]
+        .into_iter()
+        .find(|p| std::path::Path::new(p).exists());
+    if found.is_none() {
+        let msg = "gnugo not found (apt-get install gnugo): handicap match not played";
+        if std::env::var("ENGINE_REQUIRE_ORACLES").is_ok_and(|v| v == "1") {
+            panic!("{msg}, but ENGINE_REQUIRE_ORACLES=1");
+        }
+        eprintln!("SKIPPED: {msg}");
+    }
+    found
+}
+
+/// Runs `engine match --game go` with `args`; returns stdout, failing with both streams.
+fn go_match(args: &[&str]) -> String {
+    let out = engine()
+        .args(["match", "--game", "go"])
+        .args(args)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{args:?}\n{text}\n{err}");
+    text
+}
+
+#[test]
+fn a_handicap_match_against_gnu_go_keeps_the_colours() {
+    let Some(gnugo) = gnugo() else { return };
+    let gnugo = format!("gtp:cmd={gnugo} --mode gtp --level 1");
+    // GNU Go takes the stones; then our search does, against GNU Go as White.
+    for (black, white) in [
+        (gnugo.as_str(), "mcts:visits=30"),
+        ("mcts:visits=30", gnugo.as_str()),
+    ] {
+        let text = go_match(&[
+            "--handicap",
+            "3",
+            "--games",
+            "2",
+            "--black",
+            black,
+            "--white",
+            white,
+        ]);
+        assert!(
+            text.contains("2 games, handicap 3: ")
+                && text.contains("is Black with 3 stones in every game"),
+            "{text}"
+        );
+        let score = text
+            .lines()
+            .find(|l| l.contains("(2 games)"))
+            .unwrap_or_default();
+        assert!(score.contains("(handicap 3, "), "{text}");
+        assert!(score.contains("Black in every game)"), "{text}");
+    }
+}
+
+#[test]
+fn the_engine_s_own_gtp_face_takes_handicap_stones() {
+    let engine_gtp = format!(
+        "gtp:cmd={} gtp --agent playout",
+        env!("CARGO_BIN_EXE_engine")
+    );
+    let text = go_match(&[
+        "--handicap",
+        "2",
+        "--games",
+        "2",
+        "--black",
+        &engine_gtp,
+        "--white",
+        "random",
+    ]);
+    assert!(text.contains("(handicap 2, "), "{text}");
+    for (flags, needle) in [
+        (["--handicap", "1"], "at least 2 stones, not 1"),
+        (
+            ["--handicap", "10"],
+            "no fixed placement of 10 stones (at most 9)",
+        ),
+    ] {
+        let out = engine()
+            .args([
+                "match", "--game", "go", "--black", "random", "--white", "random",
+            ])
+            .args(flags)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{flags:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains(needle) && err.contains("--handicap"),
+            "{flags:?}: {err}"
+        );
+    }
+    let out = engine()
+        .args([
+            "match", "--game", "xiangqi", "--black", "random", "--white", "random",
+        ])
+        .args(["--handicap", "2"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("a handicap is for Go matches"), "{err}");
+}

@@ -10,7 +10,7 @@
 
 use games::agent::{parse_timeout, split_spec};
 use games::go::playout::playout_move;
-use games::go::{GoState, Move};
+use games::go::{handicap, GoState, Move};
 use games::{Agent, AgentError, Game};
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
@@ -104,6 +104,13 @@ impl Agent<GoState> for PlayoutAgent {
 
 impl crate::spec::OwnPlayers for GoState {
     const OWN_KINDS: &'static [&'static str] = &["gtp", "playout"];
+
+    fn handicap_start(&self, stones: usize) -> anyhow::Result<GoState> {
+        let points = handicap::fixed_handicap(self.size(), stones)
+            .map_err(|e| anyhow::anyhow!("handicap {stones}: {e}"))?;
+        GoState::with_handicap(self.rules().clone(), &points)
+            .map_err(|e| anyhow::anyhow!("handicap {stones}: {e}"))
+    }
 
     fn own_agent(spec: &str) -> Result<Box<dyn Agent<GoState>>, AgentError> {
         agent_from_spec(spec)

@@ -1,15 +1,17 @@
-//! `engine match`: two agents play a series of games with alternating colours; prints wins,
-//! draws and losses with a 95 % confidence interval of the score.
+//! `engine match`: two agents play a series of games with alternating colours (or, in a Go
+//! handicap match, the first agent Black in every game); prints wins, draws and losses with a
+//! 95 % confidence interval of the score.
 
 use anyhow::Context;
 use clap::Args as ClapArgs;
 use indicatif::{ProgressBar, ProgressStyle};
-use players::matchplay::{play_match_parallel, MatchResult};
+use players::matchplay::{play_match_parallel, Colours, MatchResult};
 use players::spec::{self as agents, AgentSpec, OwnPlayers};
 
 use super::{config_reads, net_loader, ForGame, GameArgs, GameType, Loaded};
 
-/// Play a match between two agents, swapping colours every game.
+/// Play a match between two agents, swapping colours every game (Go with `--handicap N`: the
+/// first agent is Black with N stones in every game).
 ///
 /// Agents: `random[:seed=N]`; `mcts[:visits=N,time=S,threads=N,temp=T,cpuct=C,seed=N,
 /// resign=V]` (MCTS with random playouts, no network); `net:model=PATH[,visits=N,time=S,
@@ -57,6 +59,12 @@ pub struct Args {
     /// a different seed per pair.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
     parallel: u32,
+    /// Go: the first agent (`--black`) takes Black with N handicap stones (the fixed placement
+    /// of GTP's fixed_handicap, 2 to 9 on odd boards from 9 × 9, up to 4 on others from 7 × 7)
+    /// in every game, and White moves first; colours do not alternate. Komi is the config's
+    /// `game.komi`. `gtp:` agents are sent the stones with set_free_handicap.
+    #[arg(long, value_name = "N")]
+    handicap: Option<usize>,
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
@@ -80,6 +88,14 @@ fn run_match<G: OwnPlayers>(
 ) -> anyhow::Result<()> {
     let name_a = spec_text(&args.black, "black");
     let name_b = spec_text(&args.white, "white");
+    let handicapped;
+    let (start, colours) = match args.handicap {
+        Some(n) => {
+            handicapped = start.handicap_start(n).context("--handicap")?;
+            (&handicapped, Colours::AFirst)
+        }
+        None => (start, Colours::Alternate),
+    };
     let workers = args.parallel.min(args.games);
     let mut pairs = Vec::new();
     for k in 0..u64::from(workers) {
@@ -89,8 +105,12 @@ fn run_match<G: OwnPlayers>(
             .context("--white")?;
         pairs.push((a, b));
     }
+    let colour_text = match args.handicap {
+        Some(n) => format!("handicap {n}: {name_a} is Black with {n} stones in every game"),
+        None => format!("colours alternate ({name_a} is Black in odd-numbered games)"),
+    };
     outln!(
-        "{}: {name_a} vs {name_b}, {} games, colours alternate ({name_a} is Black in odd-numbered games){}",
+        "{}: {name_a} vs {name_b}, {} games, {colour_text}{}",
         G::NAME,
         args.games,
         if workers > 1 {
@@ -115,9 +135,20 @@ fn run_match<G: OwnPlayers>(
         ));
     };
     // One pair plays the games in turn on a thread of its own; several share them out.
-    let result = play_match_parallel(start, &mut pairs, args.games, args.max_actions, show)?;
+    let result = play_match_parallel(
+        start,
+        &mut pairs,
+        args.games,
+        args.max_actions,
+        colours,
+        show,
+    )?;
     bar.finish_and_clear();
-    print_result(&name_a, &name_b, &result)?;
+    let title = match args.handicap {
+        Some(n) => format!("{name_a} vs {name_b} (handicap {n}, {name_a} Black in every game)"),
+        None => format!("{name_a} vs {name_b}"),
+    };
+    print_result(&title, &result)?;
     for (a, b) in &pairs {
         for summary in [a.summary(), b.summary()].into_iter().flatten() {
             outln!("{summary}")?;
@@ -152,10 +183,11 @@ fn spec_text(spec: &AgentSpec, side: &str) -> String {
     format!("{s}[{side}]")
 }
 
-fn print_result(a: &str, b: &str, r: &MatchResult) -> anyhow::Result<()> {
+/// The result lines; `title` names the two agents (and a handicap).
+fn print_result(title: &str, r: &MatchResult) -> anyhow::Result<()> {
     let (lo, hi) = r.confidence95();
     outln!(
-        "{a} vs {b}: {} wins, {} draws, {} losses ({} games)",
+        "{title}: {} wins, {} draws, {} losses ({} games)",
         r.wins,
         r.draws,
         r.losses,
