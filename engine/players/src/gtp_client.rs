@@ -158,7 +158,20 @@ impl GtpAgent {
         command_line: &str,
         timeout: Duration,
     ) -> Result<GtpAgent, GtpClientError> {
+        GtpAgent::spawn_with_setup(command_line, timeout, &[])
+    }
+
+    /// As [`GtpAgent::spawn_with_timeout`], then sends each of `setup` (`level 1`, `komi 7.5`):
+    /// a refusal is an error naming the command.
+    pub fn spawn_with_setup(
+        command_line: &str,
+        timeout: Duration,
+        setup: &[String],
+    ) -> Result<GtpAgent, GtpClientError> {
         let mut client = GtpClient::spawn_with_timeout(command_line, timeout)?;
+        for command in setup {
+            client.send(command)?;
+        }
         let name = client.send("name")?;
         let version = client.send("version").unwrap_or_default();
         let name = match format!("{} {}", name.trim(), version.trim()).trim() {

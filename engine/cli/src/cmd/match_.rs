@@ -30,12 +30,19 @@ pub struct Args {
     /// The agent that plays first (Black; Red in Xiangqi) in the first game; results are given
     /// from its side. Agent specs: `random[:seed=N]`;
     /// `mcts[:visits=N,time=S,threads=N,temp=T,cpuct=C,seed=N,resign=V]` (random playouts, no
-    /// network; 800 visits by default); `net:model=PATH|uniform[,visits=N,time=S,threads=N,
-    /// batch=N,temp=T,cpuct=C,seed=N,resign=V]` (with a network; 200 visits by default; `batch`
+    /// network; 800 visits by default);
+    /// `net:model=PATH|uniform[,visits=N,time=S,threads=N,batch=N,temp=T,cpuct=C,seed=N,resign=V]`
+    /// (with a network; 200 visits by default; `batch`
     /// leaves per network call, by default about visits/12, at most the model's batch; `resign`
     /// gives up when the chosen move's value is below V, never by default); and a game's own
-    /// kinds (Liuzhou and Xiangqi: `alphabeta:…`; Xiangqi: `fairy-stockfish:…`, `uci:cmd=…`; Go:
-    /// `gtp:cmd=…[,timeout=S]`, whose `resign` answers count as resignations).
+    /// kinds (Liuzhou and Xiangqi: `alphabeta:…`; Xiangqi: `fairy-stockfish:…` and
+    /// `uci:cmd=COMMAND[,option.NAME=VALUE…][,go=LIMIT][,rankbase=0|1][,timeout=S]`, each
+    /// option sent with setoption and checked, LIMIT `depth N`, `movetime MS` or `nodes N`,
+    /// e.g. `uci:cmd=fairy-stockfish,option.UCI_Variant=xiangqi,go=depth 6`; Go:
+    /// `gtp:cmd=COMMAND[,setup=COMMAND;COMMAND…][,timeout=S]`, the setup commands sent once
+    /// it starts, e.g. `gtp:cmd=gnugo --mode gtp,setup=level 1`, and its `resign` answers
+    /// counted as resignations). A program named without a path is looked for on the PATH,
+    /// then in /usr/games.
     #[arg(long)]
     black: AgentSpec,
     /// The agent that plays second (White; Black in Xiangqi) in the first game (a spec as for
