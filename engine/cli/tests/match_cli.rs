@@ -327,3 +327,241 @@ fn a_ladder_rates_every_agent_of_its_panel() {
         .unwrap();
     assert!(!out.status.success(), "a panel of one is refused");
 }
+
+fn gnugo() -> Option<&'static str> {
+    let found = ["/usr/games/gnugo", "/usr/bin/gnugo"]
+        .into_iter()
+        .find(|p| std::path::Path::new(p).exists());
+    if found.is_none() {
+        let msg = "gnugo not found (apt-get install gnugo): handicap match not played";
+        if std::env::var("ENGINE_REQUIRE_ORACLES").is_ok_and(|v| v == "1") {
+            panic!("{msg}, but ENGINE_REQUIRE_ORACLES=1");
+        }
+        eprintln!("SKIPPED: {msg}");
+    }
+    found
+}
+
+/// Runs `engine match --game go` with `args`; returns stdout, failing with both streams.
+fn go_match(args: &[&str]) -> String {
+    let out = engine()
+        .args(["match", "--game", "go"])
+        .args(args)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{args:?}\n{text}\n{err}");
+    text
+}
+
+#[test]
+fn a_handicap_match_against_gnu_go_keeps_the_colours() {
+    let Some(gnugo) = gnugo() else { return };
+    let gnugo = format!("gtp:cmd={gnugo} --mode gtp --level 1");
+    // GNU Go takes the stones; then our search does, against GNU Go as White.
+    for (black, white) in [
+        (gnugo.as_str(), "mcts:visits=30"),
+        ("mcts:visits=30", gnugo.as_str()),
+    ] {
+        let text = go_match(&[
+            "--handicap",
+            "3",
+            "--games",
+            "2",
+            "--black",
+            black,
+            "--white",
+            white,
+        ]);
+        assert!(
+            text.contains("2 games, handicap 3: ")
+                && text.contains("is Black with 3 stones in every game"),
+            "{text}"
+        );
+        let score = text
+            .lines()
+            .find(|l| l.contains("(2 games)"))
+            .unwrap_or_default();
+        assert!(score.contains("(handicap 3, "), "{text}");
+        assert!(score.contains("Black in every game)"), "{text}");
+    }
+}
+
+#[test]
+fn the_engine_s_own_gtp_face_takes_handicap_stones() {
+    let engine_gtp = format!(
+        "gtp:cmd={} gtp --agent playout",
+        env!("CARGO_BIN_EXE_engine")
+    );
+    let text = go_match(&[
+        "--handicap",
+        "2",
+        "--games",
+        "2",
+        "--black",
+        &engine_gtp,
+        "--white",
+        "random",
+    ]);
+    assert!(text.contains("(handicap 2, "), "{text}");
+    for (flags, needle) in [
+        (["--handicap", "1"], "at least 2 stones, not 1"),
+        (
+            ["--handicap", "10"],
+            "no fixed placement of 10 stones (at most 9)",
+        ),
+    ] {
+        let out = engine()
+            .args([
+                "match", "--game", "go", "--black", "random", "--white", "random",
+            ])
+            .args(flags)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{flags:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains(needle) && err.contains("--handicap"),
+            "{flags:?}: {err}"
+        );
+    }
+    let out = engine()
+        .args([
+            "match", "--game", "xiangqi", "--black", "random", "--white", "random",
+        ])
+        .args(["--handicap", "2"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("a handicap is for Go matches"), "{err}");
+}
+
+/// How a `uci:` spec names Fairy-Stockfish: by its bare name where Debian puts it (the engine
+/// looks in /usr/games), else its path; `None` (the test then passes, unless
+/// `ENGINE_REQUIRE_ORACLES=1`) when it is missing.
+fn fairy_stockfish() -> Option<String> {
+    if std::path::Path::new("/usr/games/fairy-stockfish").is_file() {
+        return Some("fairy-stockfish".into());
+    }
+    let found = players::fairy::find_fairy_stockfish();
+    if found.is_none() {
+        let msg =
+            "fairy-stockfish not found (apt-get install fairy-stockfish): uci match not played";
+        if std::env::var("ENGINE_REQUIRE_ORACLES").is_ok_and(|v| v == "1") {
+            panic!("{msg}, but ENGINE_REQUIRE_ORACLES=1");
+        }
+        eprintln!("SKIPPED: {msg}");
+    }
+    found.map(|p| p.to_string_lossy().into_owned())
+}
+
+#[test]
+fn a_uci_engine_with_options_plays_a_xiangqi_match() {
+    let Some(fsf) = fairy_stockfish() else { return };
+    let white = format!("uci:cmd={fsf},option.UCI_Variant=xiangqi,go=depth 1");
+    let out = engine()
+        .args([
+            "match",
+            "--game",
+            "xiangqi",
+            "--black",
+            "alphabeta:depth=3",
+            "--games",
+            "2",
+        ])
+        .args(["--white", &white])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{text}\n{err}");
+    assert!(
+        text.contains("(2 games)") && text.contains("score "),
+        "{text}"
+    );
+    // An option the engine does not have: one error line that names it, exit code 2.
+    let bad = format!("uci:cmd={fsf},option.UCI_Variant=xiangqi,option.Frobnicate=1");
+    let out = engine()
+        .args([
+            "match", "--game", "xiangqi", "--black", "random", "--games", "1",
+        ])
+        .args(["--white", &bad])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    let lines: Vec<&str> = err.lines().filter(|l| l.starts_with("error: ")).collect();
+    assert_eq!(lines.len(), 1, "{err}");
+    assert!(
+        lines[0].contains("--white") && lines[0].contains("option Frobnicate: refused"),
+        "{err}"
+    );
+}
+
+#[test]
+fn uci_agents_of_this_engine_take_options_and_a_limit() {
+    // The engine's own UCI face as the external engine: its refusal is named too.
+    let ours = format!("uci:cmd={} uci", env!("CARGO_BIN_EXE_engine"));
+    let good = format!("{ours},option.Hash=8,go=depth 1");
+    let out = engine()
+        .args([
+            "match", "--game", "xiangqi", "--black", "random", "--games", "1",
+        ])
+        .args(["--white", &good])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for (spec, needle) in [
+        (format!("{ours},option.Frob=1"), "option Frob: refused"),
+        (format!("{ours},go=ponder"), "go 'ponder' is not depth N"),
+    ] {
+        let out = engine()
+            .args([
+                "match", "--game", "xiangqi", "--black", "random", "--games", "1",
+            ])
+            .args(["--white", &spec])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{spec}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(needle), "{spec}: {err}");
+    }
+}
+
+#[test]
+fn a_gtp_agent_takes_setup_commands() {
+    let config = small_go_config("match_gtp_setup.yaml");
+    let ours = format!(
+        "gtp:cmd={} gtp --agent playout",
+        env!("CARGO_BIN_EXE_engine")
+    );
+    let good = format!("{ours},setup=komi 7.5;clear_board");
+    let text = go_match(&[
+        "--black",
+        &good,
+        "--white",
+        "random",
+        "--games",
+        "1",
+        "--config",
+        config.to_str().unwrap(),
+    ]);
+    assert!(text.contains("(1 games)"), "{text}");
+    let out = engine()
+        .args(["match", "--game", "go", "--white", "random", "--games", "1"])
+        .args(["--black", &format!("{ours},setup=komi 7.5;frobnicate 3")])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("answered `frobnicate 3` with an error: unknown command"),
+        "{err}"
+    );
+}

@@ -401,7 +401,7 @@ fn our_uci_engine_as_an_external_agent() {
         ],
         options: vec![("Hash".into(), "8".into())],
         go: "go depth 2".into(),
-        rank_base: 0,
+        rank_base: Some(0),
         timeout: Duration::from_secs(30),
     };
     let mut agent = UciEngineAgent::spawn(config).unwrap();

@@ -10,15 +10,17 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use anyhow::Context;
-use games::go::playout::estimate_score;
+use games::go::playout::{cleanup_move, estimate_score};
 use games::go::sgf::SgfGame;
-use games::go::{GoRules, GoState, Move, MoveCap, Point, MAX_SIZE, MIN_SIZE};
+use games::go::{handicap, GoRules, GoState, Move, MoveCap, Point, MAX_SIZE, MIN_SIZE};
 use games::{Agent, Decision, Game, Player, RandomAgent};
 use players::go::PlayoutAgent;
 use serde::Deserialize;
 
 use players::spec::{preloaded, AgentSpec, MAX_THREADS, MAX_VISITS};
 use setup::models;
+
+use crate::clock::{GameClock, TimeSystem};
 
 /// Who answers `genmove`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, clap::ValueEnum)]
@@ -197,6 +199,12 @@ pub const COMMANDS: &[&str] = &[
     "loadsgf",
     "time_settings",
     "time_left",
+    "kgs-time_settings",
+    "fixed_handicap",
+    "place_free_handicap",
+    "set_free_handicap",
+    "kgs-genmove_cleanup",
+    "printsgf",
     "lz-analyze",
 ];
 
@@ -219,12 +227,10 @@ pub struct Session {
     agent: Box<dyn Agent<GoState>>,
     /// The one board size the agent plays (a network's), if it is bound to one.
     pub only_size: Option<usize>,
-    /// `time_settings`: main time, byo-yomi time (seconds) and stones; `None` until given.
-    clock: Option<(u32, u32, u32)>,
-    /// Per colour, seconds and stones left in the current period (0 stones: main time). Counted
-    /// down by our own moves, since a controller need not send `time_left`; `time_left`
-    /// overwrites it.
-    left: [Option<(f64, u32)>; 2],
+    /// Both colours' time under `time_settings` or `kgs-time_settings` (no limit until one
+    /// comes). Counted down by our own moves, since a controller need not send `time_left`;
+    /// `time_left` corrects it.
+    clock: GameClock,
     /// Set by `quit`.
     pub quit: bool,
     /// An `lz-analyze` under way: the session's driver reports its search until the next
@@ -256,8 +262,7 @@ impl Session {
             undo: Vec::new(),
             agent,
             only_size: None,
-            clock: None,
-            left: [None; 2],
+            clock: GameClock::default(),
             quit: false,
             analysing: None,
         };
@@ -269,42 +274,8 @@ impl Session {
         self.state = GoState::new(self.rules.clone())?;
         self.undo.clear();
         self.agent.new_game(&self.state)?;
-        self.reset_clocks();
+        self.clock.reset();
         Ok(())
-    }
-
-    /// Both colours' time back to the start of the `time_settings` (a new game, new settings).
-    fn reset_clocks(&mut self) {
-        self.left = match self.clock {
-            Some((main, _, _)) if main > 0 => [Some((f64::from(main), 0)); 2],
-            Some((_, byo, stones)) => [Some((f64::from(byo), stones)); 2],
-            None => [None; 2],
-        };
-    }
-
-    /// Takes `used` off `who`'s clock: main time first, then byo-yomi periods (a period's
-    /// stones all played, a new period starts).
-    fn account(&mut self, who: Player, used: Duration) {
-        let Some((_, byo, byo_stones)) = self.clock else {
-            return;
-        };
-        let Some((secs, stones)) = &mut self.left[who.index()] else {
-            return;
-        };
-        *secs -= used.as_secs_f64();
-        if *stones == 0 {
-            if *secs > 0.0 || byo_stones == 0 {
-                return;
-            }
-            // Main time ran out during this move: it ends in the first byo-yomi period.
-            *secs += f64::from(byo);
-            *stones = byo_stones;
-        }
-        *stones -= 1;
-        if *stones == 0 {
-            *secs = f64::from(byo);
-            *stones = byo_stones;
-        }
     }
 
     /// Answers one input line, or `None` for a line with no command (empty or a comment).
@@ -409,31 +380,10 @@ impl Session {
                 self.agent.observe(&before, mv).map_err(|e| e.to_string())?;
                 Ok(String::new())
             }
-            "genmove" => {
+            "genmove" | "kgs-genmove_cleanup" => {
                 arity(1)?;
                 let who = parse_color(args[0])?;
-                let mut before = self.state.clone();
-                before.set_to_act(who);
-                let mv = if before.outcome().is_some() {
-                    // After two passes the game is over for the rules; GTP may still ask.
-                    Move::Pass
-                } else {
-                    self.agent.set_move_time(self.move_time(who));
-                    let t0 = std::time::Instant::now();
-                    let decision = self.agent.decide(&before).map_err(|e| e.to_string())?;
-                    self.account(who, t0.elapsed());
-                    match decision {
-                        Decision::Play(mv) => mv,
-                        // The board stays as it is: the controller ends the game.
-                        Decision::Resign => return Ok("resign".into()),
-                    }
-                };
-                self.state
-                    .play_as(who, mv)
-                    .map_err(|e| format!("agent chose an illegal move: {e}"))?;
-                self.undo.push(before.clone());
-                self.agent.observe(&before, mv).map_err(|e| e.to_string())?;
-                Ok(mv.to_gtp())
+                self.generate(who, command == "kgs-genmove_cleanup")
             }
             "undo" => {
                 arity(0)?;
@@ -483,14 +433,19 @@ impl Session {
                 };
                 self.load_sgf(Path::new(args[0]), limit)
             }
-            // The searching agents take their share of the clock (see `move_time`).
+            // The searching agents take their share of the clock (see `GameClock::move_time`).
             "time_settings" => {
                 arity(3)?;
                 let main = parse_count("main time", args[0])?;
                 let byo = parse_count("byo-yomi time", args[1])?;
                 let stones = parse_count("byo-yomi stones", args[2])?;
-                self.clock = Some((main, byo, stones));
-                self.reset_clocks();
+                self.clock
+                    .set(Some(TimeSystem::Canadian { main, byo, stones }));
+                Ok(String::new())
+            }
+            "kgs-time_settings" => {
+                let system = parse_kgs_time(args)?;
+                self.clock.set(system);
                 Ok(String::new())
             }
             "time_left" => {
@@ -503,11 +458,114 @@ impl Session {
                 })?;
                 let secs = parse_count("time", args[1])?;
                 let stones = parse_count("stones", args[2])?;
-                self.left[who.index()] = Some((f64::from(secs), stones));
+                self.clock.set_left(who, secs, stones);
                 Ok(String::new())
             }
+            "fixed_handicap" | "place_free_handicap" => {
+                arity(1)?;
+                let n: usize = args[0]
+                    .parse()
+                    .map_err(|_| format!("syntax error: {command} takes a number of stones"))?;
+                self.board_empty()?;
+                let size = self.state.size();
+                let stones = if command == "fixed_handicap" {
+                    handicap::fixed_handicap(size, n)
+                } else {
+                    handicap::free_handicap(size, n)
+                }
+                .map_err(|e| format!("invalid handicap: {e}"))?;
+                self.set_handicap(&stones)?;
+                Ok(stones
+                    .iter()
+                    .map(|p| p.to_gtp())
+                    .collect::<Vec<_>>()
+                    .join(" "))
+            }
+            "set_free_handicap" => {
+                let size = self.state.size();
+                let stones = args
+                    .iter()
+                    .map(|v| {
+                        Point::parse_gtp(v, size)
+                            .map_err(|_| format!("syntax error: invalid vertex {v:?}"))
+                    })
+                    .collect::<Result<Vec<Point>, Failure>>()?;
+                self.board_empty()?;
+                handicap::check_placement(size, &stones)
+                    .map_err(|e| format!("bad vertex list: {e}"))?;
+                self.set_handicap(&stones)?;
+                Ok(String::new())
+            }
+            "printsgf" => match args {
+                [] => Ok(self.sgf().trim_end().to_string()),
+                [path] => games::record::write_file(Path::new(path), &self.sgf())
+                    .map(|()| String::new())
+                    .map_err(|e| format!("cannot write {path}: {e}")),
+                _ => Err("syntax error: printsgf [FILE]".into()),
+            },
             _ => Err("unknown command".into()),
         }
+    }
+
+    /// `genmove` (and with `cleanup`, `kgs-genmove_cleanup`): the agent's move for `who`,
+    /// played. In a cleanup the game goes on until dead stones are captured: where the agent
+    /// would pass or resign, or two passes have ended the game, the move is
+    /// [`cleanup_move`]'s, and a pass only when nothing else is left.
+    fn generate(&mut self, who: Player, cleanup: bool) -> Result<String, Failure> {
+        let mut before = self.state.clone();
+        before.set_to_act(who);
+        let decision = if before.outcome().is_some() {
+            // After two passes the game is over for the rules; GTP may still ask.
+            Decision::Play(Move::Pass)
+        } else {
+            self.agent.set_move_time(self.clock.move_time(who));
+            let t0 = std::time::Instant::now();
+            let decision = self.agent.decide(&before).map_err(|e| e.to_string())?;
+            self.clock.account(who, t0.elapsed());
+            decision
+        };
+        let mv = match decision {
+            Decision::Play(Move::Place(p)) => Move::Place(p),
+            Decision::Play(Move::Pass) | Decision::Resign if cleanup => {
+                let dead = estimate_score(&before, SCORE_PLAYOUTS, 0).dead;
+                cleanup_move(&before, &dead).unwrap_or(Move::Pass)
+            }
+            Decision::Play(Move::Pass) => Move::Pass,
+            // The board stays as it is: the controller ends the game.
+            Decision::Resign => return Ok("resign".into()),
+        };
+        self.state
+            .play_as(who, mv)
+            .map_err(|e| format!("agent chose an illegal move: {e}"))?;
+        self.undo.push(before.clone());
+        self.agent.observe(&before, mv).map_err(|e| e.to_string())?;
+        Ok(mv.to_gtp())
+    }
+
+    /// Handicap commands need an empty board.
+    fn board_empty(&self) -> Result<(), Failure> {
+        let stones = [Player::First, Player::Second]
+            .iter()
+            .any(|&who| !self.state.stones_of(who).is_empty());
+        if stones {
+            Err("board not empty".into())
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Starts the game again from Black's handicap `stones`, White to move. They are not
+    /// moves: `undo` does not take them back.
+    fn set_handicap(&mut self, stones: &[Point]) -> Result<(), Failure> {
+        self.state = GoState::with_handicap(self.rules.clone(), stones)
+            .map_err(|e| format!("invalid handicap: {e}"))?;
+        self.undo.clear();
+        self.agent.new_game(&self.state).map_err(|e| e.to_string())
+    }
+
+    /// The game so far as an SGF record (handicap, setup and moves; the result once over).
+    fn sgf(&self) -> String {
+        SgfGame::from_state(&self.state).to_sgf()
     }
 
     /// `lz-analyze [COLOR] [INTERVAL] [maxmoves N] [minmoves N]` (Leela Zero's extension, which
@@ -624,27 +682,6 @@ impl Session {
         Ok(())
     }
 
-    /// The time `who`'s next move may take by the clock, if there is one: in byo-yomi the
-    /// period shared by its stones left; in main time a fortieth of what is left, or a
-    /// byo-yomi stone's share if that is more (the period follows); four fifths of that, less
-    /// 0.1 s for the pipe, and never under 0.05 s. `None` without time settings or when they
-    /// mean no limit (byo-yomi time with no stones, as GTP says; or no time at all).
-    pub fn move_time(&self, who: Player) -> Option<Duration> {
-        let (main, byo, byo_stones) = self.clock?;
-        if (byo > 0 && byo_stones == 0) || (main == 0 && byo == 0) {
-            return None;
-        }
-        let (secs, stones) = self.left[who.index()]?;
-        let secs = secs.max(0.0);
-        let share = if stones > 0 {
-            secs / f64::from(stones)
-        } else {
-            let period = f64::from(byo) / f64::from(byo_stones.max(1));
-            (secs / 40.0).max(period)
-        };
-        Some(Duration::from_secs_f64((share * 0.8 - 0.1).max(0.05)))
-    }
-
     /// Tells the agent the whole game again after the position jumped (undo, loadsgf).
     fn resync_agent(&mut self) -> Result<(), Failure> {
         let start = self.state.start();
@@ -714,6 +751,32 @@ impl Session {
 fn parse_count(what: &str, text: &str) -> Result<u32, Failure> {
     text.parse()
         .map_err(|_| format!("syntax error: {what} {text:?} is not a whole number"))
+}
+
+/// `kgs-time_settings none | absolute MAIN | byoyomi MAIN PERIOD PERIODS | canadian MAIN
+/// BYO STONES` (KGS's extension of `time_settings`); `None`: no limit.
+fn parse_kgs_time(args: &[&str]) -> Result<Option<TimeSystem>, Failure> {
+    let usage = "syntax error: kgs-time_settings none | absolute MAIN | byoyomi MAIN PERIOD \
+                 PERIODS | canadian MAIN BYO STONES";
+    Ok(match args {
+        ["none"] => None,
+        ["absolute", main] => Some(TimeSystem::Canadian {
+            main: parse_count("main time", main)?,
+            byo: 0,
+            stones: 0,
+        }),
+        ["byoyomi", main, period, periods] => Some(TimeSystem::Byoyomi {
+            main: parse_count("main time", main)?,
+            period: parse_count("period time", period)?,
+            periods: parse_count("periods", periods)?,
+        }),
+        ["canadian", main, byo, stones] => Some(TimeSystem::Canadian {
+            main: parse_count("main time", main)?,
+            byo: parse_count("byo-yomi time", byo)?,
+            stones: parse_count("byo-yomi stones", stones)?,
+        }),
+        _ => return Err(usage.into()),
+    })
 }
 
 fn parse_color(text: &str) -> Result<Player, Failure> {
@@ -1004,12 +1067,30 @@ mod tests {
     }
 
     #[test]
+    fn the_tree_search_plays_white_first_after_a_handicap() {
+        for (kind, model) in [(AgentKind::Mcts, None), (AgentKind::Net, Some("uniform"))] {
+            let mut s = searching(kind, model, 9, 100);
+            s.handle("komi 0.5");
+            assert!(s.handle("fixed_handicap 4").unwrap().starts_with("= "));
+            for cmd in ["genmove w", "genmove b", "genmove w"] {
+                let reply = s.handle(cmd).unwrap();
+                assert!(reply.starts_with("= "), "{kind:?} {cmd}: {reply}");
+            }
+            let moves = s.state.moves_since_start();
+            let colours: Vec<Player> = moves.iter().map(|m| m.0).collect();
+            assert_eq!(colours, [Player::Second, Player::First, Player::Second]);
+            assert!(s.state.stones_of(Player::First).len() >= 4);
+            assert_eq!(s.state.komi(), 0.5, "komi as given");
+        }
+    }
+
+    #[test]
     fn the_clock_gives_each_move_a_share() {
-        let share = |s: &Session, who| s.move_time(who).map(|t| t.as_secs_f64());
+        let share = |s: &Session, who| s.clock.move_time(who).map(|t| t.as_secs_f64());
         let close = |a: Option<f64>, b: f64| a.is_some_and(|a| (a - b).abs() < 1e-9);
         let mut s = session(5);
         assert_eq!(
-            s.move_time(Player::First),
+            s.clock.move_time(Player::First),
             None,
             "no time settings: no limit"
         );
@@ -1017,7 +1098,7 @@ mod tests {
         // Sudden death, ten minutes: a fortieth, four fifths of it, less the pipe's margin.
         assert!(close(share(&s, Player::First), 600.0 / 40.0 * 0.8 - 0.1));
         // Our own moves count down the clock when the controller sends no time_left.
-        s.account(Player::First, Duration::from_secs(200));
+        s.clock.account(Player::First, Duration::from_secs(200));
         assert!(close(share(&s, Player::First), 400.0 / 40.0 * 0.8 - 0.1));
         assert!(close(share(&s, Player::Second), 600.0 / 40.0 * 0.8 - 0.1));
         // A new game starts the clocks again.
@@ -1032,19 +1113,22 @@ mod tests {
         s.handle("time_left b 2 0");
         assert!(close(share(&s, Player::First), 30.0 / 5.0 * 0.8 - 0.1));
         // Main time running out goes on into byo-yomi; a period's last stone starts a new one.
-        s.account(Player::First, Duration::from_secs(3));
-        assert_eq!(s.left[0], Some((29.0, 4)));
+        s.clock.account(Player::First, Duration::from_secs(3));
+        assert_eq!(s.clock.left[0], Some((29.0, 4)));
         for _ in 0..4 {
-            s.account(Player::First, Duration::from_secs(1));
+            s.clock.account(Player::First, Duration::from_secs(1));
         }
-        assert_eq!(s.left[0], Some((30.0, 5)));
+        assert_eq!(s.clock.left[0], Some((30.0, 5)));
         // Byo-yomi time without stones means no limit, as GTP says.
         s.handle("time_settings 0 1 0");
-        assert_eq!(s.move_time(Player::First), None);
+        assert_eq!(s.clock.move_time(Player::First), None);
         // Nearly out of time: still a little.
         s.handle("time_settings 1 0 0");
         s.handle("time_left b 1 0");
-        assert_eq!(s.move_time(Player::First), Some(Duration::from_millis(50)));
+        assert_eq!(
+            s.clock.move_time(Player::First),
+            Some(Duration::from_millis(50))
+        );
     }
 
     #[test]
@@ -1055,7 +1139,7 @@ mod tests {
         let t0 = std::time::Instant::now();
         assert!(s.handle("genmove b").unwrap().starts_with("= "));
         assert!(t0.elapsed() < Duration::from_secs(5), "{:?}", t0.elapsed());
-        let (left, stones) = s.left[0].unwrap();
+        let (left, stones) = s.clock.left[0].unwrap();
         assert!(
             left < 10.0 && stones == 0,
             "the move's time came off the clock"
@@ -1147,6 +1231,229 @@ mod tests {
         s.handle("play b pass");
         s.handle("play w pass");
         assert!(s.handle("lz-analyze").unwrap().contains("the game is over"));
+    }
+}
+
+#[cfg(test)]
+mod handicap_tests {
+    use super::*;
+
+    fn session(size: usize) -> Session {
+        Session::new(GoRules::with_size(size), Box::new(PlayoutAgent::new(1))).unwrap()
+    }
+
+    fn sorted(reply: &str) -> Vec<String> {
+        let body = reply.strip_prefix("= ").expect(reply).trim();
+        let mut v: Vec<String> = body.split_whitespace().map(String::from).collect();
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn fixed_handicap_places_the_stones_and_white_moves_first() {
+        let mut s = session(9);
+        let reply = s.handle("fixed_handicap 3").unwrap();
+        assert_eq!(sorted(&reply), ["C3", "C7", "G7"]);
+        assert_eq!(s.state.to_act(), Player::Second);
+        assert_eq!(s.state.handicap_stones().len(), 3);
+        assert_eq!(s.state.komi(), 7.5, "komi as given");
+        // Not on a board with stones; the stones are not moves to undo.
+        assert_eq!(
+            s.handle("fixed_handicap 2").as_deref(),
+            Some("? board not empty\n\n")
+        );
+        assert_eq!(s.handle("undo").as_deref(), Some("? cannot undo\n\n"));
+        assert!(s.handle("genmove w").unwrap().starts_with("= "));
+        assert_eq!(s.handle("undo").as_deref(), Some("=\n\n"));
+        assert_eq!(s.state.handicap_stones().len(), 3);
+        for (cmd, why) in [
+            ("fixed_handicap 1", "at least 2"),
+            ("fixed_handicap 10", "no fixed placement of 10"),
+            ("fixed_handicap x", "syntax error"),
+            ("fixed_handicap", "syntax error"),
+        ] {
+            s.handle("clear_board");
+            let reply = s.handle(cmd).unwrap();
+            assert!(
+                reply.starts_with("? ") && reply.contains(why),
+                "{cmd}: {reply}"
+            );
+            assert!(s.state.stones_of(Player::First).is_empty(), "{cmd}");
+        }
+        let mut small = session(7);
+        assert!(small.handle("fixed_handicap 5").unwrap().starts_with("? "));
+        assert_eq!(sorted(&small.handle("fixed_handicap 4").unwrap()).len(), 4);
+    }
+
+    #[test]
+    fn free_handicap_is_placed_or_checked() {
+        let mut s = session(9);
+        assert_eq!(
+            sorted(&s.handle("place_free_handicap 12").unwrap()).len(),
+            9
+        );
+        s.handle("clear_board");
+        assert!(s.handle("place_free_handicap 1").unwrap().starts_with("? "));
+        let mut tiny = session(5);
+        assert!(tiny
+            .handle("place_free_handicap 2")
+            .unwrap()
+            .starts_with("? "));
+
+        for (cmd, why) in [
+            ("set_free_handicap A1", "at least 2"),
+            ("set_free_handicap A1 A1", "A1 is given twice"),
+            ("set_free_handicap A1 Z9", "invalid vertex"),
+            ("set_free_handicap A1 pass", "invalid vertex"),
+        ] {
+            let reply = s.handle(cmd).unwrap();
+            assert!(
+                reply.starts_with("? ") && reply.contains(why),
+                "{cmd}: {reply}"
+            );
+            // A refused list leaves the board empty.
+            assert!(s.state.stones_of(Player::First).is_empty(), "{cmd}");
+        }
+        assert_eq!(
+            s.handle("set_free_handicap A1 B2 J9").as_deref(),
+            Some("=\n\n")
+        );
+        assert_eq!(s.state.to_act(), Player::Second);
+        assert_eq!(
+            s.handle("set_free_handicap C3 D4").as_deref(),
+            Some("? board not empty\n\n")
+        );
+    }
+
+    #[test]
+    fn printsgf_writes_the_handicap_and_loadsgf_reads_it_back() {
+        let mut s = session(9);
+        s.handle("komi 0.5");
+        s.handle("fixed_handicap 4");
+        s.handle("play w E5");
+        s.handle("play b D4");
+        let reply = s.handle("printsgf").unwrap();
+        assert!(
+            reply.starts_with("= (;") && reply.ends_with(")\n\n"),
+            "{reply}"
+        );
+        assert!(!reply[..reply.len() - 2].contains("\n\n"), "{reply}");
+        for part in [
+            "HA[4]",
+            "KM[0.5]",
+            "AB[",
+            "[cc]",
+            "[cg]",
+            "[gc]",
+            "[gg]",
+            ";W[ee];B[df]",
+        ] {
+            assert!(reply.contains(part), "{part}: {reply}");
+        }
+        let dir = std::env::temp_dir().join(format!("gtp_printsgf_{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("game.sgf");
+        let cmd = format!("printsgf {}", file.display());
+        assert_eq!(s.handle(&cmd).as_deref(), Some("=\n\n"));
+        let mut other = session(9);
+        assert_eq!(
+            other
+                .handle(&format!("loadsgf {}", file.display()))
+                .as_deref(),
+            Some("= white\n\n")
+        );
+        assert_eq!(other.state.handicap_stones().len(), 4);
+        assert_eq!(other.state.to_text(), s.state.to_text());
+        assert_eq!(other.state.komi(), 0.5);
+        // Before the first move: White to move on the handicap stones.
+        let reply = other.handle(&format!("loadsgf {} 1", file.display()));
+        assert_eq!(reply.as_deref(), Some("= white\n\n"));
+        assert_eq!(other.state.moves_since_start().len(), 0);
+        assert_eq!(other.state.handicap_stones().len(), 4);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn cleanup_never_passes_while_dead_stones_can_be_taken() {
+        // A search that would pass at once: the cleanup plays on where it would not.
+        struct Passer;
+        impl Agent<GoState> for Passer {
+            fn name(&self) -> String {
+                "passer".into()
+            }
+            fn select_action(&mut self, _: &GoState) -> Result<Move, games::AgentError> {
+                Ok(Move::Pass)
+            }
+        }
+        let mut s = Session::new(GoRules::with_size(5), Box::new(Passer)).unwrap();
+        // White lives on the left with a dead black stone inside; Black owns the right.
+        for v in ["B1", "B2", "B3", "B4", "B5", "A3"] {
+            s.handle(&format!("play w {v}"));
+        }
+        for v in ["C1", "C2", "C3", "C4", "C5", "A1"] {
+            s.handle(&format!("play b {v}"));
+        }
+        assert_eq!(s.handle("genmove w").as_deref(), Some("= pass\n\n"));
+        assert_eq!(s.handle("play b pass").as_deref(), Some("=\n\n"));
+        // Two passes ended the game; cleanup goes on and takes A1.
+        let reply = s.handle("kgs-genmove_cleanup w").unwrap();
+        assert_eq!(reply, "= A2\n\n", "captures the dead stone");
+        assert_eq!(s.state.stone_at(Point::new(0, 0)), None);
+        // Black's side still has points that are neither eyes nor self-atari: no pass yet.
+        let reply = s.handle("kgs-genmove_cleanup w").unwrap();
+        assert_ne!(reply, "= pass\n\n");
+        // Plain genmove is the agent's alone.
+        assert_eq!(s.handle("genmove w").as_deref(), Some("= pass\n\n"));
+    }
+
+    #[test]
+    fn kgs_time_settings_sets_the_clock() {
+        let mut s = session(5);
+        for cmd in [
+            "kgs-time_settings none",
+            "kgs-time_settings absolute 600",
+            "kgs-time_settings canadian 600 30 5",
+            "kgs-time_settings byoyomi 0 10 3",
+        ] {
+            assert_eq!(s.handle(cmd).as_deref(), Some("=\n\n"), "{cmd}");
+        }
+        // Byo-yomi: each move may take most of a period.
+        let t = s.clock.move_time(Player::First).unwrap().as_secs_f64();
+        assert!((t - 7.9).abs() < 1e-9, "{t}");
+        s.handle("kgs-time_settings none");
+        assert_eq!(s.clock.move_time(Player::First), None);
+        for bad in [
+            "kgs-time_settings",
+            "kgs-time_settings fischer 600 10",
+            "kgs-time_settings byoyomi 600 30",
+            "kgs-time_settings absolute x",
+        ] {
+            assert!(
+                s.handle(bad).unwrap().starts_with("? syntax error"),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn every_command_is_known() {
+        let mut s = session(9);
+        let listed = s.handle("list_commands").unwrap();
+        for cmd in [
+            "fixed_handicap",
+            "place_free_handicap",
+            "set_free_handicap",
+            "kgs-genmove_cleanup",
+            "kgs-time_settings",
+            "printsgf",
+        ] {
+            assert!(
+                listed.lines().any(|l| l.trim_start_matches("= ") == cmd),
+                "{cmd}"
+            );
+            let known = s.handle(&format!("known_command {cmd}"));
+            assert_eq!(known.as_deref(), Some("= true\n\n"), "{cmd}");
+        }
     }
 }
 
@@ -1243,8 +1550,11 @@ mod random_input_tests {
             if rng.gen_bool(0.3) {
                 line.push_str(&format!("{} ", rng.gen_range(0..1000)));
             }
-            line.push_str(words.choose(&mut rng).unwrap());
-            for _ in 0..rng.gen_range(0..4) {
+            let word = words.choose(&mut rng).unwrap();
+            line.push_str(word);
+            // `printsgf FILE` would write files wherever the test runs.
+            let most = if *word == "printsgf" { 1 } else { 4 };
+            for _ in 0..rng.gen_range(0..most) {
                 line.push(' ');
                 line.push_str(args.choose(&mut rng).unwrap());
             }

@@ -9,6 +9,7 @@
 pub mod out;
 
 pub mod analysis;
+pub mod clock;
 pub mod gtp;
 pub mod session;
 pub mod terminal;

@@ -2,15 +2,18 @@
 //! A spec is `KIND[:KEY=VALUE[,KEY=VALUE…]]`:
 //!
 //! - `playout[:seed=N]`: random moves that never fill their own eyes (instant).
-//! - `gtp:cmd=COMMAND LINE[,timeout=S]`: any GTP engine as a child process (`gtp:cmd=gnugo
-//!   --mode gtp --level 1`); it is killed when an answer takes more than `timeout` seconds
-//!   (default 60) and when the match ends.
+//! - `gtp:cmd=COMMAND LINE[,setup=COMMAND;COMMAND…][,timeout=S]`: any GTP engine as a child
+//!   process (`gtp:cmd=gnugo --mode gtp,setup=level 1`; a program named without a path is looked
+//!   for on the `PATH`, then in `/usr/games`). The `setup` commands are sent once it has
+//!   started, and a `?` answer to one is an error naming it. It is killed when an answer takes
+//!   more than `timeout` seconds (default 60) and when the match ends. Each game starts with
+//!   `boardsize`, `clear_board`, the handicap (`set_free_handicap`) and `komi`.
 //!
 //! Random, MCTS and network agents are built by the engine, which knows the evaluators.
 
 use games::agent::{parse_timeout, split_spec};
 use games::go::playout::playout_move;
-use games::go::{GoState, Move};
+use games::go::{handicap, GoState, Move};
 use games::{Agent, AgentError, Game};
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
@@ -22,13 +25,24 @@ pub fn agent_from_spec(spec: &str) -> Result<Box<dyn Agent<GoState>>, AgentError
     let (kind, params) = split_spec(spec)?;
     match kind.trim() {
         "gtp" => {
-            let (mut cmd, mut timeout) = (None, DEFAULT_TIMEOUT);
+            let (mut cmd, mut timeout, mut setup) = (None, DEFAULT_TIMEOUT, Vec::new());
             for (k, v) in params {
                 match k {
                     "cmd" if !v.is_empty() => cmd = Some(v),
                     "cmd" => return Err(AgentError::new(spec, "cmd is empty")),
                     "timeout" => {
                         timeout = parse_timeout(v).map_err(|e| AgentError::new(spec, e))?;
+                    }
+                    "setup" => {
+                        setup = v
+                            .split(';')
+                            .map(str::trim)
+                            .filter(|c| !c.is_empty())
+                            .map(String::from)
+                            .collect();
+                        if setup.is_empty() {
+                            return Err(AgentError::new(spec, "setup holds no command"));
+                        }
                     }
                     _ => {
                         return Err(AgentError::new(
@@ -39,7 +53,7 @@ pub fn agent_from_spec(spec: &str) -> Result<Box<dyn Agent<GoState>>, AgentError
                 }
             }
             let cmd = cmd.ok_or_else(|| AgentError::new(spec, "gtp needs cmd=COMMAND"))?;
-            let agent = GtpAgent::spawn_with_timeout(cmd, timeout)
+            let agent = GtpAgent::spawn_with_setup(cmd, timeout, &setup)
                 .map_err(|e| AgentError::new(spec, e.to_string()))?;
             Ok(Box::new(agent))
         }
@@ -105,6 +119,13 @@ impl Agent<GoState> for PlayoutAgent {
 impl crate::spec::OwnPlayers for GoState {
     const OWN_KINDS: &'static [&'static str] = &["gtp", "playout"];
 
+    fn handicap_start(&self, stones: usize) -> anyhow::Result<GoState> {
+        let points = handicap::fixed_handicap(self.size(), stones)
+            .map_err(|e| anyhow::anyhow!("handicap {stones}: {e}"))?;
+        GoState::with_handicap(self.rules().clone(), &points)
+            .map_err(|e| anyhow::anyhow!("handicap {stones}: {e}"))
+    }
+
     fn own_agent(spec: &str) -> Result<Box<dyn Agent<GoState>>, AgentError> {
         agent_from_spec(spec)
     }
@@ -115,8 +136,8 @@ mod tests {
     use super::*;
     use std::time::{Duration, Instant};
 
-    /// A GTP engine in a few lines of shell: answers everything with an empty success, and
-    /// `genmove` with `pass`, with `resign`, or (`hang`) not at all.
+    /// A GTP engine in a few lines of shell: answers everything with an empty success but
+    /// `frob` (an error), and `genmove` with `pass`, with `resign`, or (`hang`) not at all.
     fn fake_engine(name: &str) -> String {
         let path = std::env::temp_dir().join(format!("fake_gtp_{}_{name}.sh", std::process::id()));
         let genmove = match name {
@@ -128,6 +149,7 @@ mod tests {
             "while IFS= read -r line; do case \"$line\" in \
              name) printf '= fake\\n\\n' ;; \
              genmove*) {genmove} ;; \
+             frob*) printf '? no frob\\n\\n' ;; \
              quit) printf '=\\n\\n'; exit 0 ;; \
              *) printf '=\\n\\n' ;; esac; done\n"
         );
@@ -166,6 +188,26 @@ mod tests {
         // The engine was stopped: later requests fail at once instead of waiting again.
         let e = hung.new_game(&state).unwrap_err().to_string();
         assert!(e.contains("closed its output") || e.contains("pipe"), "{e}");
+    }
+
+    #[test]
+    fn setup_commands_are_sent_and_a_refused_one_is_named() {
+        let engine = fake_engine("pass");
+        let mut ok = agent_from_spec(&format!("gtp:cmd={engine},setup=level 1; komi 6.5")).unwrap();
+        ok.new_game(&GoState::with_size(5)).unwrap();
+        let e = agent_from_spec(&format!("gtp:cmd={engine},setup=level 1;frob 3"))
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            e.contains("answered `frob 3` with an error: no frob"),
+            "{e}"
+        );
+        let e = agent_from_spec(&format!("gtp:cmd={engine},setup= ; "))
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.contains("setup holds no command"), "{e}");
     }
 
     #[test]

@@ -3,7 +3,7 @@
 
 use std::time::{Duration, Instant};
 
-use games::go::{color_letter, GoState, Move};
+use games::go::{color_letter, GoState, Move, Point};
 use games::{Agent, AgentError, Decision, Game, Player};
 
 use crate::process::{ChildProcess, ProcessError};
@@ -158,7 +158,20 @@ impl GtpAgent {
         command_line: &str,
         timeout: Duration,
     ) -> Result<GtpAgent, GtpClientError> {
+        GtpAgent::spawn_with_setup(command_line, timeout, &[])
+    }
+
+    /// As [`GtpAgent::spawn_with_timeout`], then sends each of `setup` (`level 1`, `komi 7.5`):
+    /// a refusal is an error naming the command.
+    pub fn spawn_with_setup(
+        command_line: &str,
+        timeout: Duration,
+        setup: &[String],
+    ) -> Result<GtpAgent, GtpClientError> {
         let mut client = GtpClient::spawn_with_timeout(command_line, timeout)?;
+        for command in setup {
+            client.send(command)?;
+        }
         let name = client.send("name")?;
         let version = client.send("version").unwrap_or_default();
         let name = match format!("{} {}", name.trim(), version.trim()).trim() {
@@ -190,21 +203,41 @@ impl Agent<GoState> for GtpAgent {
     }
 
     fn new_game(&mut self, start: &GoState) -> Result<(), AgentError> {
-        let setup = start.start_stones();
         let n = start.size();
-        let requests = [
-            format!("boardsize {n}"),
-            "clear_board".to_string(),
-            format!("komi {}", start.komi()),
-        ];
-        for r in requests {
+        for r in [format!("boardsize {n}"), "clear_board".to_string()] {
             self.client.send(&r).map_err(|e| self.error(e))?;
         }
+        let handicap = start.handicap_stones();
+        let mut plays: Vec<(Player, Point)> = Vec::new();
+        if handicap.is_empty() {
+            plays = start
+                .start_stones()
+                .into_iter()
+                .map(|(p, who)| (who, p))
+                .collect();
+        } else {
+            // Handicap stones as such, so that the engine knows White moves first; an engine
+            // without the command gets them as Black's moves.
+            let list: Vec<String> = handicap.iter().map(|p| p.to_gtp()).collect();
+            let r = format!("set_free_handicap {}", list.join(" "));
+            match self.client.send(&r) {
+                Ok(_) => {}
+                Err(GtpClientError::Refused { message, .. })
+                    if message.contains("unknown command") =>
+                {
+                    plays = handicap.iter().map(|&p| (Player::First, p)).collect();
+                }
+                Err(e) => return Err(self.error(e)),
+            }
+        }
         // Setup stones are sent as moves: they capture nothing, so the boards agree.
-        for (p, who) in setup {
+        for (who, p) in plays {
             let r = format!("play {} {}", color_letter(who), p.to_gtp());
             self.client.send(&r).map_err(|e| self.error(e))?;
         }
+        // Komi last: the game's, whatever a handicap command may have made of it.
+        let r = format!("komi {}", start.komi());
+        self.client.send(&r).map_err(|e| self.error(e))?;
         for (who, mv) in start.moves_since_start() {
             let r = format!("play {} {}", color_letter(who), mv.to_gtp());
             self.client.send(&r).map_err(|e| self.error(e))?;

@@ -1,4 +1,5 @@
-//! Matches between two agents: alternating colours, results with a confidence interval.
+//! Matches between two agents: colours alternating (or fixed, for a handicap), results with a
+//! confidence interval.
 
 use std::collections::BTreeMap;
 
@@ -204,23 +205,34 @@ pub fn play_match<G: Game>(
 ) -> Result<MatchResult, MatchError> {
     let mut result = MatchResult::default();
     for g in 0..games {
-        let (record, a_plays) = play_numbered(start, a, b, g, max_actions)?;
+        let (record, a_plays) = play_numbered(start, a, b, g, max_actions, Colours::Alternate)?;
         result.add(&record, a_plays);
         on_game(g, &record, &result);
     }
     Ok(result)
 }
 
-/// Game number `g` of a match between `a` and `b`: A plays First in even games. Returns the
-/// record and A's colour.
+/// Who plays which colour in a match.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Colours {
+    /// Agent A plays First in even games and Second in odd ones.
+    #[default]
+    Alternate,
+    /// Agent A plays First in every game (a handicap match: the start gives First its stones).
+    AFirst,
+}
+
+/// Game number `g` of a match between `a` and `b`: A plays First in even games, or in all of
+/// them. Returns the record and A's colour.
 fn play_numbered<G: Game>(
     start: &G,
     a: &mut dyn Agent<G>,
     b: &mut dyn Agent<G>,
     g: u32,
     max_actions: usize,
+    colours: Colours,
 ) -> Result<(GameRecord<G>, Player), MatchError> {
-    Ok(if g.is_multiple_of(2) {
+    Ok(if g.is_multiple_of(2) || colours == Colours::AFirst {
         (play_game(start, a, b, max_actions)?, Player::First)
     } else {
         (play_game(start, b, a, max_actions)?, Player::Second)
@@ -232,14 +244,15 @@ pub type AgentPair<G> = (Box<dyn Agent<G>>, Box<dyn Agent<G>>);
 
 /// Plays `games` games as [`play_match`] does, several at once: pair k of `pairs` (agents A
 /// and B, each pair on a thread of its own) plays games k, k + pairs.len(), …, with colours by
-/// the game's number as in a sequential match. The result does not depend on the threads'
-/// timing; `on_game(game number, record, A's colour, result so far)` is called after each
-/// game, from the pairs' threads.
+/// the game's number as in a sequential match (or A First in every game, by `colours`). The
+/// result does not depend on the threads' timing; `on_game(game number, record, A's colour,
+/// result so far)` is called after each game, from the pairs' threads.
 pub fn play_match_parallel<G: Game>(
     start: &G,
     pairs: &mut [AgentPair<G>],
     games: u32,
     max_actions: usize,
+    colours: Colours,
     on_game: impl Fn(u32, &GameRecord<G>, Player, &MatchResult) + Sync,
 ) -> Result<MatchResult, MatchError> {
     let step = pairs.len().max(1);
@@ -253,7 +266,7 @@ pub fn play_match_parallel<G: Game>(
                 scope.spawn(move || -> Result<(), MatchError> {
                     for g in (k as u32..games).step_by(step) {
                         let (record, a_plays) =
-                            play_numbered(start, &mut **a, &mut **b, g, max_actions)?;
+                            play_numbered(start, &mut **a, &mut **b, g, max_actions, colours)?;
                         let mut t = total.lock().unwrap_or_else(|p| p.into_inner());
                         t.add(&record, a_plays);
                         on_game(g, &record, a_plays, &t);

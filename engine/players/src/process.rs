@@ -2,6 +2,7 @@
 //! that starts it, writes its lines, reads its answers with a deadline, and ends it.
 
 use std::io::{BufRead, BufReader, Write};
+use std::path::PathBuf;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
@@ -39,11 +40,13 @@ pub struct ChildProcess {
 }
 
 impl ChildProcess {
-    /// Starts `argv[0]` with the rest as arguments (no shell); stderr is discarded.
+    /// Starts `argv[0]` with the rest as arguments (no shell); stderr is discarded. A program
+    /// named without a `/` is looked for on the `PATH`, then in `/usr/games` (where Debian
+    /// puts `gnugo` and `fairy-stockfish`).
     pub fn spawn(argv: &[String]) -> Result<ChildProcess, ProcessError> {
         let command = argv.join(" ");
         let program = argv.first().ok_or(ProcessError::EmptyCommand)?;
-        let mut child = Command::new(program)
+        let mut child = Command::new(find_program(program))
             .args(&argv[1..])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -142,6 +145,20 @@ impl ChildProcess {
     }
 }
 
+/// Where `name` is run from: itself when it holds a `/`, else the first match on the `PATH`,
+/// then in `/usr/games`; unchanged when none is found (starting it then says so).
+pub fn find_program(name: &str) -> PathBuf {
+    if name.contains('/') {
+        return PathBuf::from(name);
+    }
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .chain([PathBuf::from("/usr/games")])
+        .map(|dir| dir.join(name))
+        .find(|p| p.is_file())
+        .unwrap_or_else(|| PathBuf::from(name))
+}
+
 /// Lines as bytes, decoded leniently: a program that writes a stray non-UTF-8 byte (a name in
 /// a local encoding) must not end the conversation.
 fn byte_lines(mut reader: impl BufRead) -> impl Iterator<Item = std::io::Result<String>> {
@@ -180,6 +197,7 @@ impl Drop for ChildProcess {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::Path;
 
     #[test]
     fn reads_lines_and_times_out_on_a_silent_child() {
@@ -193,6 +211,25 @@ mod tests {
             .read_line(Instant::now() + Duration::from_millis(50))
             .unwrap_err();
         assert!(matches!(e, ProcessError::Timeout { .. }), "{e}");
+    }
+
+    #[test]
+    fn programs_are_found_on_the_path_and_in_usr_games() {
+        let sh = find_program("sh");
+        assert!(sh.is_absolute() && sh.is_file(), "{}", sh.display());
+        assert_eq!(find_program("./x/y"), PathBuf::from("./x/y"));
+        assert_eq!(
+            find_program("no-such-program"),
+            PathBuf::from("no-such-program")
+        );
+        if Path::new("/usr/games/gnugo").is_file() && !on_path("gnugo") {
+            assert_eq!(find_program("gnugo"), PathBuf::from("/usr/games/gnugo"));
+        }
+    }
+
+    fn on_path(name: &str) -> bool {
+        std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+            .any(|d| d.join(name).is_file())
     }
 
     #[test]

@@ -256,10 +256,18 @@ impl std::str::FromStr for AgentSpec {
 /// Loads the network of a `net` agent: its `model=` value, or `None` for the game's default.
 pub type NetLoader<'a, G> = &'a dyn Fn(Option<&Path>) -> anyhow::Result<Arc<dyn Evaluator<G>>>;
 
-/// The kinds of player a game has beside the generic `random`, `mcts` and `net`.
+/// The kinds of player a game has beside the generic `random`, `mcts` and `net`, and the
+/// handicap a match may give the first of them.
 pub trait OwnPlayers: Game {
     /// Their kinds, the preferred one first (empty when the game has none).
     const OWN_KINDS: &'static [&'static str] = &[];
+
+    /// The start of a match whose first agent takes `stones` handicap stones (`engine match
+    /// --handicap`): Go's fixed placement, White to move; other games have none.
+    fn handicap_start(&self, stones: usize) -> anyhow::Result<Self> {
+        let _ = stones;
+        anyhow::bail!("a handicap is for Go matches; {} has none", Self::NAME)
+    }
 
     /// Builds the player a whole spec of one of [`OwnPlayers::OWN_KINDS`] names.
     fn own_agent(spec: &str) -> Result<Box<dyn Agent<Self>>, AgentError> {

@@ -5,20 +5,25 @@
 //! - `alphabeta[:depth=N][,movetime=MS][,nodes=N][,hash=MiB]` (default: movetime=1000; hash
 //!   16, at most 4096)
 //! - `fairy-stockfish[:movetime=MS][,path=PATH]` (default: 100 ms, the Debian binary)
-//! - `uci:cmd=COMMAND LINE[,go=GO LINE][,rankbase=0|1]`: any UCI Xiangqi engine; `go` defaults
-//!   to `go movetime 1000`, `rankbase` to 0 (ICCS ranks)
+//! - `uci:cmd=COMMAND LINE[,option.NAME=VALUE…][,go=LIMIT][,rankbase=0|1][,timeout=S]`: any
+//!   UCI Xiangqi engine. Each option is sent as `setoption name NAME value VALUE` after `uci`
+//!   and checked (an engine that refuses one fails to start, naming it). `go` is the search
+//!   limit of every move: `depth N`, `movetime MS` or `nodes N` (default `movetime 1000`).
+//!   `rankbase` 1 counts ranks 1–10, 0 as ICCS; by default 1 for Fairy-Stockfish (by its
+//!   name), else 0. `timeout` (seconds, default 60) bounds every answer. A program named
+//!   without a path is looked for on the `PATH`, then in `/usr/games`.
 //!
 //! MCTS with a model is added by its own crate, which knows the evaluator.
 
 use std::time::Duration;
 
-use games::agent::split_spec;
+use games::agent::{parse_timeout, split_spec};
 use games::xiangqi::Xiangqi;
 use games::{Agent, AgentError, RandomAgent};
 
 use crate::alphabeta::{AlphaBetaAgent, SearchLimits};
 use crate::fairy::find_fairy_stockfish;
-use crate::uci_client::{UciEngineAgent, UciEngineConfig};
+use crate::uci_client::{go_line, UciEngineAgent, UciEngineConfig};
 
 /// Builds the agent a spec names (see the module docs).
 pub fn agent_from_spec(spec: &str) -> Result<Box<dyn Agent<Xiangqi>>, AgentError> {
@@ -90,25 +95,37 @@ pub fn agent_from_spec(spec: &str) -> Result<Box<dyn Agent<Xiangqi>>, AgentError
             )?))
         }
         "uci" => {
-            let (mut cmd, mut go, mut base) = (None, "go movetime 1000".to_string(), 0);
+            let mut config = UciEngineConfig::command_line("", "go movetime 1000", 0);
+            config.rank_base = None;
             for (k, v) in params {
                 match k {
-                    "cmd" => cmd = Some(v.to_string()),
-                    "go" => go = v.to_string(),
+                    "cmd" if !v.is_empty() => {
+                        config.command = v.split_whitespace().map(String::from).collect()
+                    }
+                    "cmd" => return Err(AgentError::new(spec, "cmd is empty")),
+                    "go" => config.go = go_line(v).map_err(|e| AgentError::new(spec, e))?,
                     "rankbase" => {
-                        base = match v {
+                        config.rank_base = Some(match v {
                             "0" => 0,
                             "1" => 1,
                             _ => return Err(AgentError::new(spec, "rankbase is 0 or 1")),
-                        }
+                        })
                     }
-                    _ => return unknown(k),
+                    "timeout" => {
+                        config.timeout = parse_timeout(v).map_err(|e| AgentError::new(spec, e))?
+                    }
+                    _ => match k.strip_prefix("option.") {
+                        Some(name) if !name.trim().is_empty() => config
+                            .options
+                            .push((name.trim().to_string(), v.to_string())),
+                        _ => return unknown(k),
+                    },
                 }
             }
-            let cmd = cmd.ok_or_else(|| AgentError::new(spec, "uci needs cmd=COMMAND"))?;
-            Ok(Box::new(UciEngineAgent::spawn(
-                UciEngineConfig::command_line(&cmd, &go, base),
-            )?))
+            if config.command.is_empty() {
+                return Err(AgentError::new(spec, "uci needs cmd=COMMAND"));
+            }
+            Ok(Box::new(UciEngineAgent::spawn(config)?))
         }
         other => Err(AgentError::new(
             spec,
@@ -148,7 +165,12 @@ mod tests {
             ("alphabeta:hash=65536", "outside 1..=4096"),
             ("alphabeta:hash=0", "outside 1..=4096"),
             ("uci", "needs cmd"),
+            ("uci:cmd=", "cmd is empty"),
             ("uci:cmd=x,rankbase=2", "rankbase"),
+            ("uci:cmd=x,go=depth", "go 'depth' is not depth N"),
+            ("uci:cmd=x,go=ponder 3", "go 'ponder 3'"),
+            ("uci:cmd=x,option.=3", "unknown parameter 'option.'"),
+            ("uci:cmd=x,timeout=0", "timeout '0'"),
             ("uci:cmd=/nonexistent/engine", "cannot start"),
         ] {
             let e = agent_from_spec(spec).err().expect(spec).to_string();

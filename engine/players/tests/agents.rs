@@ -291,6 +291,7 @@ fn a_parallel_match_counts_every_game_the_same_way_each_time() {
             &mut pairs,
             11,
             100,
+            players::matchplay::Colours::Alternate,
             |g, record, a_plays, _| {
                 // Each game's record replays to its own end, with A's colour by its number.
                 let mut state = record.start.clone();
@@ -317,4 +318,41 @@ fn a_parallel_match_counts_every_game_the_same_way_each_time() {
     assert_eq!(first.games(), 11);
     assert_eq!(first.losses, 0, "{first:?}");
     assert_eq!(first, run());
+}
+
+/// An agent that notes the colour it is asked to move for.
+struct Noting(RandomAgent, Arc<std::sync::Mutex<Vec<Player>>>);
+
+impl<G: Game> Agent<G> for Noting {
+    fn name(&self) -> String {
+        "noting".into()
+    }
+
+    fn select_action(&mut self, state: &G) -> Result<G::Action, games::AgentError> {
+        self.1.lock().unwrap().push(state.to_act());
+        self.0.select_action(state)
+    }
+}
+
+#[test]
+fn a_handicap_match_keeps_the_colours() {
+    use games::go::{handicap, GoRules, GoState};
+    use players::matchplay::{play_match_parallel, AgentPair, Colours};
+    let stones = handicap::fixed_handicap(9, 3).unwrap();
+    let start = GoState::with_handicap(GoRules::with_size(9), &stones).unwrap();
+    for (colours, a_colours) in [
+        (Colours::AFirst, vec![Player::First]),
+        (Colours::Alternate, vec![Player::First, Player::Second]),
+    ] {
+        let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let a: Box<dyn Agent<GoState>> = Box::new(Noting(RandomAgent::new(1), seen.clone()));
+        let b: Box<dyn Agent<GoState>> = Box::new(RandomAgent::new(2));
+        let mut pairs: Vec<AgentPair<GoState>> = vec![(a, b)];
+        let r = play_match_parallel(&start, &mut pairs, 4, 30, colours, |_| {}).unwrap();
+        assert_eq!(r.games(), 4);
+        let mut seen = seen.lock().unwrap().clone();
+        seen.sort_by_key(|p| p.index());
+        seen.dedup();
+        assert_eq!(seen, a_colours, "{colours:?}");
+    }
 }

@@ -131,3 +131,43 @@ fn a_missing_engine_is_an_error_not_a_panic() {
         "{msg}"
     );
 }
+
+/// Fairy-Stockfish's path, or `None` (the test then says so and passes, unless
+/// `ENGINE_REQUIRE_ORACLES=1`).
+fn fairy() -> Option<String> {
+    let found = find_fairy_stockfish();
+    if found.is_none() {
+        let msg = "fairy-stockfish not found (apt-get install fairy-stockfish)";
+        if std::env::var("ENGINE_REQUIRE_ORACLES").is_ok_and(|v| v == "1") {
+            panic!("{msg}, but ENGINE_REQUIRE_ORACLES=1");
+        }
+        eprintln!("SKIPPED: {msg}");
+    }
+    found.map(|p| p.to_string_lossy().into_owned())
+}
+
+#[test]
+fn a_uci_spec_sets_options_and_names_one_the_engine_refuses() {
+    use players::xiangqi::agent_from_spec;
+    let Some(path) = fairy() else { return };
+    // Ranks 1–10 are Fairy-Stockfish's: found by its name, so every move reads back legal.
+    let spec = format!("uci:cmd={path},option.UCI_Variant=xiangqi,option.Hash=8,go=depth 1");
+    let mut fsf = agent_from_spec(&spec).unwrap();
+    assert!(fsf.name().starts_with("Fairy-Stockfish"), "{}", fsf.name());
+    let mut rnd = RandomAgent::new(4);
+    let (_, g) = play_game(&mut *fsf, &mut rnd, 30);
+    // Thirty plies: move 16 is next.
+    assert!(
+        g.to_text().ends_with(" 16") || g.outcome().is_some(),
+        "{}",
+        g.to_text()
+    );
+    let e = agent_from_spec(&format!("uci:cmd={path},option.Frobnicate=3"))
+        .err()
+        .expect("no such option")
+        .to_string();
+    assert!(
+        e.contains("option Frobnicate: refused") && e.contains("No such option: Frobnicate"),
+        "{e}"
+    );
+}

@@ -17,7 +17,7 @@ use eval::InvalidSetting;
 use games::{Agent, Game};
 use indicatif::{ProgressBar, ProgressStyle};
 use infer::OrtOptions;
-use players::matchplay::{play_match_parallel, AgentPair};
+use players::matchplay::{play_match_parallel, AgentPair, Colours};
 use serde::{Deserialize, Serialize};
 use state::{model_files, IterationRecord, TrainState};
 
@@ -546,8 +546,14 @@ impl<'a> Matches<'a> {
             ));
         }
         let bar = progress(u64::from(games), what);
-        let result =
-            play_match_parallel(start, &mut pairs, games, 10_000, |_, _, _, _| bar.inc(1))?;
+        let result = play_match_parallel(
+            start,
+            &mut pairs,
+            games,
+            10_000,
+            Colours::Alternate,
+            |_, _, _, _| bar.inc(1),
+        )?;
         bar.finish_and_clear();
         tracing::info!(
             what,

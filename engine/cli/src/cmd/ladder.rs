@@ -5,7 +5,7 @@ use anyhow::Context;
 use clap::Args as ClapArgs;
 use indicatif::{ProgressBar, ProgressStyle};
 use players::ladder::{self, Pairing};
-use players::matchplay::play_match_parallel;
+use players::matchplay::{play_match_parallel, Colours};
 use players::spec::{self as agents, AgentSpec};
 
 use super::match_::spec_text;
@@ -94,6 +94,7 @@ impl ForGame for &Args {
                     &mut pairs,
                     self.games,
                     self.max_actions,
+                    Colours::Alternate,
                     |_, _, _, _| bar.inc(1),
                 )?;
                 bar.suspend(|| {

@@ -1,5 +1,6 @@
-//! `engine match`: two agents play a series of games with alternating colours; prints wins,
-//! draws and losses with a 95 % confidence interval of the score.
+//! `engine match`: two agents play a series of games with alternating colours (or, in a Go
+//! handicap match, the first agent Black in every game); prints wins, draws and losses with a
+//! 95 % confidence interval of the score.
 
 use anyhow::Context;
 use clap::Args as ClapArgs;
@@ -9,12 +10,13 @@ use std::path::PathBuf;
 use std::sync::Mutex;
 
 use games::{record, Player, RecordMeta};
-use players::matchplay::{play_match_parallel, GameRecord, MatchResult};
+use players::matchplay::{play_match_parallel, Colours, GameRecord, MatchResult};
 use players::spec::{self as agents, AgentSpec};
 
 use super::{config_reads, net_loader, ForGame, GameArgs, GameType, Loaded};
 
-/// Play a match between two agents, swapping colours every game.
+/// Play a match between two agents, swapping colours every game (Go with `--handicap N`: the
+/// first agent is Black with N stones in every game).
 ///
 /// Agents: `random[:seed=N]`; `mcts[:visits=N,time=S,threads=N,temp=T,cpuct=C,seed=N,
 /// resign=V]` (MCTS with random playouts, no network); `net:model=PATH[,visits=N,time=S,
@@ -33,12 +35,19 @@ pub struct Args {
     /// The agent that plays first (Black; Red in Xiangqi) in the first game; results are given
     /// from its side. Agent specs: `random[:seed=N]`;
     /// `mcts[:visits=N,time=S,threads=N,temp=T,cpuct=C,seed=N,resign=V]` (random playouts, no
-    /// network; 800 visits by default); `net:model=PATH|uniform[,visits=N,time=S,threads=N,
-    /// batch=N,temp=T,cpuct=C,seed=N,resign=V]` (with a network; 200 visits by default; `batch`
+    /// network; 800 visits by default);
+    /// `net:model=PATH|uniform[,visits=N,time=S,threads=N,batch=N,temp=T,cpuct=C,seed=N,resign=V]`
+    /// (with a network; 200 visits by default; `batch`
     /// leaves per network call, by default about visits/12, at most the model's batch; `resign`
     /// gives up when the chosen move's value is below V, never by default); and a game's own
-    /// kinds (Liuzhou and Xiangqi: `alphabeta:…`; Xiangqi: `fairy-stockfish:…`, `uci:cmd=…`; Go:
-    /// `gtp:cmd=…[,timeout=S]`, whose `resign` answers count as resignations).
+    /// kinds (Liuzhou and Xiangqi: `alphabeta:…`; Xiangqi: `fairy-stockfish:…` and
+    /// `uci:cmd=COMMAND[,option.NAME=VALUE…][,go=LIMIT][,rankbase=0|1][,timeout=S]`, each
+    /// option sent with setoption and checked, LIMIT `depth N`, `movetime MS` or `nodes N`,
+    /// e.g. `uci:cmd=fairy-stockfish,option.UCI_Variant=xiangqi,go=depth 6`; Go:
+    /// `gtp:cmd=COMMAND[,setup=COMMAND;COMMAND…][,timeout=S]`, the setup commands sent once
+    /// it starts, e.g. `gtp:cmd=gnugo --mode gtp,setup=level 1`, and its `resign` answers
+    /// counted as resignations). A program named without a path is looked for on the PATH,
+    /// then in /usr/games.
     #[arg(long)]
     black: AgentSpec,
     /// The agent that plays second (White; Black in Xiangqi) in the first game (a spec as for
@@ -68,6 +77,12 @@ pub struct Args {
     /// so a stopped match keeps the games it finished.
     #[arg(long, visible_aliases = ["pgn", "sgf"], value_name = "FILE")]
     record: Option<PathBuf>,
+    /// Go: the first agent (`--black`) takes Black with N handicap stones (the fixed placement
+    /// of GTP's fixed_handicap, 2 to 9 on odd boards from 9 × 9, up to 4 on others from 7 × 7)
+    /// in every game, and White moves first; colours do not alternate. Komi is the config's
+    /// `game.komi`. `gtp:` agents are sent the stones with set_free_handicap.
+    #[arg(long, value_name = "N")]
+    handicap: Option<usize>,
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
@@ -91,6 +106,14 @@ fn run_match<G: GameType>(
 ) -> anyhow::Result<()> {
     let name_a = spec_text(&args.black, "black");
     let name_b = spec_text(&args.white, "white");
+    let handicapped;
+    let (start, colours) = match args.handicap {
+        Some(n) => {
+            handicapped = start.handicap_start(n).context("--handicap")?;
+            (&handicapped, Colours::AFirst)
+        }
+        None => (start, Colours::Alternate),
+    };
     let workers = args.parallel.min(args.games);
     let mut pairs = Vec::new();
     for k in 0..u64::from(workers) {
@@ -100,8 +123,12 @@ fn run_match<G: GameType>(
             .context("--white")?;
         pairs.push((a, b));
     }
+    let colour_text = match args.handicap {
+        Some(n) => format!("handicap {n}: {name_a} is Black with {n} stones in every game"),
+        None => format!("colours alternate ({name_a} is Black in odd-numbered games)"),
+    };
     outln!(
-        "{}: {name_a} vs {name_b}, {} games, colours alternate ({name_a} is Black in odd-numbered games){}",
+        "{}: {name_a} vs {name_b}, {} games, {colour_text}{}",
         G::NAME,
         args.games,
         if workers > 1 {
@@ -164,9 +191,20 @@ fn run_match<G: GameType>(
         ));
     };
     // One pair plays the games in turn on a thread of its own; several share them out.
-    let result = play_match_parallel(start, &mut pairs, args.games, args.max_actions, show)?;
+    let result = play_match_parallel(
+        start,
+        &mut pairs,
+        args.games,
+        args.max_actions,
+        colours,
+        show,
+    )?;
     bar.finish_and_clear();
-    print_result(&name_a, &name_b, &result)?;
+    let title = match args.handicap {
+        Some(n) => format!("{name_a} vs {name_b} (handicap {n}, {name_a} Black in every game)"),
+        None => format!("{name_a} vs {name_b}"),
+    };
+    print_result(&title, &result)?;
     for (a, b) in &pairs {
         for summary in [a.summary(), b.summary()].into_iter().flatten() {
             outln!("{summary}")?;
@@ -201,10 +239,11 @@ pub(super) fn spec_text(spec: &AgentSpec, side: &str) -> String {
     format!("{s}[{side}]")
 }
 
-fn print_result(a: &str, b: &str, r: &MatchResult) -> anyhow::Result<()> {
+/// The result lines; `title` names the two agents (and a handicap).
+fn print_result(title: &str, r: &MatchResult) -> anyhow::Result<()> {
     let (lo, hi) = r.confidence95();
     outln!(
-        "{a} vs {b}: {} wins, {} draws, {} losses ({} games)",
+        "{title}: {} wins, {} draws, {} losses ({} games)",
         r.wins,
         r.draws,
         r.losses,

@@ -18,12 +18,14 @@
 
 mod board;
 mod encode;
+pub mod handicap;
 mod notation;
 pub mod playout;
 mod rules;
 pub mod sgf;
 mod text;
 
+pub use handicap::HandicapError;
 use notation::stone_of;
 pub use notation::{color_letter, Move, Point, COLUMNS};
 pub use rules::{GoRules, KoRule, MoveCap, RulesError};
@@ -49,6 +51,8 @@ struct Root {
     passes: u8,
     ko: Option<Point>,
     moves: u32,
+    /// The stones are Black's handicap (White moves first).
+    handicap: bool,
 }
 
 /// Code of one recorded move: bit 15 set for White, then `row · N + col` or `PASS_CODE`.
@@ -93,8 +97,40 @@ impl GoState {
             passes: 0,
             ko: None,
             moves: 0,
+            handicap: false,
         };
         Ok(GoState::from_root(Arc::new(rules), Arc::new(root)))
+    }
+
+    /// The empty board with Black's handicap `stones` on it, White to move (GTP
+    /// `fixed_handicap`, `set_free_handicap`; SGF `HA` with `AB`). The stones are the start of
+    /// the game, not moves: [`GoState::moves_since_start`] does not list them.
+    pub fn with_handicap(rules: GoRules, stones: &[Point]) -> Result<GoState, HandicapError> {
+        rules.validate()?;
+        handicap::check_placement(rules.size, stones)?;
+        let mut sorted = stones.to_vec();
+        sorted.sort();
+        let root = Root {
+            stones: sorted
+                .iter()
+                .map(|p| (p.row, p.col, Player::First))
+                .collect(),
+            to_act: Player::Second,
+            passes: 0,
+            ko: None,
+            moves: 0,
+            handicap: true,
+        };
+        Ok(GoState::from_root(Arc::new(rules), Arc::new(root)))
+    }
+
+    /// The handicap stones the game started with (none when it did not start with a handicap).
+    pub fn handicap_stones(&self) -> Vec<Point> {
+        if self.root.handicap {
+            self.start_stones().into_iter().map(|(p, _)| p).collect()
+        } else {
+            Vec::new()
+        }
     }
 
     /// An empty board with default rules; panics on a size outside 2..=19.
@@ -189,6 +225,39 @@ impl GoState {
             WHITE => Some(Player::Second),
             _ => None,
         }
+    }
+
+    /// The liberties of the group on `p`: 0 for an empty point or one off the board.
+    pub fn liberties(&self, p: Point) -> usize {
+        let Some(who) = self.stone_at(p) else {
+            return 0;
+        };
+        let n = self.size();
+        let mut seen = vec![false; n * n];
+        let mut free = vec![false; n * n];
+        let mut stack = vec![p];
+        seen[p.row as usize * n + p.col as usize] = true;
+        while let Some(q) = stack.pop() {
+            let (r, c) = (q.row as usize, q.col as usize);
+            let around = [
+                (r > 0).then(|| (r - 1, c)),
+                (r + 1 < n).then_some((r + 1, c)),
+                (c > 0).then(|| (r, c - 1)),
+                (c + 1 < n).then_some((r, c + 1)),
+            ];
+            for (r, c) in around.into_iter().flatten() {
+                let next = Point::new(r, c);
+                match self.stone_at(next) {
+                    None => free[r * n + c] = true,
+                    Some(o) if o == who && !seen[r * n + c] => {
+                        seen[r * n + c] = true;
+                        stack.push(next);
+                    }
+                    Some(_) => {}
+                }
+            }
+        }
+        free.iter().filter(|&&f| f).count()
     }
 
     /// Every stone of `who`, bottom row first.

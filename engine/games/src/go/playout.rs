@@ -39,6 +39,65 @@ pub fn playout_move<R: Rng + ?Sized>(state: &GoState, rng: &mut R) -> Move {
     Move::Pass
 }
 
+/// A move for the cleanup phase of a game whose players disagree about dead stones (KGS's
+/// `kgs-genmove_cleanup`): the game goes on until they are captured, so this never passes
+/// while the player to move has a legal move that fills none of its own eyes and is not a
+/// self-atari (a stone whose group is left one liberty). Among those it takes a capture first,
+/// then a point next to one of the opponent's `dead` stones, then one next to any opponent
+/// stone, then the first in board order. `None` when passing is all that is left. The state
+/// may be one that two passes ended: the cleanup goes on from it.
+pub fn cleanup_move(state: &GoState, dead: &[Point]) -> Option<Move> {
+    let who = state.to_act();
+    let opponent = who.opponent();
+    let opponent_stones = state.stones_of(opponent).len();
+    let board = state.board();
+    let n = board.size();
+    let next_to = |pt: Point, wanted: &dyn Fn(Point) -> bool| {
+        let (r, c) = (pt.row as usize, pt.col as usize);
+        [
+            (r > 0).then(|| (r - 1, c)),
+            (r + 1 < n).then_some((r + 1, c)),
+            (c > 0).then(|| (r, c - 1)),
+            (c + 1 < n).then_some((r, c + 1)),
+        ]
+        .into_iter()
+        .flatten()
+        .any(|(r, c)| wanted(Point::new(r, c)))
+    };
+    let mut best: Option<(u8, Move)> = None;
+    for p in board.points() {
+        if board.color(p) != super::board::EMPTY || state.is_own_eye(p) {
+            continue;
+        }
+        let (r, c) = board.coords(p);
+        let pt = Point::new(r, c);
+        let mv = Move::Place(pt);
+        let mut after = state.clone();
+        if after.play_as(who, mv).is_err() {
+            continue;
+        }
+        let captures = after.stones_of(opponent).len() < opponent_stones;
+        if !captures && after.liberties(pt) <= 1 {
+            continue;
+        }
+        let rank = if captures {
+            3
+        } else if next_to(pt, &|q| {
+            dead.contains(&q) && state.stone_at(q) == Some(opponent)
+        }) {
+            2
+        } else if next_to(pt, &|q| state.stone_at(q) == Some(opponent)) {
+            1
+        } else {
+            0
+        };
+        if best.is_none_or(|(b, _)| rank > b) {
+            best = Some((rank, mv));
+        }
+    }
+    best.map(|(_, mv)| mv)
+}
+
 /// The result of [`play_throughput`].
 #[derive(Clone, Copy, Debug)]
 pub struct Throughput {

@@ -504,13 +504,28 @@ impl SgfGame {
     }
 
     /// The start position under `rules`, whose size and komi (when it has one) the record
-    /// overrides.
+    /// overrides. A handicap (`HA` of 2 or more with as many `AB` stones and nothing else set
+    /// up, White to move) starts a handicap game.
     pub fn start(&self, rules: &GoRules) -> Result<GoState, SgfError> {
         let rules = GoRules {
             size: self.size,
             komi: self.komi.unwrap_or(rules.komi),
             ..rules.clone()
         };
+        let black_only = self.setup.iter().all(|&(_, who)| who == Player::First);
+        let white_first = match (self.first_player, self.moves.first()) {
+            (Some(who), _) | (None, Some(&(who, _))) => who == Player::Second,
+            (None, None) => true,
+        };
+        if let Some(h) = self.handicap.filter(|&h| h >= 2) {
+            if black_only && white_first && self.setup.len() == h as usize {
+                let stones: Vec<Point> = self.setup.iter().map(|&(p, _)| p).collect();
+                return GoState::with_handicap(rules, &stones).map_err(|e| SgfError {
+                    offset: 0,
+                    reason: format!("handicap: {e}"),
+                });
+            }
+        }
         let first = self
             .first_player
             .unwrap_or(match (self.moves.first(), self.handicap) {
@@ -551,7 +566,10 @@ impl SgfGame {
             size: state.size(),
             komi: Some(state.komi()),
             ruleset: Some(ruleset_name(state.rules()).into()),
-            handicap: None,
+            handicap: match state.handicap_stones().len() {
+                0 => None,
+                n => Some(n as u32),
+            },
             black_name: None,
             white_name: None,
             result: state.outcome().map(|_| state.score_text()),

@@ -508,3 +508,77 @@ fn komi_changes_only_the_score() {
     assert_eq!(s.komi(), 0.0);
     assert_eq!(s.to_text(), text);
 }
+
+#[test]
+fn a_handicap_game_starts_with_white_and_survives_transforms_and_sgf() {
+    let stones = handicap::fixed_handicap(9, 4).unwrap();
+    let s = GoState::with_handicap(rules(9), &stones).unwrap();
+    assert_eq!(s.to_act(), Player::Second);
+    assert_eq!(s.stones_of(Player::First).len(), 4);
+    assert!(s.moves_since_start().is_empty());
+    let mut sorted = stones.clone();
+    sorted.sort();
+    assert_eq!(s.handicap_stones(), sorted);
+    let mut after = s.clone();
+    play(&mut after, "E5");
+    assert_eq!(after.start().handicap_stones().len(), 4);
+    for &sym in s.symmetries() {
+        assert_eq!(after.transform(sym).handicap_stones().len(), 4);
+    }
+    // SGF keeps it: HA, the stones, White first.
+    let text = sgf::SgfGame::from_state(&after).to_sgf();
+    assert!(text.contains("HA[4]"), "{text}");
+    let back = sgf::SgfGame::parse(&text)
+        .unwrap()
+        .replay(&rules(9), None)
+        .unwrap();
+    assert_eq!(back.to_text(), after.to_text());
+    assert_eq!(back.handicap_stones(), sorted);
+    // A setup that is not a handicap stays a setup.
+    let setup = GoState::from_setup(rules(9), &[(stones[0], Player::First)], Player::Second);
+    assert!(setup.unwrap().handicap_stones().is_empty());
+    assert!(GoState::with_handicap(rules(9), &stones[..1]).is_err());
+}
+
+/// Every stone the cleanup plays is legal, fills no own eye and is no self-atari unless it
+/// captures; it passes only when no such point is left.
+#[test]
+fn cleanup_moves_keep_the_game_going_without_harm() {
+    let mut rng = SmallRng::seed_from_u64(11);
+    for game in 0..30 {
+        let size = [5, 7, 9][game % 3];
+        let mut s = GoState::with_size(size);
+        let length = rng.gen_range(0..size * size * 2);
+        for _ in 0..length {
+            if s.outcome().is_some() {
+                break;
+            }
+            let mv = playout::playout_move(&s, &mut rng);
+            s.play(mv).unwrap();
+        }
+        let who = s.to_act();
+        let good = |s: &GoState, pt: Point| {
+            let p = s.board.point(pt.row as usize, pt.col as usize);
+            if s.board.color(p) != board::EMPTY || s.is_own_eye(p) {
+                return false;
+            }
+            let mut after = s.clone();
+            let before = s.stones_of(who.opponent()).len();
+            after.play_as(who, Move::Place(pt)).is_ok()
+                && (after.liberties(pt) >= 2 || after.stones_of(who.opponent()).len() < before)
+        };
+        let any = (0..size * size).any(|i| good(&s, Point::new(i / size, i % size)));
+        match playout::cleanup_move(&s, &[]) {
+            Some(Move::Place(pt)) => assert!(good(&s, pt), "{} {}", s.to_text(), pt.to_gtp()),
+            Some(Move::Pass) => panic!("cleanup never returns a pass"),
+            None => assert!(!any, "passes in {}", s.to_text()),
+        }
+    }
+}
+
+#[test]
+fn liberties_count_each_point_once() {
+    let s = pos(rules(5), "...../.XX../.X.../...../.....", "b");
+    assert_eq!(s.liberties(Point::new(3, 1)), 7);
+    assert_eq!(s.liberties(Point::new(0, 0)), 0);
+}

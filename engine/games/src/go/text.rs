@@ -314,5 +314,6 @@ pub(super) fn root_from_grid(
         passes,
         ko,
         moves,
+        handicap: false,
     })
 }
