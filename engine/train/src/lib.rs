@@ -14,9 +14,9 @@ use std::time::Instant;
 use anyhow::{bail, Context};
 use eval::InvalidSetting;
 use games::{Agent, Game};
-use indicatif::{ProgressBar, ProgressStyle};
 use infer::OrtOptions;
 use players::matchplay::{play_match_parallel, AgentPair};
+use progress::Progress;
 use serde::{Deserialize, Serialize};
 use state::{model_files, IterationRecord, TrainState};
 
@@ -283,7 +283,7 @@ pub fn run<G: OwnPlayers>(
                 bar.set_position(s.games as u64);
                 bar.set_message(format!("{:.0} positions/s", s.positions_per_second()));
             })?;
-            bar.finish_and_clear();
+            bar.finish();
             sp_rate = summary.positions_per_second();
             tracing::info!("iteration {i}: self-play: {}", summary.line());
         }
@@ -487,7 +487,7 @@ impl<'a> Matches<'a> {
         }
         let bar = progress(u64::from(games), what);
         let result = play_match_parallel(start, &mut pairs, games, 10_000, |_| bar.inc(1))?;
-        bar.finish_and_clear();
+        bar.finish();
         tracing::info!(
             what,
             wins = result.wins,
@@ -500,13 +500,8 @@ impl<'a> Matches<'a> {
     }
 }
 
-fn progress(len: u64, what: &str) -> ProgressBar {
-    ProgressBar::new(len)
-        .with_style(
-            ProgressStyle::with_template("{prefix} {bar:30} {pos}/{len} {msg} [{elapsed_precise}]")
-                .expect("valid template"),
-        )
-        .with_prefix(what.to_string())
+fn progress(len: u64, what: &str) -> Progress {
+    Progress::new(len, what, "games")
 }
 
 /// Games recorded in the shards tagged `tag` (the shards of one iteration).

@@ -3,7 +3,7 @@
 
 use anyhow::Context;
 use clap::Args as ClapArgs;
-use indicatif::{ProgressBar, ProgressStyle};
+use progress::Progress;
 use players::matchplay::{play_match_parallel, MatchResult};
 use players::spec::{self as agents, AgentSpec, OwnPlayers};
 
@@ -99,11 +99,7 @@ fn run_match<G: OwnPlayers>(
             String::new()
         }
     )?;
-    let bar = ProgressBar::new(u64::from(args.games));
-    bar.set_style(
-        ProgressStyle::with_template("{bar:30} {pos}/{len} games  {msg}  [{elapsed} < {eta}]")
-            .expect("a valid template"),
-    );
+    let bar = Progress::new(u64::from(args.games), "match", "games");
     let show = |r: &MatchResult| {
         bar.inc(1);
         bar.set_message(format!(
@@ -116,7 +112,7 @@ fn run_match<G: OwnPlayers>(
     };
     // One pair plays the games in turn on a thread of its own; several share them out.
     let result = play_match_parallel(start, &mut pairs, args.games, args.max_actions, show)?;
-    bar.finish_and_clear();
+    bar.finish();
     print_result(&name_a, &name_b, &result)?;
     for (a, b) in &pairs {
         for summary in [a.summary(), b.summary()].into_iter().flatten() {

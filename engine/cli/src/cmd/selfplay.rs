@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 use clap::Args as ClapArgs;
-use indicatif::{ProgressBar, ProgressStyle};
+use progress::Progress;
 use selfplay::{SelfplayConfig, ShardSink};
 use setup::{config, models};
 
@@ -64,12 +64,7 @@ impl ForGame for &Args {
         };
         let evaluator = models::evaluator_with(&start, &self.model, &c.doc, &c.path, overrides)?;
         tracing::info!("self-play with {}", evaluator.describe());
-        let bar = ProgressBar::new(self.games as u64).with_style(
-            ProgressStyle::with_template(
-                "{bar:40} {pos}/{len} games {msg} [{elapsed_precise} < {eta}]",
-            )
-            .expect("valid template"),
-        );
+        let bar = Progress::new(self.games as u64, "self-play", "games");
         let summary = selfplay::run(
             &start,
             evaluator.as_ref(),
@@ -82,7 +77,7 @@ impl ForGame for &Args {
                 bar.set_message(format!("{:.1} positions/s", s.positions_per_second()));
             },
         )?;
-        bar.finish_and_clear();
+        bar.finish();
         Ok(summary.line())
     }
 }
