@@ -175,16 +175,11 @@ fn train_checks_its_whole_config_before_creating_anything() {
         );
         assert!(!run.exists(), "{to}: the run directory was created");
     }
-    // Without a network section trainer-bridge cannot initialise a run.
-    let text = std::fs::read_to_string(LIUZHOU_CONFIG).unwrap();
-    let (head, tail) = text.split_once("network:").unwrap();
+    // A network section that is not a mapping of sizes replaces the built-in one, and is
+    // refused before trainer-bridge is asked to make anything.
     let path = dir.join("nonet.yaml");
-    std::fs::write(
-        &path,
-        format!("{head}{}", &tail[tail.find("train:").unwrap()..]),
-    )
-    .unwrap();
-    let needle = "nonet.yaml: section `network`: missing";
+    std::fs::write(&path, "network: 3\n").unwrap();
+    let needle = "nonet.yaml: section `network`: must be a mapping of sizes";
     fails_with(&train(&path, &run, "/bin/true"), &[needle]);
     assert!(!run.exists());
     // A flag's bad value is named by the flag.

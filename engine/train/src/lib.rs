@@ -213,6 +213,13 @@ pub fn run<G: OwnPlayers>(
     for dir in [&models_dir, &shards_dir] {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     }
+    // trainer-bridge reads the config as this loop does: the built-in one with the user's
+    // file merged over it, written out whole.
+    let trainer_config = run_dir.join(TRAINER_CONFIG);
+    let tmp = trainer_config.with_extension("yaml.tmp");
+    std::fs::write(&tmp, &config_text)
+        .and_then(|()| std::fs::rename(&tmp, &trainer_config))
+        .with_context(|| format!("writing {}", trainer_config.display()))?;
     let clock = Instant::now();
     let earlier = state.elapsed_seconds;
     let elapsed = |state_secs: f64| state_secs + clock.elapsed().as_secs_f64();
@@ -230,7 +237,7 @@ pub fn run<G: OwnPlayers>(
         let init = || -> anyhow::Result<()> {
             let (ckpt, onnx) = model_files(&models_dir, 0);
             if !(ckpt.exists() && onnx.exists()) {
-                first_model(train, setup, G::NAME, &models_dir)?;
+                first_model(train, setup, G::NAME, &models_dir, &trainer_config)?;
             }
             if let Some(dir) = &train.bootstrap_shards {
                 keep_bootstrap_shards(dir, &shards_dir, train.bootstrap_samples)?;
@@ -240,6 +247,9 @@ pub fn run<G: OwnPlayers>(
         };
         if let Err(e) = init() {
             // Leave no empty directories behind; `remove_dir` keeps any that were written to.
+            if !created.is_empty() {
+                let _ = std::fs::remove_file(&trainer_config);
+            }
             for dir in created.iter().rev() {
                 let _ = std::fs::remove_dir(dir);
             }
@@ -302,7 +312,7 @@ pub fn run<G: OwnPlayers>(
                 .arg(&models_dir)
                 .args(["--name", &format!("{candidate:04}")])
                 .arg("--config")
-                .arg(setup.config_path)
+                .arg(&trainer_config)
                 .arg("--log")
                 .arg(run_dir.join("losses.jsonl"))
                 .status_ok("trainer-bridge fit")?;
@@ -521,6 +531,9 @@ fn games_in_shards(dir: &Path, tag: &str) -> anyhow::Result<usize> {
     Ok(games)
 }
 
+/// The config trainer-bridge reads, in the run directory: the loop's whole config.
+pub const TRAINER_CONFIG: &str = "config.yaml";
+
 /// A `trainer-bridge` command with its first arguments.
 fn trainer(setup: &Setup<'_>, args: &[&str]) -> Command {
     let mut c = Command::new(&setup.trainer);
@@ -595,6 +608,7 @@ fn first_model(
     setup: &Setup<'_>,
     game: &str,
     models_dir: &Path,
+    trainer_config: &Path,
 ) -> anyhow::Result<()> {
     let (ckpt, onnx) = model_files(models_dir, 0);
     if let Some(from) = &train.init_from {
@@ -614,7 +628,7 @@ fn first_model(
     };
     trainer(setup, &["init", "--game", game])
         .arg("--config")
-        .arg(setup.config_path)
+        .arg(trainer_config)
         .arg("--out")
         .arg(models_dir.join(fresh))
         .status_ok("trainer-bridge init")?;
@@ -629,7 +643,7 @@ fn first_model(
             .args(["--name", "0000"])
             .args(["--steps", &train.bootstrap_fit_steps.to_string()])
             .arg("--config")
-            .arg(setup.config_path)
+            .arg(trainer_config)
             .status_ok("trainer-bridge fit (model 0000 on the bootstrap shards)")?;
         tracing::info!(
             "model 0000: {} steps on {} in {:.0} s",

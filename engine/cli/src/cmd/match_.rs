@@ -3,11 +3,11 @@
 
 use anyhow::Context;
 use clap::Args as ClapArgs;
-use progress::Progress;
 use players::matchplay::{play_match_parallel, MatchResult};
 use players::spec::{self as agents, AgentSpec, OwnPlayers};
+use progress::Progress;
 
-use super::{config_reads, net_loader, ForGame, GameArgs, GameType, Loaded};
+use super::{config_reads, net_loader, with_default_network, ForGame, GameArgs, GameType, Loaded};
 
 /// Play a match between two agents, swapping colours every game.
 ///
@@ -81,12 +81,14 @@ fn run_match<G: OwnPlayers>(
     let name_a = spec_text(&args.black, "black");
     let name_b = spec_text(&args.white, "white");
     let workers = args.parallel.min(args.games);
+    let black = with_default_network(&args.black, G::NAME);
+    let white = with_default_network(&args.white, G::NAME);
     let mut pairs = Vec::new();
     for k in 0..u64::from(workers) {
         let seed = args.seed.wrapping_add(2 * k);
-        let a = agents::build(&args.black, &name_a, seed, load_net).context("--black")?;
-        let b = agents::build(&args.white, &name_b, seed.wrapping_add(1), load_net)
-            .context("--white")?;
+        let a = agents::build(&black, &name_a, seed, load_net).context("--black")?;
+        let b =
+            agents::build(&white, &name_b, seed.wrapping_add(1), load_net).context("--white")?;
         pairs.push((a, b));
     }
     outln!(

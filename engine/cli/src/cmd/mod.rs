@@ -24,7 +24,8 @@ mod uci;
 use clap::{Parser, Subcommand};
 
 pub use game::{
-    config_reads, net_loader, play_moves, position, ForGame, GameArgs, GameKind, GameType, Loaded,
+    config_reads, net_loader, play_moves, position, with_default_network, ForGame, GameArgs,
+    GameKind, GameType, Loaded,
 };
 
 #[derive(Parser)]

@@ -19,9 +19,11 @@ use super::{config_reads, ForGame, GameArgs, GameType, Loaded};
 pub struct Args {
     #[command(flatten)]
     game: GameArgs,
-    /// The model that plays: an ONNX file, or `uniform` (no network: uniform priors, value 0).
+    /// The model that plays: an ONNX file, `uniform` (no network: uniform priors, value 0), or
+    /// `built-in` (Liuzhou's network compiled into the engine) [default: the game's default
+    /// network (`engine models list`), else uniform].
     #[arg(long)]
-    model: String,
+    model: Option<String>,
     /// Directory the shards are written to (created if missing).
     #[arg(long)]
     out: PathBuf,
@@ -50,10 +52,15 @@ impl ForGame for &Args {
         let sp: SelfplayConfig = config::selfplay(&c.doc, &c.path)?;
         config::inference(&c.doc, &c.path)?;
         let config_text = serde_yaml::to_string(&c.doc).unwrap_or_default();
+        let model = match &self.model {
+            Some(m) => m.clone(),
+            None => models::default_network(G::NAME, "uniform priors (--model uniform)")
+                .map_or_else(|| models::UNIFORM.to_owned(), |p| p.model()),
+        };
         let sink = ShardSink {
             dir: &self.out,
             tag: "selfplay",
-            model: &self.model,
+            model: &model,
             config: &config_text,
         };
         // A bad --out fails here, not after a shard's worth of games.
@@ -62,7 +69,7 @@ impl ForGame for &Args {
             provider: self.provider,
             ..Default::default()
         };
-        let evaluator = models::evaluator_with(&start, &self.model, &c.doc, &c.path, overrides)?;
+        let evaluator = models::evaluator_with(&start, &model, &c.doc, &c.path, overrides)?;
         tracing::info!("self-play with {}", evaluator.describe());
         let bar = Progress::new(self.games as u64, "self-play", "games");
         let summary = selfplay::run(
