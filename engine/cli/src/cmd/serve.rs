@@ -72,6 +72,17 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     runtime.block_on(serve(cfg, setups))
 }
 
+/// Reads the sections `engine serve` reads from `doc` (for `engine config show --serve`).
+pub fn check(doc: &serde_yaml::Value, path: &Path) -> anyhow::Result<()> {
+    let cfg: web::Config = config::section(doc, "serve", path)?;
+    cfg.validate()
+        .map_err(anyhow::Error::msg)
+        .with_context(|| format!("config {}: section `serve`", path.display()))?;
+    config::section::<GameConfigs>(doc, "games", path)?;
+    config::section::<ModelPaths>(doc, "models", path)?;
+    Ok(())
+}
+
 fn setups(games: &GameConfigs, models: &ModelPaths) -> anyhow::Result<Setups> {
     let mut setups = Setups::default();
     let (doc, path) = game_config("liuzhou", &games.liuzhou)?;
