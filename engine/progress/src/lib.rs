@@ -103,7 +103,8 @@ impl Progress {
         }
     }
 
-    /// The text shown after the count (a rate, a score).
+    /// The text shown after the count (a rate, a score); set it before the count moves, so
+    /// that the line the move writes carries it.
     pub fn set_message(&self, message: impl Into<String>) {
         let message = message.into();
         match &self.kind {

@@ -425,7 +425,6 @@ pub fn bootstrap<'o, G: Game>(
             }
             summary.games += 1;
             summary.seconds = began.elapsed().as_secs_f64();
-            bar.inc(1);
             bar.set_message(format!(
                 "{:.1} positions/s{}",
                 summary.positions_per_second(),
@@ -434,6 +433,7 @@ pub fn bootstrap<'o, G: Game>(
                     .map(|s| format!(", last game at {s}"))
                     .unwrap_or_default()
             ));
+            bar.inc(1);
         }
         let samples = buffer.into_samples();
         summary.samples += samples.len() as u64;

@@ -290,8 +290,8 @@ pub fn run<G: OwnPlayers>(
             };
             let seed = train.seed ^ (u64::from(i) << 20) ^ done as u64;
             let summary = selfplay::run(start, evaluator.as_ref(), sp, todo, &sink, seed, |s| {
-                bar.set_position(s.games as u64);
                 bar.set_message(format!("{:.0} positions/s", s.positions_per_second()));
+                bar.set_position(s.games as u64);
             })?;
             bar.finish();
             sp_rate = summary.positions_per_second();

@@ -103,7 +103,6 @@ fn run_match<G: OwnPlayers>(
     )?;
     let bar = Progress::new(u64::from(args.games), "match", "games");
     let show = |r: &MatchResult| {
-        bar.inc(1);
         bar.set_message(format!(
             "+{} ={} -{}  score {:.3}",
             r.wins,
@@ -111,6 +110,7 @@ fn run_match<G: OwnPlayers>(
             r.losses,
             r.score()
         ));
+        bar.inc(1);
     };
     // One pair plays the games in turn on a thread of its own; several share them out.
     let result = play_match_parallel(start, &mut pairs, args.games, args.max_actions, show)?;

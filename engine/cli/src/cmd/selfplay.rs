@@ -80,8 +80,8 @@ impl ForGame for &Args {
             &sink,
             self.seed,
             |s| {
-                bar.set_position(s.games as u64);
                 bar.set_message(format!("{:.1} positions/s", s.positions_per_second()));
+                bar.set_position(s.games as u64);
             },
         )?;
         bar.finish();
