@@ -85,8 +85,8 @@ impl Place {
         match (&self.file, self.source) {
             (Some(f), _) => f.display().to_string(),
             (None, Source::BuiltIn) => "compiled into this engine".into(),
-            (None, Source::Env) => format!("{MODELS_ENV} is not set"),
-            (None, Source::Checkout) => "the checkout the engine was built from is gone".into(),
+            (None, Source::Env) => "not set".into(),
+            (None, Source::Checkout) => "gone (the checkout the engine was built from)".into(),
             (None, Source::UserData) => "no home directory".into(),
         }
     }
@@ -380,7 +380,7 @@ mod tests {
         assert!(places.iter().all(|p| !p.found));
         // Places that cannot exist here say why.
         let none = Roots::default().places("go");
-        assert_eq!(none[0].location(), "ENGINE_MODELS is not set");
+        assert_eq!(none[0].location(), "not set");
         assert_eq!(none[3].location(), "compiled into this engine");
         std::fs::remove_dir_all(&dir).unwrap();
     }

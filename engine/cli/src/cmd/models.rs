@@ -44,24 +44,25 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 }
 
 /// `engine models list`'s text.
-pub fn list_text() -> String {
+fn list_text() -> String {
     let mut s = String::new();
     for game in models::GAMES {
         s += &format!("{game}\n");
         let places = models::places(game);
         let used = places.iter().position(|p| p.found);
         for (i, p) in places.iter().enumerate() {
-            let state = match (p.found, Some(i) == used) {
-                (true, true) => "found, used",
-                (true, false) => "found",
-                (false, _) => "none",
+            let state = match (p.found, Some(i) == used, &p.file) {
+                (true, true, _) => " (found, used)",
+                (true, false, _) => " (found)",
+                (false, _, Some(_)) => " (missing)",
+                // Nothing to look at: the location says why.
+                (false, _, None) => "",
             };
-            s += &format!(
-                "  {}. {:<13} {} ({state})\n",
-                i + 1,
-                p.source.name(),
-                p.location()
-            );
+            let location = match p.source {
+                models::Source::BuiltIn if !p.found => "none for this game".to_owned(),
+                _ => p.location(),
+            };
+            s += &format!("  {}. {:<13} {location}{state}\n", i + 1, p.source.name(),);
         }
         if used.is_none() {
             s += "  no network: selfplay plays uniform priors; play, analyse and `net` agents the \
