@@ -41,6 +41,11 @@ impl Place {
 
     /// `bin/engine ARGS` in `work/`, stderr into `work/<log>`: (output, the log's text).
     fn run(&self, args: &[&str], log: &str) -> (Output, String) {
+        self.run_with(args, log, &[])
+    }
+
+    /// [`Place::run`] with the environment variables `vars` set as well.
+    fn run_with(&self, args: &[&str], log: &str, vars: &[(&str, &Path)]) -> (Output, String) {
         let log_path = self.work().join(log);
         let mut tries = 0;
         let out = loop {
@@ -54,6 +59,7 @@ impl Place {
                 .env("XDG_DATA_HOME", self.root.join("data"))
                 .env("XDG_CACHE_HOME", self.root.join("cache"))
                 .env("XDG_CONFIG_HOME", self.root.join("config"))
+                .envs(vars.iter().copied())
                 .stdin(Stdio::null())
                 .stderr(Stdio::from(log_file))
                 .output();
@@ -147,6 +153,18 @@ fn the_installed_binary_plays_from_an_empty_directory() {
     );
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(json["agent"], "net (built-in)");
+
+    // ENGINE_MODELS comes before every other place.
+    let mine = place.root.join("mine");
+    std::fs::create_dir_all(mine.join("liuzhou")).unwrap();
+    let shipped = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models/liuzhou/best.onnx");
+    std::fs::copy(shipped, mine.join("liuzhou/best.onnx")).unwrap();
+    let (_, log) = place.run_with(
+        &["analyse", "--game", "liuzhou", "--visits", "20"],
+        "env.log",
+        &[("ENGINE_MODELS", &mine)],
+    );
+    assert!(log.contains("(ENGINE_MODELS)"), "{log}");
 
     // A game with no network says so once, naming what plays instead.
     let (_, log) = place.run(
