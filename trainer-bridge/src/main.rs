@@ -214,12 +214,7 @@ fn fit(args: &FitArgs) -> anyhow::Result<()> {
     };
     let generation: u64 = name.trim_start_matches('0').parse().unwrap_or(0);
     let out = args.out.join(&name);
-    let bar = indicatif::ProgressBar::new(config.steps as u64).with_style(
-        indicatif::ProgressStyle::with_template(
-            "fit {bar:40} {pos}/{len} steps [{elapsed_precise} < {eta}]",
-        )
-        .expect("valid template"),
-    );
+    let bar = progress::Progress::new(config.steps as u64, "fit", "steps");
     let report = trainer_bridge::fit::fit(trainer_bridge::fit::FitJob {
         shards_dir: &args.shards,
         checkpoint: &checkpoint,
@@ -230,7 +225,7 @@ fn fit(args: &FitArgs) -> anyhow::Result<()> {
         log: args.log.as_deref(),
         on_step: &mut |step, _| bar.set_position(step as u64),
     })?;
-    bar.finish_and_clear();
+    bar.finish();
     println!(
         "{}: {} steps on {} samples from {} shards, {:.0} samples/s; policy loss {:.3} -> {:.3}, value loss {:.3} -> {:.3}\n{}\n{}",
         report.game,

@@ -173,7 +173,12 @@ fn a_finished_game_has_nothing_to_analyse() {
 #[test]
 fn the_shipped_liuzhou_model_guides_the_search_by_default() {
     let a = analyse_json(&["--visits", "300", "--top", "0"]);
-    assert_eq!(a["agent"], "net (models/liuzhou/best.onnx)");
+    // The checkout's network, found from the engine's build wherever it runs.
+    let agent = a["agent"].as_str().unwrap();
+    assert!(
+        agent.starts_with("net (/") && agent.ends_with("models/liuzhou/best.onnx)"),
+        "{agent}"
+    );
     let candidates = a["candidates"].as_array().unwrap();
     assert_eq!(candidates.len(), 36);
     let priors: Vec<f64> = candidates

@@ -175,16 +175,11 @@ fn train_checks_its_whole_config_before_creating_anything() {
         );
         assert!(!run.exists(), "{to}: the run directory was created");
     }
-    // Without a network section trainer-bridge cannot initialise a run.
-    let text = std::fs::read_to_string(LIUZHOU_CONFIG).unwrap();
-    let (head, tail) = text.split_once("network:").unwrap();
+    // A network section that is not a mapping of sizes replaces the built-in one, and is
+    // refused before trainer-bridge is asked to make anything.
     let path = dir.join("nonet.yaml");
-    std::fs::write(
-        &path,
-        format!("{head}{}", &tail[tail.find("train:").unwrap()..]),
-    )
-    .unwrap();
-    let needle = "nonet.yaml: section `network`: missing";
+    std::fs::write(&path, "network: 3\n").unwrap();
+    let needle = "nonet.yaml: section `network`: must be a mapping of sizes";
     fails_with(&train(&path, &run, "/bin/true"), &[needle]);
     assert!(!run.exists());
     // A flag's bad value is named by the flag.
@@ -283,4 +278,70 @@ fn the_game_comes_from_the_config_when_not_given() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(text.starts_with("go: "), "{text}");
+}
+
+/// `engine config show --config FILE`: the built-in config with the file's one key changed, and
+/// nothing else; the merged config is checked as a whole, errors naming the file.
+#[test]
+fn a_partial_config_changes_only_the_key_it_names() {
+    let dir = tmpdir("partial");
+    let partial = dir.join("partial.yaml");
+    std::fs::write(&partial, "# one key\nselfplay:\n  c_puct: 2.5\n").unwrap();
+    let out = engine(&["config", "show", "--game", "go", "--config"], &[&partial]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let shown: serde_yaml::Value = serde_yaml::from_slice(&out.stdout).unwrap();
+    let mut expected: serde_yaml::Value =
+        serde_yaml::from_str(setup::config::built_in("go").unwrap()).unwrap();
+    expected["selfplay"]["c_puct"] = serde_yaml::Value::from(2.5);
+    assert_eq!(shown, expected);
+
+    // Without --game, the file's game decides; with neither, Liuzhou.
+    std::fs::write(&partial, "game: {name: xiangqi}\n").unwrap();
+    let out = engine(&["config", "show", "--config"], &[&partial]);
+    let shown: serde_yaml::Value = serde_yaml::from_slice(&out.stdout).unwrap();
+    assert_eq!(shown["train"]["run_dir"], "runs/xiangqi");
+
+    // A misspelt key inside a section, in a file of one key, named with its place.
+    std::fs::write(&partial, "selfplay:\n  c_putc: 2.5\n").unwrap();
+    let out = engine(&["config", "show", "--config"], &[&partial]);
+    fails_with(
+        &out,
+        &[
+            "partial.yaml",
+            "section `selfplay`",
+            "unknown field `c_putc`",
+        ],
+    );
+    fails_with(
+        &selfplay(&partial, &dir.join("shards")),
+        &[
+            "partial.yaml",
+            "section `selfplay`",
+            "unknown field `c_putc`",
+        ],
+    );
+    assert!(!dir.join("shards").exists());
+}
+
+#[test]
+fn config_show_prints_each_built_in_config_as_shipped() {
+    for game in ["liuzhou", "xiangqi", "go"] {
+        let out = engine(&["config", "show", "--game", game], &[]);
+        assert!(out.status.success());
+        let file = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../configs")
+            .join(format!("{game}.yaml"));
+        // Comments and all: the file a user copies to start their own.
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout),
+            std::fs::read_to_string(file).unwrap()
+        );
+    }
+    let out = engine(&["config", "show", "--serve"], &[]);
+    let shown: serde_yaml::Value = serde_yaml::from_slice(&out.stdout).unwrap();
+    assert!(shown["serve"]["addr"].is_string(), "{shown:?}");
 }

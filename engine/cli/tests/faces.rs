@@ -140,7 +140,9 @@ fn play_refuses_bad_flags_and_closed_input() {
     let (code, out) = play(&["--agent", "deep-blue"], "");
     assert_eq!(code, 2);
     assert!(out.contains("unknown agent"), "{out}");
-    let (code, out) = play(&["--agent", "net"], "");
+    // Xiangqi has no network to find.
+    let xq = concat!(env!("CARGO_MANIFEST_DIR"), "/../../configs/xiangqi.yaml");
+    let (code, out) = play(&["--game", "xiangqi", "--config", xq, "--agent", "net"], "");
     assert_eq!(code, 2);
     assert!(out.contains("needs a model"), "{out}");
     let (code, out) = play(&["--human", "black", "--agent", "random"], "");

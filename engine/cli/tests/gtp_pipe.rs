@@ -70,7 +70,8 @@ impl Drop for Engine {
 
 #[test]
 fn a_session_through_pipes() {
-    let mut e = Engine::start(&["--size", "9", "--komi", "6.5"]);
+    // The tree search with random playouts: the default network plays 9×9 only.
+    let mut e = Engine::start(&["--size", "9", "--komi", "6.5", "--agent", "mcts"]);
     assert_eq!(e.ask("protocol_version"), "= 2");
     assert_eq!(e.ask("1 name"), "=1 engine");
     let commands = e.ask("list_commands");
@@ -157,7 +158,7 @@ fn loadsgf_sets_up_the_recorded_position() {
     let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
     let path = dir.join("gtp_pipe_load.sgf");
     std::fs::write(&path, "(;FF[4]GM[1]SZ[5]KM[0.5];B[cc];W[dc];B[bb];W[dd])").unwrap();
-    let mut e = Engine::start(&[]);
+    let mut e = Engine::start(&["--agent", "mcts"]);
     let p = path.display();
     assert_eq!(e.ask(&format!("loadsgf {p}")), "= black");
     let board = e.ask("showboard");

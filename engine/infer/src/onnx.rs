@@ -221,6 +221,30 @@ impl fmt::Display for ShapeText {
     }
 }
 
+fn check_batch(opts: &OrtOptions) -> Result<(), ModelError> {
+    if (1..=MAX_BATCH).contains(&opts.batch_size) {
+        Ok(())
+    } else {
+        Err(ModelError::Options(format!(
+            "batch_size {} is not in 1..={MAX_BATCH}",
+            opts.batch_size
+        )))
+    }
+}
+
+/// Whether this process loads the model `name` for the first time: a load is logged once per
+/// process, however many games, agents or iterations load the same file.
+fn first_load(name: &Path) -> bool {
+    // Only grows; a poisoned lock still holds a valid list.
+    static LOADED: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+    let mut loaded = LOADED.lock().unwrap_or_else(|p| p.into_inner());
+    if loaded.iter().any(|p| p == name) {
+        return false;
+    }
+    loaded.push(name.to_owned());
+    true
+}
+
 /// A loaded model with its session and a reused input buffer.
 pub struct OrtModel {
     path: PathBuf,
@@ -242,12 +266,7 @@ impl OrtModel {
     /// Loads a model, reads and checks its metadata and interface, and builds a session with
     /// the requested provider (see [`OrtOptions::allow_fallback`]).
     pub fn load(path: &Path, opts: &OrtOptions) -> Result<OrtModel, ModelError> {
-        if !(1..=MAX_BATCH).contains(&opts.batch_size) {
-            return Err(ModelError::Options(format!(
-                "batch_size {} is not in 1..={MAX_BATCH}",
-                opts.batch_size
-            )));
-        }
+        check_batch(opts)?;
         let bytes = std::fs::read(path).map_err(|e| match e.kind() {
             std::io::ErrorKind::NotFound => ModelError::Missing {
                 path: path.to_owned(),
@@ -257,21 +276,37 @@ impl OrtModel {
                 reason: e.to_string(),
             },
         })?;
+        Self::from_bytes(path, &bytes, opts)
+    }
+
+    /// [`OrtModel::load`] for a model already in memory (one compiled into the binary);
+    /// `name` stands for its path in messages.
+    pub fn from_bytes(
+        name: &Path,
+        bytes: &[u8],
+        opts: &OrtOptions,
+    ) -> Result<OrtModel, ModelError> {
+        check_batch(opts)?;
         let env = runtime::environment()?;
-        let (session, provider) = build_session(env, path, &bytes, opts)?;
-        let info = read_info(&session, path)?;
-        check_interface(&session, path, info.shape)?;
+        let (session, provider) = build_session(env, name, bytes, opts)?;
+        let info = read_info(&session, name)?;
+        check_interface(&session, name, info.shape)?;
         let input = vec![0.0; opts.batch_size * info.shape.input_len()];
-        tracing::info!(
+        let text = format!(
             "loaded {} ({} generation {}, batch {}, provider {})",
-            path.display(),
+            name.display(),
             info.game,
             info.generation,
             opts.batch_size,
             provider
         );
+        if first_load(name) {
+            tracing::info!("{text}");
+        } else {
+            tracing::debug!("{text}");
+        }
         Ok(OrtModel {
-            path: path.to_owned(),
+            path: name.to_owned(),
             info,
             batch: opts.batch_size,
             provider,

@@ -1,7 +1,10 @@
-//! Reads the YAML configs in `configs/`. Each tool reads only the sections it owns, so one file
-//! per game serves the engine and trainer-bridge alike. A file must be a mapping of known
-//! sections; unknown sections and unknown keys inside a section are errors, and so are values
-//! out of range. Every error names the file, the section and the key.
+//! Reads the YAML configs. The files in `configs/` are compiled into the engine ([`BUILT_IN`]):
+//! with no `--config`, a tool reads the built-in file of its game; a file given with
+//! `--config` is merged over it ([`effective`]), so a file naming one key changes that key
+//! alone. Each tool reads only the sections it owns, so one file per game serves the engine
+//! and trainer-bridge alike. A file must be a mapping of known sections; unknown sections and
+//! unknown keys inside a section are errors, and so are values out of range. Every error names
+//! the file, the section and the key.
 
 use std::path::{Path, PathBuf};
 
@@ -26,6 +29,83 @@ pub const SECTIONS: [&str; 11] = [
     "games",
     "models",
 ];
+
+/// The files of `configs/`, compiled in: each game's, and `serve`'s. Every key is commented
+/// there.
+pub const BUILT_IN: [(&str, &str); 4] = [
+    ("liuzhou", include_str!("../../../configs/liuzhou.yaml")),
+    ("xiangqi", include_str!("../../../configs/xiangqi.yaml")),
+    ("go", include_str!("../../../configs/go.yaml")),
+    ("serve", include_str!("../../../configs/serve.yaml")),
+];
+
+/// The built-in config `name` (a game's name, or `serve`) as shipped, comments and all.
+pub fn built_in(name: &str) -> Option<&'static str> {
+    BUILT_IN
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, text)| *text)
+}
+
+/// What stands for the built-in config `name` where a message names a file.
+pub fn built_in_path(name: &str) -> PathBuf {
+    PathBuf::from(format!("built-in configs/{name}.yaml"))
+}
+
+/// `over` merged into `base`: where both hold a mapping under a key, the two mappings are
+/// merged key by key, at any depth; any other value of `over` (a number, a list, `~`)
+/// replaces `base`'s.
+pub fn merge(base: &mut serde_yaml::Value, over: serde_yaml::Value) {
+    use serde_yaml::Value;
+    match (base, over) {
+        (Value::Mapping(base), Value::Mapping(over)) => {
+            for (key, value) in over {
+                match base.get_mut(&key) {
+                    Some(slot) => merge(slot, value),
+                    None => {
+                        base.insert(key, value);
+                    }
+                }
+            }
+        }
+        (base, over) => *base = over,
+    }
+}
+
+/// The config a tool reads for `name` (a game's name, or `serve`): the built-in file, with
+/// `file` (a document read with [`load`], and its path) merged over it. The path returned is
+/// the one errors name: the file's when one is given (values it leaves out are the built-in
+/// ones), else [`built_in_path`].
+pub fn effective(
+    name: &str,
+    file: Option<(serde_yaml::Value, &Path)>,
+) -> Result<(serde_yaml::Value, PathBuf), ConfigError> {
+    let text = built_in(name).ok_or_else(|| ConfigError::NoBuiltIn {
+        name: name.to_owned(),
+    })?;
+    let mut doc = parse(text, &built_in_path(name))?;
+    match file {
+        Some((over, path)) => {
+            merge(&mut doc, over);
+            Ok((doc, path.to_owned()))
+        }
+        None => Ok((doc, built_in_path(name))),
+    }
+}
+
+/// [`effective`] for the file at `file`, if any: what a command given `--config FILE` (or none)
+/// reads for `name`.
+pub fn read(name: &str, file: Option<&Path>) -> Result<(serde_yaml::Value, PathBuf), ConfigError> {
+    match file {
+        Some(path) => effective(name, Some((load(path)?, path))),
+        None => effective(name, None),
+    }
+}
+
+/// The game a config document names in `game.name`, if any.
+pub fn named_game(doc: &serde_yaml::Value) -> Option<&str> {
+    doc.get("game")?.get("name")?.as_str()
+}
 
 /// Why a config file cannot be used.
 #[derive(Debug, thiserror::Error)]
@@ -56,6 +136,8 @@ pub enum ConfigError {
         section: &'static str,
         error: InvalidSetting,
     },
+    #[error("no built-in config is called `{name}` (built in: liuzhou, xiangqi, go, serve)")]
+    NoBuiltIn { name: String },
     #[error("config {path}: section `{section}`: {reason}")]
     Other {
         path: PathBuf,
@@ -307,6 +389,89 @@ mod tests {
             seen += 1;
         }
         assert!(seen >= 4, "{seen} configs in {}", dir.display());
+    }
+
+    #[test]
+    fn every_file_of_configs_is_built_in_and_reads() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../configs");
+        let mut names: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap()
+            .filter_map(|e| {
+                let path = e.unwrap().path();
+                let yaml = path.extension().is_some_and(|x| x == "yaml");
+                yaml.then(|| path.file_stem().unwrap().to_string_lossy().into_owned())
+            })
+            .collect();
+        names.sort();
+        let mut built: Vec<&str> = BUILT_IN.iter().map(|(n, _)| *n).collect();
+        built.sort();
+        assert_eq!(names, built);
+        for (name, text) in BUILT_IN {
+            let (doc, path) = effective(name, None).unwrap();
+            assert_eq!(path, built_in_path(name));
+            assert_eq!(
+                doc,
+                serde_yaml::from_str::<serde_yaml::Value>(text).unwrap()
+            );
+            if name != "serve" {
+                assert_eq!(named_game(&doc), Some(name));
+            }
+        }
+        assert!(effective("chess", None)
+            .unwrap_err()
+            .to_string()
+            .contains("no built-in config is called `chess`"));
+    }
+
+    #[test]
+    fn a_partial_file_changes_only_the_keys_it_names() {
+        let path = Path::new("mine.yaml");
+        let (built, _) = effective("go", None).unwrap();
+        let over = parse("selfplay: {c_puct: 2.5}\n", path).unwrap();
+        let (doc, named) = effective("go", Some((over, path))).unwrap();
+        assert_eq!(named, path);
+        let mut expected = built.clone();
+        expected["selfplay"]["c_puct"] = serde_yaml::Value::from(2.5);
+        assert_eq!(doc, expected);
+        assert_eq!(selfplay(&doc, path).unwrap().c_puct, 2.5);
+        // Whole sections and lists are replaced only where the file says so; `~` resets.
+        let over = parse(
+            "bootstrap: {levels: [3]}\ntrain: {init_from: x.safetensors}\n",
+            path,
+        )
+        .unwrap();
+        let (doc, _) = effective("go", Some((over, path))).unwrap();
+        assert_eq!(
+            doc["bootstrap"]["levels"],
+            serde_yaml::from_str::<serde_yaml::Value>("[3]").unwrap()
+        );
+        assert_eq!(doc["bootstrap"]["depth"], built["bootstrap"]["depth"]);
+        assert_eq!(doc["train"]["init_from"], "x.safetensors");
+        assert_eq!(doc["game"], built["game"]);
+    }
+
+    #[test]
+    fn a_merged_config_is_checked_as_a_whole_and_errors_name_the_file() {
+        let path = Path::new("mine.yaml");
+        let merged = |text: &str| effective("liuzhou", Some((parse(text, path).unwrap(), path)));
+        let (doc, p) = merged("selfplay: {c_putc: 2}").unwrap();
+        let e = selfplay(&doc, &p).unwrap_err().to_string();
+        assert!(
+            e.starts_with("config mine.yaml: section `selfplay`: unknown field `c_putc`"),
+            "{e}"
+        );
+        let (doc, p) = merged("inference: {batch_size: 0}").unwrap();
+        let e = inference(&doc, &p).unwrap_err().to_string();
+        assert!(
+            e.contains("mine.yaml: section `inference`: `batch_size` is 0"),
+            "{e}"
+        );
+        // Another game's name in the file is refused by that game's rules.
+        let (doc, p) = merged("game: {name: go}").unwrap();
+        let e = liuzhou_start(&doc, &p).unwrap_err().to_string();
+        assert!(e.contains("this file is for go, not liuzhou"), "{e}");
+        // Unknown sections are caught when the file is read, before any merge.
+        assert!(parse("selfpaly: {}", path).is_err());
     }
 
     #[test]

@@ -28,7 +28,7 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use eval::InvalidSetting;
 use games::{random_action, Agent, AgentError, Decision, Game, Outcome, Player};
-use indicatif::{ProgressBar, ProgressStyle};
+use progress::Progress;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
@@ -188,7 +188,7 @@ pub struct BootstrapOptions<'a> {
     pub teacher: &'a str,
     /// The opponent's spec, when the teacher does not play itself.
     pub opponent: Option<&'a str>,
-    /// Show a progress bar on stderr (hidden when stderr is not a terminal).
+    /// Show progress on stderr (a bar on a terminal, a plain line every few seconds elsewhere).
     pub progress: bool,
 }
 
@@ -375,16 +375,10 @@ pub fn bootstrap<'o, G: Game>(
     }
 
     let bar = if opts.progress {
-        ProgressBar::new(todo.iter().map(|t| t.2 as u64).sum())
+        Progress::new(todo.iter().map(|t| t.2 as u64).sum(), "bootstrap", "games")
     } else {
-        ProgressBar::hidden()
+        Progress::hidden()
     };
-    bar.set_style(
-        ProgressStyle::with_template(
-            "{bar:40} {pos}/{len} games {msg} [{elapsed_precise} < {eta}]",
-        )
-        .expect("a valid template"),
-    );
     let began = Instant::now();
     let shape = start.shape();
     let symmetries = shards::symmetry_maps(start);
@@ -431,7 +425,6 @@ pub fn bootstrap<'o, G: Game>(
             }
             summary.games += 1;
             summary.seconds = began.elapsed().as_secs_f64();
-            bar.inc(1);
             bar.set_message(format!(
                 "{:.1} positions/s{}",
                 summary.positions_per_second(),
@@ -440,6 +433,7 @@ pub fn bootstrap<'o, G: Game>(
                     .map(|s| format!(", last game at {s}"))
                     .unwrap_or_default()
             ));
+            bar.inc(1);
         }
         let samples = buffer.into_samples();
         summary.samples += samples.len() as u64;
@@ -465,7 +459,7 @@ pub fn bootstrap<'o, G: Game>(
         tracing::debug!("wrote {} ({} samples)", path.display(), shard.samples.len());
         summary.shards.push(path);
     }
-    bar.finish_and_clear();
+    bar.finish();
     summary.seconds = began.elapsed().as_secs_f64();
     Ok(summary)
 }

@@ -15,9 +15,9 @@ use std::time::Instant;
 use anyhow::{bail, Context};
 use eval::InvalidSetting;
 use games::{Agent, Game};
-use indicatif::{ProgressBar, ProgressStyle};
 use infer::OrtOptions;
 use players::matchplay::{play_match_parallel, AgentPair, Colours};
+use progress::Progress;
 use serde::{Deserialize, Serialize};
 use state::{model_files, IterationRecord, TrainState};
 
@@ -229,6 +229,13 @@ pub fn run<G: OwnPlayers>(
     for dir in [&models_dir, &shards_dir] {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     }
+    // trainer-bridge reads the config as this loop does: the built-in one with the user's
+    // file merged over it, written out whole.
+    let trainer_config = run_dir.join(TRAINER_CONFIG);
+    let tmp = trainer_config.with_extension("yaml.tmp");
+    std::fs::write(&tmp, &config_text)
+        .and_then(|()| std::fs::rename(&tmp, &trainer_config))
+        .with_context(|| format!("writing {}", trainer_config.display()))?;
     let clock = Instant::now();
     let earlier = state.elapsed_seconds;
     let elapsed = |state_secs: f64| state_secs + clock.elapsed().as_secs_f64();
@@ -246,7 +253,7 @@ pub fn run<G: OwnPlayers>(
         let init = || -> anyhow::Result<()> {
             let (ckpt, onnx) = model_files(&models_dir, 0);
             if !(ckpt.exists() && onnx.exists()) {
-                first_model(train, setup, G::NAME, &models_dir)?;
+                first_model(train, setup, G::NAME, &models_dir, &trainer_config)?;
             }
             if let Some(dir) = &train.bootstrap_shards {
                 keep_bootstrap_shards(dir, &shards_dir, train.bootstrap_samples)?;
@@ -256,6 +263,9 @@ pub fn run<G: OwnPlayers>(
         };
         if let Err(e) = init() {
             // Leave no empty directories behind; `remove_dir` keeps any that were written to.
+            if !created.is_empty() {
+                let _ = std::fs::remove_file(&trainer_config);
+            }
             for dir in created.iter().rev() {
                 let _ = std::fs::remove_dir(dir);
             }
@@ -293,10 +303,10 @@ pub fn run<G: OwnPlayers>(
             };
             let seed = train.seed ^ (u64::from(i) << 20) ^ done as u64;
             let summary = selfplay::run(start, evaluator.as_ref(), sp, todo, &sink, seed, |s| {
-                bar.set_position(s.games as u64);
                 bar.set_message(format!("{:.0} positions/s", s.positions_per_second()));
+                bar.set_position(s.games as u64);
             })?;
-            bar.finish_and_clear();
+            bar.finish();
             sp_rate = summary.positions_per_second();
             tracing::info!("iteration {i}: self-play: {}", summary.line());
         }
@@ -315,7 +325,7 @@ pub fn run<G: OwnPlayers>(
                 .arg(&models_dir)
                 .args(["--name", &format!("{candidate:04}")])
                 .arg("--config")
-                .arg(setup.config_path)
+                .arg(&trainer_config)
                 .arg("--log")
                 .arg(run_dir.join("losses.jsonl"))
                 .status_ok("trainer-bridge fit")?;
@@ -554,7 +564,7 @@ impl<'a> Matches<'a> {
             Colours::Alternate,
             |_, _, _, _| bar.inc(1),
         )?;
-        bar.finish_and_clear();
+        bar.finish();
         tracing::info!(
             what,
             wins = result.wins,
@@ -619,13 +629,8 @@ fn earlier_bests(state: &TrainState, n: u32) -> Vec<u32> {
     bests.into_iter().rev().take(n as usize).collect()
 }
 
-fn progress(len: u64, what: &str) -> ProgressBar {
-    ProgressBar::new(len)
-        .with_style(
-            ProgressStyle::with_template("{prefix} {bar:30} {pos}/{len} {msg} [{elapsed_precise}]")
-                .expect("valid template"),
-        )
-        .with_prefix(what.to_string())
+fn progress(len: u64, what: &str) -> Progress {
+    Progress::new(len, what, "games")
 }
 
 /// Games recorded in the shards tagged `tag` (the shards of one iteration).
@@ -644,6 +649,9 @@ fn games_in_shards(dir: &Path, tag: &str) -> anyhow::Result<usize> {
     }
     Ok(games)
 }
+
+/// The config trainer-bridge reads, in the run directory: the loop's whole config.
+pub const TRAINER_CONFIG: &str = "config.yaml";
 
 /// A `trainer-bridge` command with its first arguments.
 fn trainer(setup: &Setup<'_>, args: &[&str]) -> Command {
@@ -719,6 +727,7 @@ fn first_model(
     setup: &Setup<'_>,
     game: &str,
     models_dir: &Path,
+    trainer_config: &Path,
 ) -> anyhow::Result<()> {
     let (ckpt, onnx) = model_files(models_dir, 0);
     if let Some(from) = &train.init_from {
@@ -738,7 +747,7 @@ fn first_model(
     };
     trainer(setup, &["init", "--game", game])
         .arg("--config")
-        .arg(setup.config_path)
+        .arg(trainer_config)
         .arg("--out")
         .arg(models_dir.join(fresh))
         .status_ok("trainer-bridge init")?;
@@ -753,7 +762,7 @@ fn first_model(
             .args(["--name", "0000"])
             .args(["--steps", &train.bootstrap_fit_steps.to_string()])
             .arg("--config")
-            .arg(setup.config_path)
+            .arg(trainer_config)
             .status_ok("trainer-bridge fit (model 0000 on the bootstrap shards)")?;
         tracing::info!(
             "model 0000: {} steps on {} in {:.0} s",

@@ -39,8 +39,8 @@ pub struct Args {
     /// when there is a model, else `mcts`].
     #[arg(long)]
     agent: Option<String>,
-    /// The ONNX model that guides the `net` search [default: the shipped
-    /// models/<game>/best.onnx, if there is one].
+    /// The ONNX model that guides the `net` search, or `built-in` [default: the game's
+    /// default network (`engine models list`), if it has one].
     #[arg(long)]
     model: Option<PathBuf>,
     /// Playouts to search [default: 1600, or no limit when `--seconds` is given].
@@ -87,7 +87,12 @@ impl ForGame for &Args {
             seed: self.seed,
             top: self.top,
         };
-        let model = models::given_or_shipped(self.model.as_deref(), self.agent.as_deref(), G::NAME);
+        let model = models::given_or_default(
+            self.model.as_deref(),
+            self.agent.as_deref(),
+            G::NAME,
+            "tree search with random playouts (mcts)",
+        );
         let agent = self
             .agent
             .clone()
@@ -96,11 +101,10 @@ impl ForGame for &Args {
             "mcts" => (None, "mcts (random playouts)".into()),
             "net" => {
                 let Some(model) = &model else {
-                    bail!("--agent net needs --model: no model ships for {}", G::NAME);
+                    bail!("--agent net needs --model: {} has no network", G::NAME);
                 };
-                let net = models::evaluator(&state, &model.to_string_lossy(), &c.doc, &c.path)
-                    .context("--model")?;
-                (Some(net), format!("net ({})", model.display()))
+                let net = models::evaluator(&state, model, &c.doc, &c.path).context("--model")?;
+                (Some(net), format!("net ({model})"))
             }
             other => bail!("--agent {other:?}: must be mcts or net"),
         };

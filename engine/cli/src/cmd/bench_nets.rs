@@ -9,8 +9,8 @@ use games::liuzhou::Liuzhou;
 use games::xiangqi::Xiangqi;
 use games::Game;
 
-/// The default network of each game, initialised by `trainer-bridge init` from
-/// `configs/<game>.yaml` into a temporary directory.
+/// The default network of each game, initialised by `trainer-bridge init` from the game's
+/// built-in config into a temporary directory.
 pub struct DefaultModels {
     dir: PathBuf,
 }
@@ -23,9 +23,11 @@ impl DefaultModels {
         std::fs::create_dir_all(&dir)?;
         let trainer = train::find_trainer(None);
         for game in ["liuzhou", "xiangqi", "go"] {
+            let config = dir.join(format!("{game}.yaml"));
+            std::fs::write(&config, setup::config::built_in(game).unwrap_or_default())?;
             let status = std::process::Command::new(&trainer)
                 .args(["init", "--game", game, "--config"])
-                .arg(format!("configs/{game}.yaml"))
+                .arg(&config)
                 .arg("--out")
                 .arg(dir.join(game))
                 .args(if game == "go" {
@@ -115,7 +117,7 @@ impl Figure for Inference {
             ..Default::default()
         };
         outln!(
-            "== inference: {} (default net of configs/{}.yaml, {} intra-op thread(s), CPU) ==",
+            "== inference: {} (default net of the built-in configs/{}.yaml, {} intra-op thread(s), CPU) ==",
             G::NAME,
             G::NAME,
             self.threads

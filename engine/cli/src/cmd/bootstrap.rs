@@ -9,7 +9,7 @@ use setup::config;
 use teach::bootstrap::{bootstrap, BootstrapConfig, BootstrapOptions};
 use teach::teacher::TeachError;
 
-use super::{config_reads, net_loader, ForGame, GameArgs, GameType, Loaded};
+use super::{config_reads, net_loader, with_default_network, ForGame, GameArgs, GameType, Loaded};
 
 /// Play a teacher engine against itself (or an opponent) and write its games as shards: every
 /// position gets the teacher's policy (GNU Go's move values, Fairy-Stockfish's MultiPV lines,
@@ -62,6 +62,7 @@ impl ForGame for &Args {
                 spec: text.to_string(),
                 reason: e.reason,
             })?;
+            let parsed = with_default_network(&parsed, G::NAME);
             spec::build::<G>(&parsed, text, seed, &load).map_err(|e| TeachError::Spec {
                 spec: text.to_string(),
                 reason: format!("{e:#}"),

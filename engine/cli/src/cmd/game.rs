@@ -9,6 +9,7 @@ use clap::{Arg, ValueEnum};
 use eval::Evaluator;
 use faces::web::view::WebGame;
 use games::Game;
+use players::spec::AgentSpec;
 use setup::{config, models};
 
 /// The games the engine plays; every subcommand that takes `--game` uses this list.
@@ -23,12 +24,14 @@ pub enum GameKind {
 }
 
 impl GameKind {
-    /// The config file used when `--config` is not given.
-    pub fn default_config(self) -> PathBuf {
+    pub const ALL: [GameKind; 3] = [GameKind::Liuzhou, GameKind::Xiangqi, GameKind::Go];
+
+    /// The game's name, as in `--game`, configs and models.
+    pub fn name(self) -> &'static str {
         match self {
-            GameKind::Liuzhou => "configs/liuzhou.yaml".into(),
-            GameKind::Xiangqi => "configs/xiangqi.yaml".into(),
-            GameKind::Go => "configs/go.yaml".into(),
+            GameKind::Liuzhou => "liuzhou",
+            GameKind::Xiangqi => "xiangqi",
+            GameKind::Go => "go",
         }
     }
 }
@@ -41,7 +44,7 @@ pub struct GameArgs {
     #[arg(long, value_enum)]
     pub game: Option<GameKind>,
     /// Config file: the game's variant rules (its `game` section) and the sections the
-    /// subcommand reads [default: configs/<game>.yaml].
+    /// subcommand reads, merged over the built-in configs/<game>.yaml.
     #[arg(long)]
     pub config: Option<PathBuf>,
 }
@@ -51,12 +54,14 @@ pub struct GameArgs {
 pub fn config_reads(sections: &'static str) -> impl FnOnce(Arg) -> Arg {
     move |arg| {
         arg.help(format!(
-            "Config file: {sections} [default: configs/<game>.yaml]"
+            "Config file: {sections}; the keys it names replace those of the built-in \
+             configs/<game>.yaml (`engine config show --game G` prints it)"
         ))
     }
 }
 
-/// A config as a subcommand reads it: the document and where it came from.
+/// A config as a subcommand reads it: the built-in config of the game with `--config` merged
+/// over it, and the path errors name (`--config`'s file, else the built-in one).
 pub struct Loaded {
     pub doc: serde_yaml::Value,
     pub path: PathBuf,
@@ -75,27 +80,19 @@ pub trait ForGame {
 }
 
 impl GameArgs {
-    /// The config file (`--config`, else the game's default) and the game: `--game`, else the
-    /// game the file names, else Liuzhou.
+    /// The game and its config: `--game`, else the game the `--config` file names, else
+    /// Liuzhou; the built-in config of that game with the file merged over it.
     pub fn load(&self) -> anyhow::Result<(GameKind, Loaded)> {
-        let Some(path) = self.config.clone() else {
-            let game = self.game.unwrap_or(GameKind::Liuzhou);
-            let path = game.default_config();
-            return Ok((
-                game,
-                Loaded {
-                    doc: config::load(&path)?,
-                    path,
-                },
-            ));
+        let file = match &self.config {
+            Some(path) => Some((config::load(path)?, path.as_path())),
+            None => None,
         };
-        let doc = config::load(&path)?;
-        let named = doc
-            .get("game")
-            .and_then(|g| g.get("name"))
-            .and_then(|n| n.as_str())
+        let named = file
+            .as_ref()
+            .and_then(|(doc, _)| config::named_game(doc))
             .and_then(|n| GameKind::from_str(n, true).ok());
         let game = self.game.or(named).unwrap_or(GameKind::Liuzhou);
+        let (doc, path) = config::effective(game.name(), file)?;
         Ok((game, Loaded { doc, path }))
     }
 
@@ -114,7 +111,8 @@ impl GameArgs {
 /// Loads `net` agents' models the way every subcommand does (`setup::models`). With games
 /// played `parallel` at a time, each network gets an equal share of the cores for its
 /// intra-op threads (one side of a game thinks at a time): two games at once, each network
-/// on all cores, took 190 s for 20 games where a share each took 101 s.
+/// on all cores, took 190 s for 20 games where a share each took 101 s. Specs pass through
+/// [`with_default_network`] first, so a model is always named here.
 pub fn net_loader<'a, G: Game>(
     start: &'a G,
     doc: &'a serde_yaml::Value,
@@ -123,12 +121,38 @@ pub fn net_loader<'a, G: Game>(
 ) -> impl Fn(Option<&Path>) -> anyhow::Result<Arc<dyn Evaluator<G>>> + 'a {
     let overrides = models::Overrides::sharing_cores(parallel);
     move |model: Option<&Path>| {
-        let model = models::named_or_shipped(model, G::NAME)?;
+        let model = match model {
+            Some(m) => m.to_path_buf(),
+            None => models::default_network(G::NAME, NO_NET)
+                .map(|p| PathBuf::from(p.model()))
+                .with_context(|| {
+                    format!("no network for {}: name one with net:model=PATH", G::NAME)
+                })?,
+        };
         let text = model
             .to_str()
             .with_context(|| format!("net:model={}: not a UTF-8 path", model.display()))?;
         models::evaluator_with(start, text, doc, config, overrides)
             .with_context(|| format!("net:model={}", model.display()))
+    }
+}
+
+/// What a `net` agent without a model plays where its game has no network.
+const NO_NET: &str = "random-playout MCTS for `net` agents that name no model";
+
+/// `spec`, with a `net` agent that names no model given the game's default network; where the
+/// game has none, that agent becomes the tree search with random playouts (`mcts` with the
+/// same settings), and one log line says so.
+pub fn with_default_network(spec: &AgentSpec, game: &str) -> AgentSpec {
+    match spec {
+        AgentSpec::Net { model: None, mcts } => match models::default_network(game, NO_NET) {
+            Some(place) => AgentSpec::Net {
+                model: Some(PathBuf::from(place.model())),
+                mcts: mcts.clone(),
+            },
+            None => AgentSpec::Mcts(mcts.clone()),
+        },
+        other => other.clone(),
     }
 }
 

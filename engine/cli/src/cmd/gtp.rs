@@ -1,6 +1,6 @@
 //! `engine gtp`: Go over GTP version 2 on stdin/stdout (`faces::gtp`).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use anyhow::Context;
 use clap::Args as ClapArgs;
@@ -16,8 +16,8 @@ use super::GameKind;
 /// Speak GTP version 2 on stdin/stdout (Go).
 #[derive(ClapArgs)]
 pub struct Args {
-    /// Go config file: its `game` section gives the rules, its `gtp` section the agent
-    /// [default: configs/go.yaml if it is there, else built-in defaults].
+    /// Go config file: its `game` section gives the rules, its `gtp` section the agent; the
+    /// keys it names replace those of the built-in configs/go.yaml.
     #[arg(long)]
     config: Option<PathBuf>,
     /// Board size at start, overriding the config (GTP `boardsize` changes it later).
@@ -40,37 +40,11 @@ pub struct Args {
     seed: Option<u64>,
 }
 
-/// The config document at `path` with its rules and agent settings.
-fn read_config(path: &Path) -> anyhow::Result<(serde_yaml::Value, GoRules, GtpConfig)> {
-    let doc = config::load(path)?;
-    let rules = config::rules::<GoRules>(&doc, path, "go")?;
-    let gtp = config::section::<GtpConfig>(&doc, "gtp", path)?;
-    Ok((doc, rules, gtp))
-}
-
 pub fn run(args: Args) -> anyhow::Result<()> {
-    let default = GameKind::Go.default_config();
-    let (doc, path, mut rules, mut gtp) = match &args.config {
-        Some(path) => {
-            let (doc, rules, gtp) = read_config(path)?;
-            (doc, path.clone(), rules, gtp)
-        }
-        None if default.exists() => {
-            let (doc, rules, gtp) = read_config(&default)?;
-            (doc, default, rules, gtp)
-        }
-        // GUIs start engines from directories of their own: the built-in rules then.
-        None => {
-            tracing::info!("no config at {}: default Go rules", default.display());
-            let none = PathBuf::from("(defaults)");
-            (
-                serde_yaml::Value::Null,
-                none,
-                GoRules::default(),
-                GtpConfig::default(),
-            )
-        }
-    };
+    // GUIs start engines from directories of their own: the built-in config serves them all.
+    let (doc, path) = config::read(GameKind::Go.name(), args.config.as_deref())?;
+    let mut rules = config::rules::<GoRules>(&doc, &path, "go")?;
+    let mut gtp = config::section::<GtpConfig>(&doc, "gtp", &path)?;
     if let Some(size) = args.size {
         rules.size = size;
     }
@@ -92,19 +66,27 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
     rules.validate().context("Go rules")?;
     if gtp.agent == AgentKind::Net && gtp.model.is_none() {
-        // The shipped network, where one is there for this board; otherwise the tree search
+        // The default network, where there is one for this board; otherwise the tree search
         // with random playouts, unless the network was asked for by name.
-        match models::shipped("go").filter(|_| rules.size == SHIPPED_SIZE) {
-            Some(m) => gtp.model = Some(m.to_string_lossy().into_owned()),
+        let fallback = "the tree search with random playouts (mcts)";
+        let found = if rules.size == SHIPPED_SIZE {
+            models::default_network("go", fallback)
+        } else {
+            None
+        };
+        match found {
+            Some(place) => gtp.model = Some(place.model()),
             None if chosen => anyhow::bail!(
-                "--agent net: no network ships for go at {size}x{size}; give --model",
+                "--agent net: no network for go at {size}x{size}; give --model",
                 size = rules.size
             ),
             None => {
-                tracing::info!(
-                    "no network ships for go at {size}x{size}: playing mcts (random playouts)",
-                    size = rules.size
-                );
+                if rules.size != SHIPPED_SIZE {
+                    tracing::info!(
+                        "go at {size}x{size}: the default network plays 9x9 only; using {fallback}",
+                        size = rules.size
+                    );
+                }
                 gtp.agent = AgentKind::Mcts;
             }
         }

@@ -3,10 +3,10 @@
 
 use anyhow::Context;
 use clap::Args as ClapArgs;
-use indicatif::{ProgressBar, ProgressStyle};
 use players::ladder::{self, Pairing};
 use players::matchplay::{play_match_parallel, Colours};
 use players::spec::{self as agents, AgentSpec};
+use progress::Progress;
 
 use super::match_::spec_text;
 use super::{config_reads, net_loader, ForGame, GameArgs, GameType, Loaded};
@@ -70,11 +70,7 @@ impl ForGame for &Args {
             G::NAME,
             self.games
         )?;
-        let bar = ProgressBar::new(rounds as u64 * u64::from(self.games));
-        bar.set_style(
-            ProgressStyle::with_template("{bar:30} {pos}/{len} games  {msg}  [{elapsed} < {eta}]")
-                .expect("a valid template"),
-        );
+        let bar = Progress::new(rounds as u64 * u64::from(self.games), "ladder", "games");
         let workers = self.parallel.min(self.games);
         let mut pairings = Vec::new();
         for a in 0..n {
@@ -116,7 +112,7 @@ impl ForGame for &Args {
                 });
             }
         }
-        bar.finish_and_clear();
+        bar.finish();
         let ratings = ladder::rate(n, &pairings, 0, self.prior_draws)?;
         let mut order: Vec<usize> = (0..n).collect();
         order.sort_by(|&x, &y| ratings.elo[y].total_cmp(&ratings.elo[x]));

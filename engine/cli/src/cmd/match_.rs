@@ -4,7 +4,6 @@
 
 use anyhow::Context;
 use clap::Args as ClapArgs;
-use indicatif::{ProgressBar, ProgressStyle};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Mutex;
@@ -12,8 +11,9 @@ use std::sync::Mutex;
 use games::{record, Player, RecordMeta};
 use players::matchplay::{play_match_parallel, Colours, GameRecord, MatchResult};
 use players::spec::{self as agents, AgentSpec};
+use progress::Progress;
 
-use super::{config_reads, net_loader, ForGame, GameArgs, GameType, Loaded};
+use super::{config_reads, net_loader, with_default_network, ForGame, GameArgs, GameType, Loaded};
 
 /// Play a match between two agents, swapping colours every game (Go with `--handicap N`: the
 /// first agent is Black with N stones in every game).
@@ -115,12 +115,14 @@ fn run_match<G: GameType>(
         None => (start, Colours::Alternate),
     };
     let workers = args.parallel.min(args.games);
+    let black = with_default_network(&args.black, G::NAME);
+    let white = with_default_network(&args.white, G::NAME);
     let mut pairs = Vec::new();
     for k in 0..u64::from(workers) {
         let seed = args.seed.wrapping_add(2 * k);
-        let a = agents::build(&args.black, &name_a, seed, load_net).context("--black")?;
-        let b = agents::build(&args.white, &name_b, seed.wrapping_add(1), load_net)
-            .context("--white")?;
+        let a = agents::build(&black, &name_a, seed, load_net).context("--black")?;
+        let b =
+            agents::build(&white, &name_b, seed.wrapping_add(1), load_net).context("--white")?;
         pairs.push((a, b));
     }
     let colour_text = match args.handicap {
@@ -137,11 +139,7 @@ fn run_match<G: GameType>(
             String::new()
         }
     )?;
-    let bar = ProgressBar::new(u64::from(args.games));
-    bar.set_style(
-        ProgressStyle::with_template("{bar:30} {pos}/{len} games  {msg}  [{elapsed} < {eta}]")
-            .expect("a valid template"),
-    );
+    let bar = Progress::new(u64::from(args.games), "match", "games");
     if let Some(path) = &args.record {
         // A path that cannot be written fails now, not after the first game.
         record::write_file(path, "")
@@ -189,6 +187,7 @@ fn run_match<G: GameType>(
             r.losses,
             r.score()
         ));
+        bar.inc(1);
     };
     // One pair plays the games in turn on a thread of its own; several share them out.
     let result = play_match_parallel(
@@ -199,7 +198,7 @@ fn run_match<G: GameType>(
         colours,
         show,
     )?;
-    bar.finish_and_clear();
+    bar.finish();
     let title = match args.handicap {
         Some(n) => format!("{name_a} vs {name_b} (handicap {n}, {name_a} Black in every game)"),
         None => format!("{name_a} vs {name_b}"),

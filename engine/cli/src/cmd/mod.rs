@@ -7,11 +7,14 @@ mod bench;
 mod bench_nets;
 mod bench_rules;
 mod bootstrap;
+mod config;
+mod doctor;
 mod game;
 mod gtp;
 mod import;
 mod ladder;
 mod match_;
+mod models;
 mod perft;
 mod perft_go;
 mod perft_xiangqi;
@@ -25,7 +28,8 @@ mod uci;
 use clap::{Parser, Subcommand};
 
 pub use game::{
-    config_reads, net_loader, play_moves, position, ForGame, GameArgs, GameKind, GameType, Loaded,
+    config_reads, net_loader, play_moves, position, with_default_network, ForGame, GameArgs,
+    GameKind, GameType, Loaded,
 };
 
 #[derive(Parser)]
@@ -74,6 +78,14 @@ enum Command {
     Gtp(gtp::Args),
     /// Speak UCI, or UCCI after `ucci`, on stdin/stdout (Xiangqi; ICCS moves with ranks 0–9).
     Uci(uci::Args),
+    /// Print the effective config of a game, or where configs, models and caches are looked up.
+    Config(config::Args),
+    /// List the default networks found, or install the shipped ones into the user's data
+    /// directory.
+    Models(models::Args),
+    /// Report version, configs and networks per game, ONNX Runtime and its execution
+    /// providers, and the oracle programs found.
+    Doctor(doctor::Args),
 }
 
 impl Cli {
@@ -93,6 +105,9 @@ impl Cli {
             Command::Shards(args) => shards::run(args),
             Command::Gtp(args) => gtp::run(args),
             Command::Uci(args) => uci::run(args),
+            Command::Config(args) => config::run(args),
+            Command::Models(args) => models::run(args),
+            Command::Doctor(args) => doctor::run(args),
         }
     }
 }

@@ -30,8 +30,9 @@ pub struct Args {
     /// default; otherwise `net` when there is a model, else `mcts`).
     #[arg(long)]
     agent: Option<String>,
-    /// The ONNX model the `net` agent plays with (its `inference` settings come from `--config`)
-    /// [default: the shipped models/<game>/best.onnx, if there is one].
+    /// The ONNX model the `net` agent plays with (its `inference` settings come from
+    /// `--config`), or `built-in` [default: the game's default network (`engine models
+    /// list`), if it has one].
     #[arg(long)]
     model: Option<PathBuf>,
     /// Visits per decision for a searching agent.
@@ -64,10 +65,16 @@ impl ForGame for Play<'_> {
 
     fn run<G: GameType>(self, start: G, c: &Loaded) -> anyhow::Result<()> {
         let args = self.args;
-        // The network of `--model`, else the shipped one when the agent may be `net`.
-        let net = models::given_or_shipped(args.model.as_deref(), args.agent.as_deref(), G::NAME)
-            .as_ref()
-            .map(|m| models::evaluator(&start, &m.to_string_lossy(), &c.doc, &c.path))
+        // The network of `--model`, else the default one when the agent may be `net`.
+        let fallback = "its own agent, or the tree search with random playouts";
+        let model = models::given_or_default(
+            args.model.as_deref(),
+            args.agent.as_deref(),
+            G::NAME,
+            fallback,
+        );
+        let net = model
+            .map(|m| models::evaluator(&start, &m, &c.doc, &c.path))
             .transpose()
             .context("--model")?;
         play_game(start, &args.human, &self.spec, net.as_ref())

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 use clap::Args as ClapArgs;
-use indicatif::{ProgressBar, ProgressStyle};
+use progress::Progress;
 use selfplay::{SelfplayConfig, ShardSink};
 use setup::{config, models};
 
@@ -19,9 +19,11 @@ use super::{config_reads, ForGame, GameArgs, GameType, Loaded};
 pub struct Args {
     #[command(flatten)]
     game: GameArgs,
-    /// The model that plays: an ONNX file, or `uniform` (no network: uniform priors, value 0).
+    /// The model that plays: an ONNX file, `uniform` (no network: uniform priors, value 0), or
+    /// `built-in` (Liuzhou's network compiled into the engine) [default: the game's default
+    /// network (`engine models list`), else uniform].
     #[arg(long)]
-    model: String,
+    model: Option<String>,
     /// Directory the shards are written to (created if missing).
     #[arg(long)]
     out: PathBuf,
@@ -50,10 +52,15 @@ impl ForGame for &Args {
         let sp: SelfplayConfig = config::selfplay(&c.doc, &c.path)?;
         config::inference(&c.doc, &c.path)?;
         let config_text = serde_yaml::to_string(&c.doc).unwrap_or_default();
+        let model = match &self.model {
+            Some(m) => m.clone(),
+            None => models::default_network(G::NAME, "uniform priors (--model uniform)")
+                .map_or_else(|| models::UNIFORM.to_owned(), |p| p.model()),
+        };
         let sink = ShardSink {
             dir: &self.out,
             tag: "selfplay",
-            model: &self.model,
+            model: &model,
             config: &config_text,
         };
         // A bad --out fails here, not after a shard's worth of games.
@@ -62,14 +69,9 @@ impl ForGame for &Args {
             provider: self.provider,
             ..Default::default()
         };
-        let evaluator = models::evaluator_with(&start, &self.model, &c.doc, &c.path, overrides)?;
+        let evaluator = models::evaluator_with(&start, &model, &c.doc, &c.path, overrides)?;
         tracing::info!("self-play with {}", evaluator.describe());
-        let bar = ProgressBar::new(self.games as u64).with_style(
-            ProgressStyle::with_template(
-                "{bar:40} {pos}/{len} games {msg} [{elapsed_precise} < {eta}]",
-            )
-            .expect("valid template"),
-        );
+        let bar = Progress::new(self.games as u64, "self-play", "games");
         let summary = selfplay::run(
             &start,
             evaluator.as_ref(),
@@ -78,11 +80,11 @@ impl ForGame for &Args {
             &sink,
             self.seed,
             |s| {
-                bar.set_position(s.games as u64);
                 bar.set_message(format!("{:.1} positions/s", s.positions_per_second()));
+                bar.set_position(s.games as u64);
             },
         )?;
-        bar.finish_and_clear();
+        bar.finish();
         Ok(summary.line())
     }
 }

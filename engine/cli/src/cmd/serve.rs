@@ -14,9 +14,8 @@ use faces::web::{self, Setups};
 use setup::config;
 use setup::models;
 
-/// The config read when `--config` is not given, if it exists (relative to the directory the
-/// server runs in, as the paths inside it are).
-const DEFAULT_CONFIG: &str = "configs/serve.yaml";
+/// The board size the default Go network plays.
+const GO_NET_SIZE: usize = 9;
 
 /// Serve a page to play every game against the engine in a browser.
 #[derive(ClapArgs)]
@@ -25,14 +24,14 @@ pub struct Args {
     /// server has no authentication, so expose it only behind something that has.
     #[arg(long)]
     addr: Option<SocketAddr>,
-    /// Serve config: limits, strengths, each game's config file and model [default:
-    /// configs/serve.yaml if it is there, else the built-in defaults, which load no model].
+    /// Serve config: limits, strengths, each game's config file and model; the keys it names
+    /// replace those of the built-in configs/serve.yaml.
     #[arg(long)]
     config: Option<PathBuf>,
 }
 
 /// The `games` section: which config file gives each game's variant settings (and, for a
-/// network, its `inference` settings).
+/// network, its `inference` settings), merged over the game's built-in config.
 #[derive(Debug, Default, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 struct GameConfigs {
@@ -41,7 +40,8 @@ struct GameConfigs {
     go: Option<PathBuf>,
 }
 
-/// The `models` section: the ONNX model each game's `net` agent plays with.
+/// The `models` section: the ONNX model each game's `net` agent plays with; a game left out
+/// plays its default network, if it has one.
 #[derive(Debug, Default, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 struct ModelPaths {
@@ -51,24 +51,11 @@ struct ModelPaths {
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
-    let default = PathBuf::from(DEFAULT_CONFIG);
-    let path = args
-        .config
-        .clone()
-        .or_else(|| default.exists().then_some(default));
-    let (mut cfg, setups) = match &path {
-        Some(path) => {
-            let doc = config::load(path)?;
-            let cfg: web::Config = config::section(&doc, "serve", path)?;
-            let games: GameConfigs = config::section(&doc, "games", path)?;
-            let models: ModelPaths = config::section(&doc, "models", path)?;
-            (cfg, setups(&games, &models)?)
-        }
-        None => {
-            tracing::info!("no {DEFAULT_CONFIG}: built-in defaults, no models");
-            (web::Config::default(), Setups::default())
-        }
-    };
+    let (doc, path) = config::read("serve", args.config.as_deref())?;
+    let mut cfg: web::Config = config::section(&doc, "serve", &path)?;
+    let games: GameConfigs = config::section(&doc, "games", &path)?;
+    let models: ModelPaths = config::section(&doc, "models", &path)?;
+    let setups = setups(&games, &models)?;
     if let Some(addr) = args.addr {
         cfg.addr = addr;
     }
@@ -85,48 +72,66 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     runtime.block_on(serve(cfg, setups))
 }
 
+/// Reads the sections `engine serve` reads from `doc` (for `engine config show --serve`).
+pub fn check(doc: &serde_yaml::Value, path: &Path) -> anyhow::Result<()> {
+    let cfg: web::Config = config::section(doc, "serve", path)?;
+    cfg.validate()
+        .map_err(anyhow::Error::msg)
+        .with_context(|| format!("config {}: section `serve`", path.display()))?;
+    config::section::<GameConfigs>(doc, "games", path)?;
+    config::section::<ModelPaths>(doc, "models", path)?;
+    Ok(())
+}
+
 fn setups(games: &GameConfigs, models: &ModelPaths) -> anyhow::Result<Setups> {
     let mut setups = Setups::default();
-    let (doc, path) = game_config(&games.liuzhou)?;
-    if games.liuzhou.is_some() {
-        setups.liuzhou.start = config::liuzhou_start(&doc, &path)?;
-    }
-    setups.liuzhou.net = network(&setups.liuzhou.start, &models.liuzhou, &doc, &path)?;
+    let (doc, path) = game_config("liuzhou", &games.liuzhou)?;
+    setups.liuzhou.start = config::liuzhou_start(&doc, &path)?;
+    setups.liuzhou.net = network(&setups.liuzhou.start, &models.liuzhou, true, &doc, &path)?;
     // Xiangqi has no variant settings; its config names the game and sets inference.
-    let (doc, path) = game_config(&games.xiangqi)?;
-    if games.xiangqi.is_some() {
-        config::xiangqi_start(&doc, &path)?;
-    }
-    setups.xiangqi.net = network(&setups.xiangqi.start, &models.xiangqi, &doc, &path)?;
-    let (doc, path) = game_config(&games.go)?;
-    if games.go.is_some() {
-        setups.go.start = config::go_start(&doc, &path)?;
-    }
-    setups.go.net = network(&setups.go.start, &models.go, &doc, &path)?;
+    let (doc, path) = game_config("xiangqi", &games.xiangqi)?;
+    config::xiangqi_start(&doc, &path)?;
+    setups.xiangqi.net = network(&setups.xiangqi.start, &models.xiangqi, true, &doc, &path)?;
+    let (doc, path) = game_config("go", &games.go)?;
+    setups.go.start = config::go_start(&doc, &path)?;
+    let fits = setups.go.start.rules().size == GO_NET_SIZE;
+    setups.go.net = network(&setups.go.start, &models.go, fits, &doc, &path)?;
     Ok(setups)
 }
 
-/// The game's config document and path; an empty document when none is named.
-fn game_config(path: &Option<PathBuf>) -> anyhow::Result<(serde_yaml::Value, PathBuf)> {
-    match path {
-        Some(p) => Ok((config::load(p)?, p.clone())),
-        None => Ok((serde_yaml::Value::Null, PathBuf::from("(defaults)"))),
-    }
+/// The game's config: its built-in one, with the file of the `games` section merged over it.
+fn game_config(game: &str, file: &Option<PathBuf>) -> anyhow::Result<(serde_yaml::Value, PathBuf)> {
+    let read = config::read(game, file.as_deref());
+    read.with_context(|| format!("config section `games`: {game}"))
 }
 
-/// The game's network, loaded once at startup and shared by its sessions.
+/// The game's network, loaded once at startup and shared by its sessions: the `models`
+/// section's, else the game's default one where `default_fits` (the default Go network plays
+/// one board size).
 fn network<G: Game>(
     start: &G,
     model: &Option<PathBuf>,
+    default_fits: bool,
     doc: &serde_yaml::Value,
     config_path: &Path,
 ) -> anyhow::Result<Option<Arc<dyn Evaluator<G>>>> {
-    let Some(model) = model else {
-        return Ok(None);
+    let fallback = "no `net` agent (alpha-beta for Xiangqi, else mcts)";
+    let model = match model {
+        Some(m) => m.to_string_lossy().into_owned(),
+        None if default_fits => match models::default_network(G::NAME, fallback) {
+            Some(place) => place.model(),
+            None => return Ok(None),
+        },
+        None => {
+            tracing::info!(
+                "{}: the default network does not fit these rules: {fallback}",
+                G::NAME
+            );
+            return Ok(None);
+        }
     };
-    let net = models::evaluator(start, &model.to_string_lossy(), doc, config_path)
+    let net = models::evaluator(start, &model, doc, config_path)
         .with_context(|| format!("config section `models`: {}", G::NAME))?;
-    tracing::info!(game = G::NAME, model = %model.display(), "network loaded");
     Ok(Some(net))
 }
 

@@ -19,8 +19,8 @@ pub struct Args {
     /// Transposition table size in MiB, 1 to 4096 (the `Hash` option's start value).
     #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u64).range(1..=MAX_HASH_MB as u64))]
     hash: u64,
-    /// The searcher at start (the `Agent` option): alphabeta, mcts or net [default: net with the
-    /// shipped network models/xiangqi/best.onnx when it is there, else alphabeta].
+    /// The searcher at start (the `Agent` option): alphabeta, mcts or net [default: net with
+    /// Xiangqi's default network when there is one (`engine models list`), else alphabeta].
     #[arg(long)]
     agent: Option<String>,
     /// The ONNX model of the `net` agent (the `Model` option's start value).
@@ -29,8 +29,8 @@ pub struct Args {
     /// Visits per move of `mcts` and `net` when `go` names no nodes, time or clock.
     #[arg(long, default_value_t = DEFAULT_VISITS)]
     visits: u64,
-    /// Config file whose `inference` section loads the model [default: configs/xiangqi.yaml
-    /// if it is there, else built-in settings].
+    /// Config file whose `inference` section loads the model; the keys it names replace those
+    /// of the built-in configs/xiangqi.yaml.
     #[arg(long)]
     config: Option<PathBuf>,
 }
@@ -39,15 +39,18 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if args.game != "xiangqi" {
         anyhow::bail!("uci: only xiangqi speaks UCI, not '{}'", args.game);
     }
-    let default = GameKind::Xiangqi.default_config();
-    let (doc, path) = match args.config {
-        Some(p) => (config::load(&p)?, p),
-        None if default.exists() => (config::load(&default)?, default),
-        // GUIs start engines from directories of their own: built-in settings then.
-        None => (serde_yaml::Value::Null, PathBuf::from("(defaults)")),
-    };
+    // GUIs start engines from directories of their own: the built-in config serves them all.
+    let (doc, path) = config::read(GameKind::Xiangqi.name(), args.config.as_deref())?;
     config::xiangqi_start(&doc, &path)?;
-    let shipped = models::shipped("xiangqi").map(|m| m.to_string_lossy().into_owned());
+    let fallback = match args.agent.as_deref() {
+        None => Some("alpha-beta"),
+        Some("net") => Some("nothing: --agent net then needs --model"),
+        Some(_) => None,
+    };
+    let shipped = match fallback.filter(|_| args.model.is_none()) {
+        Some(fallback) => models::default_network("xiangqi", fallback).map(|p| p.model()),
+        None => None,
+    };
     let (agent, model) = match (args.agent, args.model) {
         (Some(agent), model) if agent == "net" => (agent, model.or(shipped)),
         (Some(agent), model) => (agent, model),
