@@ -348,7 +348,7 @@ fn a_handicap_match_keeps_the_colours() {
         let a: Box<dyn Agent<GoState>> = Box::new(Noting(RandomAgent::new(1), seen.clone()));
         let b: Box<dyn Agent<GoState>> = Box::new(RandomAgent::new(2));
         let mut pairs: Vec<AgentPair<GoState>> = vec![(a, b)];
-        let r = play_match_parallel(&start, &mut pairs, 4, 30, colours, |_| {}).unwrap();
+        let r = play_match_parallel(&start, &mut pairs, 4, 30, colours, |_, _, _, _| {}).unwrap();
         assert_eq!(r.games(), 4);
         let mut seen = seen.lock().unwrap().clone();
         seen.sort_by_key(|p| p.index());
