@@ -14,7 +14,7 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use search::{BatchReport, BatchStats, EvalCache, LeafBatch, Search, SearchConfig};
 use serde::{Deserialize, Serialize};
-use shards::{Sample, Shard, ShardMeta};
+use shards::{PolicyTarget, Sample, Shard, ShardMeta};
 
 /// Gather passes over all games per batch at most (more would pile virtual loss on few trees).
 const MAX_GATHER_PASSES: usize = 4;
@@ -542,6 +542,7 @@ fn flush<G: Game>(
             config: sink.config.to_string(),
             created_unix: now.as_secs(),
             games: *games,
+            policy_target: PolicyTarget::Visits,
         },
         samples: std::mem::take(buffer),
         symmetries: shards::symmetry_maps(start),
