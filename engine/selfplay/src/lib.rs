@@ -13,9 +13,11 @@ use eval::{Evaluator, InvalidSetting};
 use games::{Game, Outcome, Player};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
-use search::{BatchReport, BatchStats, EvalCache, LeafBatch, Search, SearchConfig, SearchKind};
+use search::{BatchReport, BatchStats, EvalCache, LeafBatch, Search, SearchConfig};
 use serde::{Deserialize, Serialize};
 use shards::{PolicyTarget, Sample, Shard, ShardMeta};
+
+pub use search::SearchKind;
 
 /// Gather passes over all games per batch at most (more would pile virtual loss on few trees).
 const MAX_GATHER_PASSES: usize = 4;
@@ -28,6 +30,7 @@ pub struct SelfplayConfig {
     pub parallel_games: usize,
     /// The search: `puct` (visit counts as targets) or `gumbel` (Gumbel root, sequential
     /// halving, improved-policy targets; no Dirichlet noise).
+    #[serde(deserialize_with = "search_kind")]
     pub search: SearchKind,
     /// Gumbel: actions sampled at the root before sequential halving.
     pub gumbel_m: u32,
@@ -65,6 +68,17 @@ pub struct SelfplayConfig {
     /// Weight of the game's draw tie-break (Liuzhou: the stone balance) in the value target of
     /// drawn games; 0 keeps draws at 0. Search still scores finished games exactly.
     pub draw_tiebreak_weight: f32,
+}
+
+/// Reads `search`, naming the key when the value is not a search.
+fn search_kind<'de, D: serde::Deserializer<'de>>(d: D) -> Result<SearchKind, D::Error> {
+    let name = String::deserialize(d)?;
+    name.parse().map_err(|_| {
+        serde::de::Error::custom(format!(
+            "`search` is {name:?}; allowed: {}",
+            SearchKind::NAMES.join(" or ")
+        ))
+    })
 }
 
 impl Default for SelfplayConfig {
