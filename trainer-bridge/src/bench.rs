@@ -230,6 +230,7 @@ fn synthetic_shard(game: &str, shape: TensorShape, rng: &mut SmallRng) -> Shard 
             config: String::new(),
             created_unix: 0,
             games: 0,
+            policy_target: shards::PolicyTarget::Visits,
         },
         samples,
         symmetries: vec![(Symmetry::IDENTITY, (0..shape.policy_size as u16).collect())],

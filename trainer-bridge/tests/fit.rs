@@ -257,6 +257,7 @@ fn xiangqi_shard(path: &Path) {
             config: String::new(),
             created_unix: 0,
             games: 1,
+            policy_target: shards::PolicyTarget::Visits,
         },
         samples: vec![Sample {
             planes: vec![0.0; shape.input_len()],

@@ -78,6 +78,7 @@ fn shard(path: &Path, n: usize) {
             config: String::new(),
             created_unix: 0,
             games: 1,
+            policy_target: shards::PolicyTarget::Visits,
         },
         samples,
         symmetries: shards::symmetry_maps(&Liuzhou::default()),

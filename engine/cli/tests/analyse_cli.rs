@@ -142,6 +142,7 @@ fn bad_input_is_named_and_exits_2() {
         (&["--seconds=-1"], "--seconds -1"),
         (&["--seconds", "NaN"], "--seconds NaN"),
         (&["--threads", "0"], "--threads 0"),
+        (&["--search", "alphazero"], "--search"),
         (
             &[
                 "--game",
@@ -198,4 +199,22 @@ fn the_shipped_liuzhou_model_guides_the_search_by_default() {
 fn another_agent_asked_for_leaves_the_shipped_model_alone() {
     let a = analyse_json(&["--agent", "mcts", "--visits", "100"]);
     assert_eq!(a["agent"], "mcts (random playouts)");
+}
+
+#[test]
+fn a_gumbel_search_spends_its_visits_by_sequential_halving() {
+    let a = analyse_json(&["--search", "gumbel", "--visits", "300", "--top", "0"]);
+    assert_eq!(a["agent"], "net (models/liuzhou/best.onnx), gumbel");
+    assert_eq!(a["playouts"], 300);
+    let candidates = a["candidates"].as_array().unwrap();
+    assert_eq!(candidates.len(), 36);
+    let visits: Vec<u64> = candidates
+        .iter()
+        .map(|c| c["visits"].as_u64().unwrap())
+        .collect();
+    // The root's own evaluation, then 299 visits among 16 sampled placements: the last two
+    // kept share most of them, the 20 never sampled get none.
+    assert_eq!(visits.iter().sum::<u64>(), 299);
+    assert_eq!(visits.iter().filter(|&&v| v > 0).count(), 16);
+    assert!(visits[0] >= 70 && visits[0] - visits[1] <= 1, "{visits:?}");
 }

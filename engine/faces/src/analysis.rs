@@ -8,7 +8,7 @@ use anyhow::{bail, Context};
 use eval::Evaluator;
 use games::{Agent, Game};
 use players::spec::{build_mcts, preloaded, AgentSpec, MAX_VISITS};
-use search::Limit;
+use search::{Limit, SearchKind};
 use serde::Serialize;
 
 use crate::session::line_text;
@@ -63,6 +63,8 @@ pub struct Analysis {
 #[derive(Clone, Copy, Debug)]
 pub struct Settings {
     pub limit: Limit,
+    /// PUCT or Gumbel at the root.
+    pub search: SearchKind,
     pub threads: usize,
     pub seed: u64,
     pub top: usize,
@@ -78,7 +80,8 @@ pub fn search<G: WebGame>(
     settings: &Settings,
 ) -> anyhow::Result<Analysis> {
     let visits = settings.limit.visits.unwrap_or(MAX_VISITS);
-    let spec = AgentSpec::tree(network.is_some(), visits, settings.threads, settings.seed);
+    let spec = AgentSpec::tree(network.is_some(), visits, settings.threads, settings.seed)
+        .searching(settings.search);
     let mut mcts = build_mcts(&spec, &agent, settings.seed, &preloaded(network))?;
     mcts.set_limit(settings.limit);
     mcts.new_game(state)?;

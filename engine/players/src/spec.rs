@@ -3,7 +3,8 @@
 //! builder that turns a spec into an [`Agent`], with one set of defaults.
 //!
 //! A spec is `kind` or `kind:key=value,key=value`: `random`, `mcts:visits=800` (random
-//! playouts), `net:model=PATH,visits=200` (`model` omitted: the game's default network), and the
+//! playouts), `net:model=PATH,visits=200` (`model` omitted: the game's default network;
+//! `search=gumbel` for Gumbel AlphaZero's root in place of PUCT), and the
 //! game's own kinds ([`OwnPlayers`]: Xiangqi's `alphabeta`, `fairy-stockfish`, `uci:cmd=…`; Go's
 //! `gtp:cmd=…`, `playout`; Liuzhou's `alphabeta`). Parsing checks every key and value and says
 //! which one is wrong.
@@ -14,7 +15,7 @@ use std::time::Duration;
 
 use eval::Evaluator;
 use games::{Agent, AgentError, Game, RandomAgent};
-use search::{Limit, MctsAgent, MctsAgentConfig, RunOptions, SearchConfig};
+use search::{Limit, MctsAgent, MctsAgentConfig, RunOptions, SearchConfig, SearchKind};
 
 /// A spec that could not be read: the whole spec, the key at fault (if any) and why.
 #[derive(Debug, PartialEq, Eq, thiserror::Error)]
@@ -37,8 +38,13 @@ pub struct MctsSpec {
     /// Leaves per evaluator call (`batch=N`); `net` only: at most the evaluator's batch size;
     /// by default [`default_leaves`].
     pub batch: Option<usize>,
-    /// Move choice (`temp=T`): 0 plays the most visited action.
+    /// Move choice (`temp=T`): 0 plays the most visited action (Gumbel: the best of its last
+    /// candidates, without noise).
     pub temperature: f32,
+    /// PUCT or Gumbel (`search=puct|gumbel`).
+    pub search: SearchKind,
+    /// Gumbel: actions sampled at the root (`gumbel_m=N`).
+    pub gumbel_m: Option<u32>,
     /// PUCT exploration constant (`cpuct=C`).
     pub c_puct: Option<f32>,
     /// Seed of the agent's randomness (`seed=N`).
@@ -56,6 +62,8 @@ impl Default for MctsSpec {
             threads: 1,
             batch: None,
             temperature: 0.0,
+            search: SearchKind::Puct,
+            gumbel_m: None,
             c_puct: None,
             seed: None,
             resign_below: None,
@@ -106,10 +114,12 @@ impl AgentSpec {
         let allowed: &[&str] = match kind.trim() {
             "random" => &["seed"],
             "mcts" => &[
-                "visits", "time", "threads", "temp", "cpuct", "seed", "resign",
+                "visits", "time", "threads", "temp", "cpuct", "seed", "resign", "search",
+                "gumbel_m",
             ],
             "net" => &[
                 "model", "visits", "time", "threads", "batch", "temp", "cpuct", "seed", "resign",
+                "search", "gumbel_m",
             ],
             "" => return Err(err(None, "no agent kind".into())),
             // Another kind: the game's own factory reads it (and names what is wrong).
@@ -183,6 +193,16 @@ impl AgentSpec {
                     }
                     mcts.resign_below = Some(r);
                 }
+                "search" => {
+                    mcts.search = v.parse().map_err(|_| bad("a search (puct or gumbel)"))?;
+                }
+                "gumbel_m" => {
+                    let n = v.parse::<u32>().map_err(|_| bad("a positive integer"))?;
+                    if !(1..=u32::from(u16::MAX)).contains(&n) {
+                        return Err(bad("a number of actions in 1..=65535"));
+                    }
+                    mcts.gumbel_m = Some(n);
+                }
                 "model" => {
                     if v.is_empty() {
                         return Err(bad("a model path"));
@@ -191,6 +211,9 @@ impl AgentSpec {
                 }
                 _ => unreachable!("checked against `allowed`"),
             }
+        }
+        if mcts.gumbel_m.is_some() && mcts.search != SearchKind::Gumbel {
+            return Err(err(Some("gumbel_m"), "needs search=gumbel".into()));
         }
         Ok(match kind.trim() {
             "random" => AgentSpec::Random { seed },
@@ -225,6 +248,14 @@ impl AgentSpec {
         } else {
             AgentSpec::Mcts(mcts)
         }
+    }
+
+    /// Searches by `kind` (a tree search's `search=`); other kinds ignore it.
+    pub fn searching(mut self, kind: SearchKind) -> AgentSpec {
+        if let AgentSpec::Mcts(m) | AgentSpec::Net { mcts: m, .. } = &mut self {
+            m.search = kind;
+        }
+        self
     }
 
     /// Resign below `value` (a tree search's `resign=`); other kinds ignore it.
@@ -369,6 +400,8 @@ pub fn build_mcts<G: Game>(
     };
     let defaults = SearchConfig::default();
     let search = SearchConfig {
+        search: m.search,
+        gumbel_m: m.gumbel_m.unwrap_or(defaults.gumbel_m),
         c_puct: m.c_puct.unwrap_or(defaults.c_puct),
         cache_entries: if cache { defaults.cache_entries } else { 0 },
         max_nodes: arena_nodes(m.visits),
@@ -476,6 +509,16 @@ mod tests {
             panic!("not mcts")
         };
         assert_eq!(m.resign_below, Some(-0.95));
+        assert_eq!(m.search, SearchKind::Puct, "PUCT unless asked");
+        let AgentSpec::Net { mcts, .. } =
+            AgentSpec::parse("net:model=m.onnx,search=gumbel,visits=16,gumbel_m=8").unwrap()
+        else {
+            panic!("not net")
+        };
+        assert_eq!(
+            (mcts.search, mcts.visits, mcts.gumbel_m),
+            (SearchKind::Gumbel, Some(16), Some(8))
+        );
     }
 
     #[test]
@@ -505,6 +548,14 @@ mod tests {
         assert!(AgentSpec::parse("mcts:threads=0").is_err());
         assert!(AgentSpec::parse("mcts:time=-1").is_err());
         assert!(AgentSpec::parse("mcts:temp=nan").is_err());
+        for (bad, key) in [
+            ("net:search=alphabeta", "search"),
+            ("net:search=gumbel,gumbel_m=0", "gumbel_m"),
+            ("mcts:gumbel_m=8", "gumbel_m"),
+        ] {
+            let e = AgentSpec::parse(bad).unwrap_err();
+            assert_eq!(e.key.as_deref(), Some(key), "{bad}: {e}");
+        }
         for bad in [
             "mcts:resign=-1",
             "mcts:resign=1",

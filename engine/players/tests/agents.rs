@@ -356,3 +356,25 @@ fn a_handicap_match_keeps_the_colours() {
         assert_eq!(seen, a_colours, "{colours:?}");
     }
 }
+
+#[test]
+fn a_gumbel_agent_from_a_spec_plays_well_with_visits_or_a_clock() {
+    use players::spec::{build_mcts, AgentSpec};
+    let no_net = |_: Option<&std::path::Path>| -> anyhow::Result<Arc<dyn Evaluator<Mnk>>> {
+        anyhow::bail!("no network here")
+    };
+    let spec = AgentSpec::parse("mcts:search=gumbel,visits=300,gumbel_m=9").unwrap();
+    let mut a = build_mcts::<Mnk>(&spec, "gumbel", 1, &no_net).unwrap();
+    assert_eq!(a.search_config().search, search::SearchKind::Gumbel);
+    assert_eq!(a.search_config().gumbel_m, 9);
+    let mut b = RandomAgent::new(9);
+    let r = play_match(&Mnk::tic_tac_toe(), &mut a, &mut b, 20, 100, |_, _, _| {}).unwrap();
+    assert_eq!(r.losses, 0, "{r:?}");
+    // A clock alone: the halving is planned for a nominal budget and goes on past it.
+    let spec = AgentSpec::parse("mcts:search=gumbel,time=0.05").unwrap();
+    let mut a = build_mcts::<Mnk>(&spec, "gumbel", 1, &no_net).unwrap();
+    let start = Mnk::tic_tac_toe();
+    let action = a.select_action(&start).unwrap();
+    assert!(start.clone().play(action).is_ok());
+    assert!(a.last_report().unwrap().playouts > 9);
+}

@@ -21,7 +21,8 @@ pub struct MctsAgentConfig {
     /// Visits and/or time per move.
     pub limit: Limit,
     pub run: RunOptions,
-    /// Move choice: 0 plays the most visited child, > 0 samples ∝ visits^(1/temperature).
+    /// Move choice. PUCT: 0 plays the most visited child, > 0 samples ∝
+    /// visits^(1/temperature). Gumbel: the scale of the Gumbel noise (0: greedy).
     pub temperature: f32,
     pub seed: u64,
     /// Resign (in [`Agent::decide`]) when the searched value of the chosen action, for the
@@ -303,6 +304,8 @@ impl<G: Game> MctsAgent<G> {
             None => {
                 let mut s = Search::new(state.clone(), self.config.search.clone(), seed);
                 s.set_halt(self.halt.clone());
+                // A Gumbel search draws its move with noise at the move's temperature.
+                s.set_gumbel_noise(self.config.temperature);
                 self.search.insert(s)
             }
         };

@@ -4,10 +4,61 @@ use std::time::Duration;
 
 use eval::InvalidSetting;
 
+/// How the root spends its visits and what a search recommends.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SearchKind {
+    /// PUCT everywhere (AlphaZero): the most visited action is the choice, the visit
+    /// distribution the policy target.
+    #[default]
+    Puct,
+    /// Gumbel AlphaZero: Gumbel-Top-k sampling and sequential halving at the root, the
+    /// deterministic improved-policy rule below it; the improved policy is the policy target
+    /// (see [`crate::gumbel`]).
+    Gumbel,
+}
+
+impl SearchKind {
+    pub const NAMES: [&'static str; 2] = ["puct", "gumbel"];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            SearchKind::Puct => "puct",
+            SearchKind::Gumbel => "gumbel",
+        }
+    }
+}
+
+impl std::fmt::Display for SearchKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for SearchKind {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "puct" => Ok(SearchKind::Puct),
+            "gumbel" => Ok(SearchKind::Gumbel),
+            _ => Err(format!("{s:?} is not a search (puct or gumbel)")),
+        }
+    }
+}
+
 /// How the search selects, explores and stores. `Default` is for match play; self-play turns on
 /// root noise with [`SearchConfig::with_noise`].
 #[derive(Clone, Debug, PartialEq)]
 pub struct SearchConfig {
+    /// PUCT, or Gumbel at the root with the improved-policy rule below it.
+    pub search: SearchKind,
+    /// Gumbel: actions the root samples (Gumbel-Top-k) before sequential halving; all legal
+    /// actions when there are fewer.
+    pub gumbel_m: u32,
+    /// Gumbel: `c_visit` of σ(q̂) = (c_visit + max_b N(b)) · c_scale · q̂.
+    pub gumbel_c_visit: f32,
+    /// Gumbel: `c_scale` of σ.
+    pub gumbel_c_scale: f32,
     /// Exploration constant of PUCT: weight of `prior · sqrt(N_parent) / (1 + N_child)`.
     pub c_puct: f32,
     /// First-play urgency: an unvisited child is valued at the parent's mean less this.
@@ -30,6 +81,10 @@ pub struct SearchConfig {
 impl Default for SearchConfig {
     fn default() -> Self {
         SearchConfig {
+            search: SearchKind::Puct,
+            gumbel_m: 16,
+            gumbel_c_visit: 50.0,
+            gumbel_c_scale: 1.0,
             c_puct: 1.5,
             fpu_reduction: 0.25,
             virtual_loss: 1.0,
@@ -74,6 +129,27 @@ impl SearchConfig {
         )?;
         let e = self.dirichlet_epsilon;
         InvalidSetting::check((0.0..=1.0).contains(&e), "dirichlet_epsilon", e, "0 to 1")?;
+        let m = self.gumbel_m;
+        InvalidSetting::check(
+            (1..=u32::from(u16::MAX)).contains(&m),
+            "gumbel_m",
+            m,
+            "1 to 65535",
+        )?;
+        let cv = self.gumbel_c_visit;
+        InvalidSetting::check(
+            cv.is_finite() && cv >= 0.0,
+            "gumbel_c_visit",
+            cv,
+            "a finite number ≥ 0",
+        )?;
+        let cs = self.gumbel_c_scale;
+        InvalidSetting::check(
+            cs.is_finite() && cs > 0.0,
+            "gumbel_c_scale",
+            cs,
+            "a finite number > 0",
+        )?;
         // The tree indexes nodes with u32.
         InvalidSetting::check(
             (1..=u32::MAX as usize).contains(&self.max_nodes),
@@ -170,5 +246,33 @@ mod tests {
         });
         assert_eq!(e.key, "max_nodes");
         assert!(e.allowed.contains("4294967295"), "{e}");
+        for (c, key) in [
+            (SearchConfig { gumbel_m: 0, ..d() }, "gumbel_m"),
+            (
+                SearchConfig {
+                    gumbel_c_visit: -1.0,
+                    ..d()
+                },
+                "gumbel_c_visit",
+            ),
+            (
+                SearchConfig {
+                    gumbel_c_scale: f32::NAN,
+                    ..d()
+                },
+                "gumbel_c_scale",
+            ),
+        ] {
+            assert_eq!(bad(c).key, key);
+        }
+    }
+
+    #[test]
+    fn search_kinds_read_and_print() {
+        for name in SearchKind::NAMES {
+            assert_eq!(name.parse::<SearchKind>().unwrap().to_string(), name);
+        }
+        assert!("alphabeta".parse::<SearchKind>().is_err());
+        assert_eq!(SearchKind::default(), SearchKind::Puct);
     }
 }

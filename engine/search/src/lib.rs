@@ -5,6 +5,8 @@
 //!   point of view of the player who acted into it (never flipped per ply).
 //! - [`Search`]: one game's tree and root state; PUCT with priors, first-play urgency,
 //!   Dirichlet root noise, exact terminal values, tree reuse, a cache of network results.
+//! - [`gumbel`]: Gumbel AlphaZero's root (Gumbel-Top-k, sequential halving) and improved
+//!   policy, selectable in place of PUCT ([`SearchKind`]).
 //! - Batching: [`Search::gather`] / [`LeafBatch::apply`] let the trees of many games fill one
 //!   batch (self-play); [`Batcher`] combines the leaves of many threads (match play).
 //! - Agents: [`MctsAgent`] (a network, or random playouts via [`eval::RolloutEvaluator`]).
@@ -16,6 +18,7 @@ pub mod batch;
 pub mod bench;
 pub mod cache;
 pub mod config;
+pub mod gumbel;
 pub mod noise;
 mod search;
 pub mod tree;
@@ -23,7 +26,7 @@ pub mod tree;
 pub use agent::{MctsAgent, MctsAgentConfig};
 pub use batch::{BatchReport, BatchStats, Batcher};
 pub use cache::EvalCache;
-pub use config::{Limit, RunOptions, SearchConfig};
+pub use config::{Limit, RunOptions, SearchConfig, SearchKind};
 pub use search::{
     batched_round, ChildInfo, GatherCounts, LeafBatch, Search, SearchError, SearchReport, PV_MAX,
 };

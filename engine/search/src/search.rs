@@ -8,7 +8,7 @@
 //! [`Search::run`] does this in a loop with one or more threads on this one tree.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use eval::{EvalError, Evaluator};
@@ -19,7 +19,8 @@ use rand::{Rng, SeedableRng};
 
 use crate::batch::{evaluate_recorded, BatchReport, BatchStats, Batcher};
 use crate::cache::EvalCache;
-use crate::config::{Limit, RunOptions, SearchConfig};
+use crate::config::{Limit, RunOptions, SearchConfig, SearchKind};
+use crate::gumbel::{self, ChildView, Gumbel, RootPlan, OPEN_BUDGET};
 use crate::noise::dirichlet;
 use crate::tree::{exact_outcome, status, CacheLine, Cursor, NodeStats, Puct, Tree};
 
@@ -120,6 +121,9 @@ pub struct LeafBatch<G: Game> {
     sorted: Vec<(f32, G::Action)>,
     /// This batch's (so this thread's) runs of free arena slots, by search tag.
     cursors: Vec<Cursor>,
+    /// Scratch of the Gumbel rules: one node's children, and a number per child.
+    views: Vec<ChildView>,
+    work: Vec<f64>,
     /// Outputs of the evaluator, sized for the states gathered.
     pub policy: Vec<f32>,
     pub value: Vec<f32>,
@@ -136,6 +140,8 @@ impl<G: Game> Default for LeafBatch<G> {
             priors: Vec::new(),
             sorted: Vec::new(),
             cursors: Vec::new(),
+            views: Vec::new(),
+            work: Vec::new(),
             policy: Vec::new(),
             value: Vec::new(),
         }
@@ -274,6 +280,16 @@ pub struct Search<G: Game> {
     noise_on: bool,
     /// Set from outside (a protocol's `stop`) to end a running search early.
     halt: Option<Arc<AtomicBool>>,
+    /// The Gumbel constants when the config asks for a Gumbel search.
+    gumbel: Option<Gumbel>,
+    /// The Gumbel root's plan for the current search. Set once per root and search: under
+    /// `&mut` (a new search, a new root) or by the thread that expands the root.
+    plan: OnceLock<RootPlan>,
+    /// New playouts the current search may spend (`None`: open-ended), as the Gumbel root
+    /// plans them; see [`Search::begin_search`].
+    budget: Option<u64>,
+    /// Scale of the Gumbel noise (the move's temperature; 0 chooses greedily).
+    gumbel_scale: f32,
 }
 
 impl<G: Game> Search<G> {
@@ -282,6 +298,11 @@ impl<G: Game> Search<G> {
         let cache =
             (config.cache_entries > 0).then(|| Arc::new(EvalCache::new(config.cache_entries)));
         let tree = Tree::new(config.max_nodes, state.to_act().opponent());
+        let gumbel = (config.search == SearchKind::Gumbel).then_some(Gumbel {
+            m: config.gumbel_m,
+            c_visit: config.gumbel_c_visit,
+            c_scale: config.gumbel_c_scale,
+        });
         Search {
             puct: Puct {
                 c_puct: config.c_puct,
@@ -297,7 +318,66 @@ impl<G: Game> Search<G> {
             root_noised: AtomicBool::new(false),
             noise_on: true,
             halt: None,
+            gumbel,
+            plan: OnceLock::new(),
+            budget: None,
+            gumbel_scale: 0.0,
         }
+    }
+
+    /// Scale of the Gumbel noise of the searches to come: the temperature of the moves they
+    /// choose. 1 samples as the paper does (argmax of g + logit + σ(q̂) with g ~ Gumbel(0, 1)
+    /// is a draw from the improved policy's softmax, as far as the visits allow); 0 (the
+    /// default, match play) draws no noise and chooses greedily. Takes effect at the next
+    /// [`Search::begin_search`] or root. PUCT ignores it.
+    pub fn set_gumbel_noise(&mut self, scale: f32) {
+        self.gumbel_scale = scale.max(0.0);
+    }
+
+    /// Starts a search of `visits` new playouts from the root as it stands (`None`: until
+    /// stopped). [`Search::run`] calls it; a caller driving [`Search::gather`] itself calls it
+    /// before each search. The Gumbel root plans its sequential halving here (or, if the root
+    /// is not yet expanded, when it is: its own evaluation is the first playout); PUCT needs no
+    /// plan.
+    pub fn begin_search(&mut self, visits: Option<u64>) {
+        self.budget = visits;
+        self.plan = OnceLock::new();
+        if self.tree.is_expanded(self.tree.root()) {
+            self.plan_root(visits.unwrap_or(OPEN_BUDGET));
+        }
+    }
+
+    /// The Gumbel root's plan for `simulations` visits from the expanded root (nothing for
+    /// PUCT, or when another thread planned first).
+    fn plan_root(&self, simulations: u64) {
+        let Some(g) = &self.gumbel else {
+            return;
+        };
+        let root = self.tree.root();
+        if let Some(plan) = RootPlan::new(
+            &self.tree,
+            root,
+            self.state.to_act(),
+            g,
+            simulations,
+            self.gumbel_scale,
+            &mut *self.rng.lock(),
+        ) {
+            let _ = self.plan.set(plan);
+        }
+    }
+
+    /// After this search expanded the root: the rest of the budget goes to its children.
+    fn root_expanded(&self) {
+        if self.gumbel.is_some() {
+            self.plan_root(self.budget.map_or(OPEN_BUDGET, |b| b.saturating_sub(1)));
+        }
+    }
+
+    /// The simulations the Gumbel root planned for the current search (`None` for PUCT or
+    /// before the root is expanded).
+    pub fn planned_simulations(&self) -> Option<u64> {
+        self.plan.get().map(RootPlan::simulations)
     }
 
     /// A flag that, once set, ends every `run` of this search at its next round (as soon as the
@@ -338,10 +418,12 @@ impl<G: Game> Search<G> {
         self.tree.clear(state.to_act().opponent());
         self.state = state;
         self.root_noised.store(false, Relaxed);
+        self.plan = OnceLock::new();
     }
 
     /// Plays `action` at the root. With tree reuse the chosen child's subtree becomes the new
-    /// tree (and gets fresh root noise if noise is on); otherwise the tree starts empty.
+    /// tree (PUCT: with fresh Dirichlet noise if noise is on; Gumbel: with a fresh plan for the
+    /// last budget, which [`Search::begin_search`] replaces); otherwise the tree starts empty.
     pub fn advance(&mut self, action: G::Action) -> Result<(), PlayError> {
         let mover = self.state.to_act();
         self.state.play(action)?;
@@ -362,7 +444,13 @@ impl<G: Game> Search<G> {
             _ => self.tree.clear(mover),
         }
         self.root_noised.store(false, Relaxed);
-        if self.noise_on
+        self.plan = OnceLock::new();
+        if self.gumbel.is_some() {
+            // The Gumbel noise replaces Dirichlet's.
+            if self.tree.is_expanded(self.tree.root()) {
+                self.plan_root(self.budget.unwrap_or(OPEN_BUDGET));
+            }
+        } else if self.noise_on
             && self.config.dirichlet_epsilon > 0.0
             && self.tree.is_expanded(self.tree.root())
         {
@@ -481,7 +569,7 @@ impl<G: Game> Search<G> {
     pub fn candidates(&self) -> Vec<Candidate<G::Action>> {
         let t = &self.tree;
         let to_act = self.state.to_act();
-        let mut candidates: Vec<Candidate<G::Action>> = t
+        let candidates: Vec<Candidate<G::Action>> = t
             .children(t.root())
             .map(|c| {
                 let s: NodeStats = t.stats(c);
@@ -507,13 +595,26 @@ impl<G: Game> Search<G> {
             Some(v) if v < 0.0 => 2,
             _ => 1,
         };
-        candidates.sort_by(|a, b| {
-            rank(a)
-                .cmp(&rank(b))
-                .then(b.visits.cmp(&a.visits))
-                .then(b.prior.total_cmp(&a.prior))
+        // Equal visits: PUCT by prior; Gumbel by the improved policy (its choice among the
+        // most visited, without noise).
+        let tie: Vec<f32> = match self.gumbel {
+            Some(_) => self.improved_policy().into_iter().map(|(_, p)| p).collect(),
+            None => candidates.iter().map(|c| c.prior).collect(),
+        };
+        let mut order: Vec<usize> = (0..candidates.len()).collect();
+        order.sort_by(|&a, &b| {
+            let (ca, cb) = (&candidates[a], &candidates[b]);
+            rank(ca)
+                .cmp(&rank(cb))
+                .then(cb.visits.cmp(&ca.visits))
+                .then(tie[b].total_cmp(&tie[a]))
         });
-        candidates
+        let mut slots: Vec<Option<Candidate<G::Action>>> =
+            candidates.into_iter().map(Some).collect();
+        order
+            .into_iter()
+            .map(|k| slots[k].take().expect("each index once"))
+            .collect()
     }
 
     /// The root's children, by decreasing prior (empty before the root is expanded).
@@ -533,8 +634,30 @@ impl<G: Game> Search<G> {
             .collect()
     }
 
-    /// The visit distribution at the root (the policy target of self-play): each child's share
-    /// of the children's visits.
+    /// The improved policy at the root, softmax(logit + σ(completed Q)) with the config's
+    /// Gumbel constants, over the root's children by decreasing prior (empty before the root
+    /// is expanded): the policy target of Gumbel self-play. Every legal action gets a share;
+    /// the shares sum to 1.
+    pub fn improved_policy(&self) -> Vec<(G::Action, f32)> {
+        let t = &self.tree;
+        let c = &self.config;
+        let g = Gumbel {
+            m: c.gumbel_m,
+            c_visit: c.gumbel_c_visit,
+            c_scale: c.gumbel_c_scale,
+        };
+        let mut views = Vec::new();
+        let (first, raw) = gumbel::read_node(t, t.root(), self.state.to_act(), &mut views);
+        let mut p = Vec::new();
+        gumbel::improved_policy(&views, raw, &g, &mut p);
+        p.iter()
+            .enumerate()
+            .map(|(k, &p)| (t.action(first + k as u32), p as f32))
+            .collect()
+    }
+
+    /// The visit distribution at the root (the policy target of PUCT self-play): each child's
+    /// share of the children's visits.
     pub fn visit_distribution(&self) -> Vec<(G::Action, f32)> {
         let children = self.root_children();
         let total: u64 = children.iter().map(|c| u64::from(c.visits)).sum();
@@ -551,12 +674,21 @@ impl<G: Game> Search<G> {
             .collect()
     }
 
-    /// The most visited child (ties broken by value, then prior).
+    /// The action the search recommends. A proven root plays its proof. PUCT: the most
+    /// visited child (ties broken by value, then prior). Gumbel: of the children most visited
+    /// in this search, the best by g + logit + σ(q̂). Neither plays a proven loss while
+    /// anything else is left.
     pub fn best_action(&self) -> Option<G::Action> {
         let t = &self.tree;
         // A proven root plays its proof: the quickest win, or the longest defence.
         if let Some(c) = self.proof_step(t.root()) {
             return Some(t.action(c));
+        }
+        if let Some(g) = &self.gumbel {
+            let mut views = Vec::new();
+            let (first, raw) = gumbel::read_node(t, t.root(), self.state.to_act(), &mut views);
+            return gumbel::choose(&views, raw, g, self.plan.get())
+                .map(|k| t.action(first + k as u32));
         }
         let me = self.state.to_act();
         // Otherwise the most visited child, a proven loss only if nothing else is left.
@@ -574,15 +706,19 @@ impl<G: Game> Search<G> {
             .map(|c| c.action)
     }
 
-    /// An action drawn with probability ∝ visits^(1/temperature); the best action at
-    /// temperature 0.
+    /// PUCT: an action drawn with probability ∝ visits^(1/temperature); the best action at
+    /// temperature 0. Gumbel: the best action, always: its noise, drawn when the search
+    /// began ([`Search::set_gumbel_noise`]), already made the draw.
     pub fn choose_action<R: Rng + ?Sized>(
         &self,
         temperature: f32,
         rng: &mut R,
     ) -> Option<G::Action> {
         let children = self.root_children();
-        if temperature <= 1e-3 || self.tree.proven(self.tree.root()).is_some() {
+        if temperature <= 1e-3
+            || self.gumbel.is_some()
+            || self.tree.proven(self.tree.root()).is_some()
+        {
             return self.best_action();
         }
         let max = children.iter().map(|c| c.visits).max()?;
@@ -607,19 +743,49 @@ impl<G: Game> Search<G> {
 
     /// Descends up to `max_leaves` times, queueing leaves that need the network into `batch`
     /// (tagged `tag`). Terminal leaves and cache hits complete their playouts here. Stops early
-    /// after `max_leaves` collisions. Safe to call from several threads at once.
+    /// after `max_leaves` collisions, and when a Gumbel root must wait for the leaves in flight
+    /// before its next phase. Safe to call from several threads at once.
     pub fn gather(&self, batch: &mut LeafBatch<G>, tag: u32, max_leaves: usize) -> GatherCounts {
         let mut c = GatherCounts::default();
         let max = max_leaves as u64;
         // Playouts completed on the spot (terminals, cache hits) use the budget too.
         while c.leaves + c.playouts < max && c.collisions < max {
-            self.descend(batch, tag, &mut c);
+            if !self.descend(batch, tag, &mut c) {
+                break;
+            }
         }
         c
     }
 
-    /// One descent from the root.
-    fn descend(&self, batch: &mut LeafBatch<G>, tag: u32, c: &mut GatherCounts) {
+    /// The child of expanded node `node` a descent takes, by the search's rule; `None` when a
+    /// Gumbel root must wait for the visits in flight.
+    #[inline]
+    fn select(
+        &self,
+        node: u32,
+        chooser: Player,
+        views: &mut Vec<ChildView>,
+        work: &mut Vec<f64>,
+    ) -> Option<u32> {
+        let t = &self.tree;
+        let Some(g) = &self.gumbel else {
+            // Root noise reorders the root's priors: then scan all its children.
+            let full = node == t.root() && self.root_noised.load(Relaxed);
+            return Some(t.select_child(node, chooser, &self.puct, full));
+        };
+        if node != t.root() {
+            return Some(gumbel::select_interior(t, node, chooser, g, views, work));
+        }
+        // The root is planned by the thread that expanded it, just after publishing it: a
+        // descent that comes between waits.
+        self.plan
+            .get()
+            .and_then(|plan| plan.select(t, node, chooser, g, views, work))
+    }
+
+    /// One descent from the root. Returns false when it could not start (a Gumbel root
+    /// waiting for its phase's visits).
+    fn descend(&self, batch: &mut LeafBatch<G>, tag: u32, c: &mut GatherCounts) -> bool {
         let t = &self.tree;
         let path_start = batch.paths.len();
         let mut node = t.root();
@@ -630,9 +796,15 @@ impl<G: Game> Search<G> {
         loop {
             match t.status(node) {
                 status::EXPANDED => {
-                    // Root noise reorders the root's priors: then scan all its children.
-                    let full = node == t.root() && self.root_noised.load(Relaxed);
-                    let child = t.select_child(node, state.to_act(), &self.puct, full);
+                    let Some(child) =
+                        self.select(node, state.to_act(), &mut batch.views, &mut batch.work)
+                    else {
+                        // Only the root waits, before any child is entered.
+                        t.undo(&batch.paths[path_start..]);
+                        batch.states.pop();
+                        batch.paths.truncate(path_start);
+                        return false;
+                    };
                     t.add_in_flight(child);
                     state.play_unchecked(t.action(child));
                     batch.paths.push(child);
@@ -667,6 +839,9 @@ impl<G: Game> Search<G> {
                                 &batch.priors,
                                 cursor(&mut batch.cursors, tag),
                             );
+                            if node == t.root() && !full {
+                                self.root_expanded();
+                            }
                             t.backup(&batch.paths[path_start..], side_value(v, state.to_act()));
                             c.cache_hits += 1;
                             c.playouts += 1;
@@ -681,7 +856,7 @@ impl<G: Game> Search<G> {
                         path_end: batch.paths.len() as u32,
                     });
                     c.leaves += 1;
-                    return; // the state stays in the batch
+                    return true; // the state stays in the batch
                 }
                 status::EXPANDING => {
                     // Keep the path's virtual loss until the batch is applied (see
@@ -694,7 +869,7 @@ impl<G: Game> Search<G> {
                     });
                     batch.states.pop();
                     c.collisions += 1;
-                    return;
+                    return true;
                 }
                 s if status::has_children(s) => {
                     // Proven: follow a line that carries the proof to the game's end, so the
@@ -718,6 +893,7 @@ impl<G: Game> Search<G> {
         }
         batch.states.pop();
         batch.paths.truncate(path_start);
+        true
     }
 
     /// Expands one evaluated leaf and backs its value up. Returns true if the arena was full.
@@ -748,13 +924,17 @@ impl<G: Game> Search<G> {
         by_prior(actions, priors, sorted);
         let to_act = state.to_act();
         let full = !self.tree.expand(node, to_act, actions, priors, cursor);
+        if node == self.tree.root() && !full {
+            self.root_expanded();
+        }
         self.tree.backup(path, side_value(value, to_act));
         full
     }
 
     fn root_noise(&self, priors: &mut [f32]) {
         let eps = self.config.dirichlet_epsilon;
-        if eps <= 0.0 || !self.noise_on || priors.is_empty() {
+        // A Gumbel root draws its own noise.
+        if eps <= 0.0 || !self.noise_on || priors.is_empty() || self.gumbel.is_some() {
             return;
         }
         let mut noise = vec![0.0; priors.len()];
@@ -769,8 +949,8 @@ impl<G: Game> Search<G> {
         // The caller sorts the children after this, so the root needs no full scan.
     }
 
-    /// Searches until `limit`, with `options.threads` threads in this tree, evaluating leaves
-    /// with `evaluator`.
+    /// Searches until `limit` (a new search: [`Search::begin_search`] with its visits), with
+    /// `options.threads` threads in this tree, evaluating leaves with `evaluator`.
     pub fn run(
         &mut self,
         evaluator: &dyn Evaluator<G>,
@@ -783,6 +963,7 @@ impl<G: Game> Search<G> {
         if limit.visits.is_none() && limit.time.is_none() {
             return Err(SearchError::NoLimit);
         }
+        self.begin_search(limit.visits);
         let start = Instant::now();
         let deadline = limit.time.map(|t| start + t);
         let tickets = Tickets {
@@ -821,6 +1002,10 @@ impl<G: Game> Search<G> {
                 report.add(&g);
                 tickets.give_back(taken.saturating_sub(g.leaves + g.playouts));
                 if batch.is_empty() {
+                    if g.playouts == 0 {
+                        // Waiting on another thread's leaves (a Gumbel phase, a collision).
+                        std::thread::yield_now();
+                    }
                     continue;
                 }
                 let evaluated = match &batcher {

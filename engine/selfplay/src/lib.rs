@@ -1,6 +1,7 @@
 //! Self-play: many games at once, their search leaves pooled into the evaluator's fixed-size
-//! batches, every fully searched position written to shards with its visit distribution and,
-//! once the game ends, its result from the mover's point of view.
+//! batches, every fully searched position written to shards with its policy target (the visit
+//! distribution of a PUCT search, the improved policy of a Gumbel one) and, once the game ends,
+//! its result from the mover's point of view.
 //!
 //! One thread drives all games (gather → evaluate → apply → move); the evaluator uses its own
 //! threads inside each batch. That keeps the search lock-free and the batches full.
@@ -14,7 +15,9 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use search::{BatchReport, BatchStats, EvalCache, LeafBatch, Search, SearchConfig};
 use serde::{Deserialize, Serialize};
-use shards::{Sample, Shard, ShardMeta};
+use shards::{PolicyTarget, Sample, Shard, ShardMeta};
+
+pub use search::SearchKind;
 
 /// Gather passes over all games per batch at most (more would pile virtual loss on few trees).
 const MAX_GATHER_PASSES: usize = 4;
@@ -25,7 +28,18 @@ const MAX_GATHER_PASSES: usize = 4;
 pub struct SelfplayConfig {
     /// Games played at once; their leaves share the evaluator's batches.
     pub parallel_games: usize,
-    /// Root visits of a full search: its position becomes a training sample.
+    /// The search: `puct` (visit counts as targets) or `gumbel` (Gumbel root, sequential
+    /// halving, improved-policy targets; no Dirichlet noise).
+    #[serde(deserialize_with = "search_kind")]
+    pub search: SearchKind,
+    /// Gumbel: actions sampled at the root before sequential halving.
+    pub gumbel_m: u32,
+    /// Gumbel: σ's `c_visit`.
+    pub gumbel_c_visit: f32,
+    /// Gumbel: σ's `c_scale`.
+    pub gumbel_c_scale: f32,
+    /// Root visits of a full search: its position becomes a training sample. PUCT counts the
+    /// visits kept from the previous move; Gumbel spends this many new ones.
     pub full_visits: u32,
     /// Root visits of a cheap search (playout-cap randomisation); not stored.
     pub cheap_visits: u32,
@@ -56,10 +70,26 @@ pub struct SelfplayConfig {
     pub draw_tiebreak_weight: f32,
 }
 
+/// Reads `search`, naming the key when the value is not a search.
+fn search_kind<'de, D: serde::Deserializer<'de>>(d: D) -> Result<SearchKind, D::Error> {
+    let name = String::deserialize(d)?;
+    name.parse().map_err(|_| {
+        serde::de::Error::custom(format!(
+            "`search` is {name:?}; allowed: {}",
+            SearchKind::NAMES.join(" or ")
+        ))
+    })
+}
+
 impl Default for SelfplayConfig {
     fn default() -> Self {
+        let search = SearchConfig::default();
         SelfplayConfig {
             parallel_games: 64,
+            search: search.search,
+            gumbel_m: search.gumbel_m,
+            gumbel_c_visit: search.gumbel_c_visit,
+            gumbel_c_scale: search.gumbel_c_scale,
             full_visits: 200,
             cheap_visits: 50,
             full_fraction: 0.25,
@@ -147,13 +177,34 @@ impl SelfplayConfig {
             self.draw_tiebreak_weight,
             fraction,
         )?;
-        // c_puct, the Dirichlet noise and the upper bound of max_nodes.
+        // c_puct, the Dirichlet noise, the Gumbel constants and the upper bound of max_nodes.
         self.search_config().validate()
+    }
+
+    /// The temperature of move `index` (0-based).
+    pub fn temperature_at(&self, index: u32) -> f32 {
+        if index < self.temperature_moves {
+            self.temperature
+        } else {
+            self.final_temperature
+        }
+    }
+
+    /// What the shards' policy targets are.
+    pub fn policy_target(&self) -> PolicyTarget {
+        match self.search {
+            SearchKind::Puct => PolicyTarget::Visits,
+            SearchKind::Gumbel => PolicyTarget::Improved,
+        }
     }
 
     /// The search settings of every game's tree.
     pub fn search_config(&self) -> SearchConfig {
         SearchConfig {
+            search: self.search,
+            gumbel_m: self.gumbel_m,
+            gumbel_c_visit: self.gumbel_c_visit,
+            gumbel_c_scale: self.gumbel_c_scale,
             c_puct: self.c_puct,
             max_nodes: self.max_nodes,
             reuse_tree: true,
@@ -275,6 +326,8 @@ struct Pending {
 struct Slot<G: Game> {
     search: Search<G>,
     moves: u32,
+    /// Playouts of the current move's search.
+    visits: u32,
     /// Root visits the current move's search must reach.
     target: u32,
     full: bool,
@@ -326,13 +379,15 @@ pub fn run<G: Game>(
             search: Search::new(start.clone(), search_config.clone(), rng.gen())
                 .with_cache(cache.clone()),
             moves: 0,
+            visits: 0,
             target: 0,
             full: false,
             samples: Vec::new(),
             playout: rng.gen_bool(config.resign_playout_fraction),
             would_resign: None,
         };
-        next_move(&mut slot, config, rng);
+        next_move(&mut slot, config, rng, 0);
+        begin_search(&mut slot, config);
         slot
     };
     while slots.len() < config.parallel_games.min(games) {
@@ -396,7 +451,14 @@ pub fn run<G: Game>(
                     );
                     buffer_games += 1;
                     if buffer.len() >= config.positions_per_shard {
-                        flush(start, sink, &mut buffer, &mut buffer_games, &mut summary)?;
+                        flush(
+                            start,
+                            sink,
+                            config,
+                            &mut buffer,
+                            &mut buffer_games,
+                            &mut summary,
+                        )?;
                     }
                     summary.seconds = began.elapsed().as_secs_f64();
                     summary.batches = stats.report();
@@ -409,24 +471,43 @@ pub fn run<G: Game>(
             }
         }
     }
-    flush(start, sink, &mut buffer, &mut buffer_games, &mut summary)?;
+    flush(
+        start,
+        sink,
+        config,
+        &mut buffer,
+        &mut buffer_games,
+        &mut summary,
+    )?;
     summary.seconds = began.elapsed().as_secs_f64();
     summary.batches = stats.report();
     Ok(summary)
 }
 
-/// Chooses the next move's search size (playout-cap randomisation).
-fn next_move<G: Game>(slot: &mut Slot<G>, config: &SelfplayConfig, rng: &mut SmallRng) {
+/// Chooses the search of move `index` (0-based): its size (playout-cap randomisation) and
+/// noise.
+fn next_move<G: Game>(slot: &mut Slot<G>, config: &SelfplayConfig, rng: &mut SmallRng, index: u32) {
     slot.full = rng.gen_bool(config.full_fraction);
     let visits = if slot.full {
         config.full_visits
     } else {
         config.cheap_visits
     };
-    // Visits carried over by tree reuse count towards the target.
-    slot.target = visits.max(1);
+    slot.visits = visits.max(1);
     // Only full searches become training targets; noise would only weaken the cheap ones.
     slot.search.set_root_noise(slot.full);
+    // The Gumbel noise draws the move itself, so every move gets it, at its temperature.
+    slot.search.set_gumbel_noise(config.temperature_at(index));
+}
+
+/// Starts the search at the slot's root. PUCT counts the visits carried over by tree reuse
+/// towards its target; the Gumbel root plans its halving for `visits` new ones.
+fn begin_search<G: Game>(slot: &mut Slot<G>, config: &SelfplayConfig) {
+    slot.search.begin_search(Some(u64::from(slot.visits)));
+    slot.target = match config.search {
+        SearchKind::Puct => slot.visits,
+        SearchKind::Gumbel => slot.search.root_visits() + slot.visits,
+    };
 }
 
 /// Records the finished search (if full), resigns or plays a move. Returns the outcome when the
@@ -442,9 +523,11 @@ fn make_move<G: Game>(
     if slot.full {
         let mut planes = vec![0.0; state.shape().input_len()];
         state.encode(&mut planes);
-        let policy = slot
-            .search
-            .visit_distribution()
+        let target = match config.search {
+            SearchKind::Puct => slot.search.visit_distribution(),
+            SearchKind::Gumbel => slot.search.improved_policy(),
+        };
+        let policy = target
             .into_iter()
             .filter(|&(_, p)| p > 0.0)
             .map(|(a, p)| (state.action_index(a) as u16, p))
@@ -463,20 +546,17 @@ fn make_move<G: Game>(
             return Ok(Some(Outcome::Win(mover.opponent())));
         }
     }
-    let temperature = if slot.moves < config.temperature_moves {
-        config.temperature
-    } else {
-        config.final_temperature
-    };
+    let temperature = config.temperature_at(slot.moves);
     let action = slot
         .search
         .choose_action(temperature, rng)
         .ok_or_else(|| SelfplayError::Search(format!("no action chosen in {}", state.to_text())))?;
     // The next search's size first: it decides whether the new root gets noise.
-    next_move(slot, config, rng);
+    next_move(slot, config, rng, slot.moves + 1);
     slot.search
         .advance(action)
         .map_err(|e| SelfplayError::Search(e.to_string()))?;
+    begin_search(slot, config);
     slot.moves += 1;
     summary.positions += 1;
     if let Some(outcome) = slot.search.state().outcome() {
@@ -520,6 +600,7 @@ fn finish_game<G: Game>(
 fn flush<G: Game>(
     start: &G,
     sink: &ShardSink<'_>,
+    config: &SelfplayConfig,
     buffer: &mut Vec<Sample>,
     games: &mut usize,
     summary: &mut Summary,
@@ -542,6 +623,7 @@ fn flush<G: Game>(
             config: sink.config.to_string(),
             created_unix: now.as_secs(),
             games: *games,
+            policy_target: config.policy_target(),
         },
         samples: std::mem::take(buffer),
         symmetries: shards::symmetry_maps(start),

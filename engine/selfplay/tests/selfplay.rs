@@ -4,8 +4,9 @@
 use eval::fake::FakeEvaluator;
 use games::liuzhou::Liuzhou;
 use games::Game;
+use search::SearchKind;
 use selfplay::{run, SelfplayConfig, ShardSink};
-use shards::Shard;
+use shards::{PolicyTarget, Shard};
 
 fn tmpdir(name: &str) -> std::path::PathBuf {
     let d = std::env::temp_dir().join(format!("selfplay-test-{name}-{}", std::process::id()));
@@ -76,6 +77,7 @@ fn games_become_consistent_shards() {
     for path in &summary.shards {
         let shard = Shard::read(path).unwrap();
         assert_eq!(shard.meta.game, "liuzhou");
+        assert_eq!(shard.meta.policy_target, PolicyTarget::Visits);
         assert_eq!(
             shard.meta.input_len(),
             Liuzhou::default().shape().input_len()
@@ -193,6 +195,21 @@ fn every_out_of_range_setting_names_its_key() {
             },
             "max_nodes",
         ),
+        (SelfplayConfig { gumbel_m: 0, ..d() }, "gumbel_m"),
+        (
+            SelfplayConfig {
+                gumbel_c_visit: f32::NAN,
+                ..d()
+            },
+            "gumbel_c_visit",
+        ),
+        (
+            SelfplayConfig {
+                gumbel_c_scale: 0.0,
+                ..d()
+            },
+            "gumbel_c_scale",
+        ),
     ];
     for (config, key) in cases {
         let e = config.validate().unwrap_err();
@@ -308,4 +325,54 @@ fn searches_stop_at_their_visit_target() {
         summary.batches.states,
         summary.positions
     );
+}
+
+#[test]
+fn gumbel_games_write_improved_policy_targets() {
+    let dir = tmpdir("gumbel");
+    let evaluator = FakeEvaluator::new(16).seeded(4);
+    let config = SelfplayConfig {
+        search: SearchKind::Gumbel,
+        ..small_config()
+    };
+    let summary = run(
+        &Liuzhou::default(),
+        &evaluator,
+        &config,
+        6,
+        &sink(&dir),
+        9,
+        |_| {},
+    )
+    .unwrap();
+    assert_eq!(summary.games, 6);
+    assert!(summary.samples > 0);
+    let start = Liuzhou::default();
+    let mut start_planes = vec![0.0; start.shape().input_len()];
+    start.encode(&mut start_planes);
+    let (mut samples, mut at_start) = (0u64, 0);
+    for path in &summary.shards {
+        let shard = Shard::read(path).unwrap();
+        assert_eq!(shard.meta.policy_target, PolicyTarget::Improved);
+        for s in &shard.samples {
+            let total: f32 = s.policy.iter().map(|(_, p)| p).sum();
+            assert!((total - 1.0).abs() < 1e-4, "policy sums to {total}");
+            assert!(s
+                .policy
+                .iter()
+                .all(|&(i, p)| p > 0.0 && p <= 1.0 && usize::from(i) < shard.meta.policy_size));
+            let mut indices: Vec<u16> = s.policy.iter().map(|&(i, _)| i).collect();
+            indices.sort_unstable();
+            indices.dedup();
+            assert_eq!(indices.len(), s.policy.len(), "each action once");
+            // At the start every placement has a share, not only the 23 visited at most.
+            if s.planes == start_planes {
+                assert_eq!(s.policy.len(), 36);
+                at_start += 1;
+            }
+        }
+        samples += shard.samples.len() as u64;
+    }
+    assert_eq!(samples, summary.samples);
+    assert!(at_start > 0, "no game searched its first move fully");
 }

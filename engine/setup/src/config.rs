@@ -573,6 +573,22 @@ mod tests {
                 "`intra_threads` is 99999999999",
             ),
             ("inference: {device_id: -1}", "`device_id` is -1"),
+            (
+                "selfplay: {gumbel_m: 0}",
+                "`gumbel_m` is 0; allowed: 1 to 65535",
+            ),
+            (
+                "selfplay: {gumbel_c_visit: -5}",
+                "`gumbel_c_visit` is -5; allowed: a finite number ≥ 0",
+            ),
+            (
+                "selfplay: {gumbel_c_scale: 0}",
+                "`gumbel_c_scale` is 0; allowed: a finite number > 0",
+            ),
+            (
+                "selfplay: {search: alphazero}",
+                "section `selfplay`: `search` is \"alphazero\"; allowed: puct or gumbel",
+            ),
         ];
         for (text, needle) in cases {
             let path = Path::new("cfg/x.yaml");
@@ -585,6 +601,17 @@ mod tests {
             assert!(e.starts_with("config cfg/x.yaml: section `"), "{e}");
             assert!(e.contains(needle), "{text}: {e}");
         }
+    }
+
+    #[test]
+    fn the_selfplay_search_is_puct_unless_gumbel_is_asked_for() {
+        let path = Path::new("s.yaml");
+        let read = |text: &str| selfplay(&parse(text, path).unwrap(), path).unwrap();
+        assert_eq!(read("selfplay: ~").search, selfplay::SearchKind::Puct);
+        let g = read("selfplay: {search: gumbel, gumbel_m: 8, gumbel_c_scale: 0.1}");
+        assert_eq!(g.search, selfplay::SearchKind::Gumbel);
+        let s = g.search_config();
+        assert_eq!((s.gumbel_m, s.gumbel_c_scale), (8, 0.1));
     }
 
     #[test]

@@ -112,6 +112,7 @@ fn write_shards(dir: &Path, game: &str, shape: games::TensorShape) -> (Vec<PathB
         config: String::new(),
         created_unix: 0,
         games: 1,
+        policy_target: shards::PolicyTarget::Visits,
     };
     let identity: Vec<u16> = (0..shape.policy_size as u16).collect();
     let (mut checked, mut unchecked) = (Vec::new(), Vec::new());

@@ -15,6 +15,7 @@
 //! | `model` | the model that played the games (`random` or a path/name) |
 //! | `config` | the producing configuration (YAML text) |
 //! | `created_unix` | seconds since the epoch |
+//! | `policy_target` | what `policy_prob` holds ([`PolicyTarget`]): `visits`, `improved` or `teacher`; a shard without it holds `visits` |
 //! | `crc32` | the CRC-32 of each tensor's bytes ([`checksum`]), checked before a sample is used |
 //!
 //! Tensors (N samples, M stored policy entries, S symmetries):
@@ -23,8 +24,8 @@
 //! |---|---|---|---|
 //! | `planes` | F32 | N × planes × height × width | network input, mover's point of view |
 //! | `policy_offsets` | U32 | N + 1 | sample i's policy entries are `offsets[i]..offsets[i+1]` |
-//! | `policy_index` | U16 | M | policy index of an entry (sparse: only visited actions) |
-//! | `policy_prob` | F32 | M | its share of the root visits, in [0, 1] (each sample's sum is 1) |
+//! | `policy_index` | U16 | M | policy index of an entry (sparse: only actions with a share) |
+//! | `policy_prob` | F32 | M | its share of the policy target (`policy_target`), in [0, 1] (each sample's sum is 1) |
 //! | `value` | F32 | N | the game's result from the mover's point of view (−1, 0, 1) |
 //! | `symmetry_bits` | U8 | S ≥ 1 | the board symmetries valid for training ([`games::Symmetry`]), the identity first |
 //! | `symmetry_policy` | U16 | S × policy_size | where each symmetry sends each policy index ([`NO_INDEX`] if nowhere) |
@@ -93,6 +94,39 @@ pub enum ShardError {
     BadSamples(String),
 }
 
+/// What kind of distribution a shard's policy targets are (the `policy_target` metadata).
+/// Readers train on any of them alike; the key says where the numbers came from.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum PolicyTarget {
+    /// Each action's share of the root's visits (PUCT self-play). Shards without the key.
+    #[default]
+    Visits,
+    /// The improved policy softmax(logit + σ(completed Q)) of a Gumbel search's root.
+    Improved,
+    /// A teacher's analysis or the moves of game records (`engine bootstrap`, `engine import`).
+    Teacher,
+}
+
+impl PolicyTarget {
+    pub fn name(self) -> &'static str {
+        match self {
+            PolicyTarget::Visits => "visits",
+            PolicyTarget::Improved => "improved",
+            PolicyTarget::Teacher => "teacher",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<PolicyTarget> {
+        [
+            PolicyTarget::Visits,
+            PolicyTarget::Improved,
+            PolicyTarget::Teacher,
+        ]
+        .into_iter()
+        .find(|t| t.name() == name)
+    }
+}
+
 /// What a shard says about itself.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ShardMeta {
@@ -106,6 +140,7 @@ pub struct ShardMeta {
     pub created_unix: u64,
     /// Complete games whose positions this shard holds.
     pub games: usize,
+    pub policy_target: PolicyTarget,
 }
 
 impl ShardMeta {
@@ -201,6 +236,15 @@ impl ShardMeta {
             config: get("config")?,
             created_unix: num("created_unix")? as u64,
             games: num("games")?,
+            policy_target: match info.and_then(|m| m.get("policy_target")) {
+                None => PolicyTarget::Visits,
+                Some(name) => PolicyTarget::from_name(name).ok_or_else(|| ShardError::Invalid {
+                    path: path.into(),
+                    reason: format!(
+                        "metadata `policy_target` is {name:?}; expected visits, improved or teacher"
+                    ),
+                })?,
+            },
         };
         Ok((meta, num("positions")?, version))
     }
@@ -342,6 +386,7 @@ impl Shard {
             ("config", m.config.clone()),
             ("created_unix", m.created_unix.to_string()),
             ("games", m.games.to_string()),
+            ("policy_target", m.policy_target.name().to_string()),
         ]
         .into_iter()
         .map(|(k, v)| (k.to_string(), v))

@@ -10,8 +10,8 @@ use rand::rngs::SmallRng;
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use shards::{
-    newest_first, read_newest, symmetry_maps, transform_sample, Integrity, Sample, Shard,
-    ShardError, ShardMeta,
+    newest_first, read_newest, symmetry_maps, transform_sample, Integrity, PolicyTarget, Sample,
+    Shard, ShardError, ShardMeta,
 };
 
 fn tmpdir(name: &str) -> PathBuf {
@@ -60,6 +60,7 @@ fn liuzhou_shard(n: usize, seed: u64) -> (Shard, Vec<Liuzhou>) {
         config: "game: {lose_below: 1}\n".into(),
         created_unix: 1_700_000_000,
         games: 3,
+        policy_target: PolicyTarget::Visits,
     };
     (
         Shard {
@@ -369,6 +370,7 @@ fn check_augmentation<G: Game>(start: G, games: usize, max_moves: usize) -> [usi
         config: String::new(),
         created_unix: 0,
         games,
+        policy_target: PolicyTarget::Visits,
     };
     let maps = symmetry_maps(&start);
     let mut rng = SmallRng::seed_from_u64(5);
@@ -670,4 +672,43 @@ fn verify_reports_each_bad_file_and_counts() {
         verify_paths(&[dir.join("missing")], |_| Ok::<(), ShardError>(())),
         Err(ShardError::Io { .. })
     ));
+}
+
+#[test]
+fn the_kind_of_policy_target_is_recorded() {
+    let dir = tmpdir("target");
+    let (mut shard, _) = liuzhou_shard(20, 3);
+    shard.meta.policy_target = PolicyTarget::Improved;
+    let path = dir.join("improved.safetensors");
+    shard.write(&path).unwrap();
+    assert_eq!(
+        Shard::read(&path).unwrap().meta.policy_target,
+        PolicyTarget::Improved
+    );
+    assert_eq!(
+        ShardMeta::read(&path).unwrap().0.policy_target,
+        PolicyTarget::Improved
+    );
+    // A shard without the key holds visit shares.
+    let plain = dir.join("plain.safetensors");
+    with_metadata(&path, &plain, |info| {
+        info.remove("policy_target");
+    });
+    assert_eq!(
+        Shard::read(&plain).unwrap().meta.policy_target,
+        PolicyTarget::Visits
+    );
+    let bad = dir.join("bad.safetensors");
+    with_metadata(&path, &bad, |info| {
+        info.insert("policy_target".into(), "guesses".into());
+    });
+    match Shard::read(&bad) {
+        Err(ShardError::Invalid { reason, .. }) => {
+            assert!(
+                reason.contains("`policy_target` is \"guesses\""),
+                "{reason}"
+            )
+        }
+        r => panic!("{r:?}"),
+    }
 }

@@ -451,6 +451,7 @@ pub fn bootstrap<'o, G: Game>(
                     .unwrap_or_default()
                     .as_secs(),
                 games: count,
+                policy_target: shards::PolicyTarget::Teacher,
             },
             samples,
             symmetries: symmetries.clone(),

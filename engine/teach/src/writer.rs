@@ -130,6 +130,7 @@ impl ShardWriter {
                 config: self.config.clone(),
                 created_unix,
                 games: self.games_in_buffer,
+                policy_target: shards::PolicyTarget::Teacher,
             },
             samples: std::mem::take(&mut self.buffer),
             symmetries: self.symmetries.clone(),

@@ -11,7 +11,7 @@ use clap::Args as ClapArgs;
 use eval::Evaluator;
 use faces::analysis::{self, Settings};
 use players::spec::{MAX_THREADS, MAX_VISITS};
-use search::Limit;
+use search::{Limit, SearchKind};
 use setup::models;
 
 use super::{config_reads, position, ForGame, GameArgs, GameType, Loaded};
@@ -52,6 +52,10 @@ pub struct Args {
     /// Threads searching the one tree.
     #[arg(long, default_value_t = 1)]
     threads: usize,
+    /// The tree search's rule: `puct`, or `gumbel` (Gumbel AlphaZero: sequential halving at
+    /// the root, without noise; docs/search.md).
+    #[arg(long, default_value = "puct")]
+    search: SearchKind,
     /// Candidates to list, most visited first (0: all).
     #[arg(long, default_value_t = 10)]
     top: usize,
@@ -83,6 +87,7 @@ impl ForGame for &Args {
         }
         let settings = Settings {
             limit: limit(self.visits, self.seconds)?,
+            search: self.search,
             threads: self.threads,
             seed: self.seed,
             top: self.top,
@@ -107,6 +112,10 @@ impl ForGame for &Args {
                 (Some(net), format!("net ({model})"))
             }
             other => bail!("--agent {other:?}: must be mcts or net"),
+        };
+        let label = match self.search {
+            SearchKind::Puct => label,
+            SearchKind::Gumbel => format!("{label}, gumbel"),
         };
         let found = analysis::search(&state, network, label, &settings)?;
         if self.json {

@@ -214,25 +214,32 @@ fn run_match<G: GameType>(
 
 /// The spec as the user wrote it, for tables (`--black random` prints `random`).
 pub(super) fn spec_text(spec: &AgentSpec, side: &str) -> String {
+    // A Gumbel search says so; PUCT is the default and goes unnamed.
+    let gumbel = |m: &players::spec::MctsSpec| match m.search {
+        search::SearchKind::Gumbel => ", gumbel",
+        search::SearchKind::Puct => "",
+    };
     let s = match spec {
         AgentSpec::Random { .. } => "random".to_string(),
         AgentSpec::Mcts(m) => format!(
-            "mcts({})",
+            "mcts({}{})",
             m.visits
                 .map(|v| format!("{v} visits"))
                 .or(m.time.map(|t| format!("{t} s")))
-                .unwrap_or_default()
+                .unwrap_or_default(),
+            gumbel(m)
         ),
         AgentSpec::Other(text) => text.clone(),
         AgentSpec::Net { model, mcts } => format!(
-            "net({}, {})",
+            "net({}, {}{})",
             model
                 .as_deref()
                 .map_or("default model".into(), |m| m.display().to_string()),
             mcts.visits
                 .map(|v| format!("{v} visits"))
                 .or(mcts.time.map(|t| format!("{t} s")))
-                .unwrap_or_default()
+                .unwrap_or_default(),
+            gumbel(mcts)
         ),
     };
     format!("{s}[{side}]")
