@@ -179,7 +179,6 @@ fn run_match<G: GameType>(
                 path.unwrap_or_default()
             );
         }
-        bar.inc(1);
         bar.set_message(format!(
             "+{} ={} -{}  score {:.3}",
             r.wins,

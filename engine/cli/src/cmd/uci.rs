@@ -19,8 +19,9 @@ pub struct Args {
     /// Transposition table size in MiB, 1 to 4096 (the `Hash` option's start value).
     #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u64).range(1..=MAX_HASH_MB as u64))]
     hash: u64,
-    /// The searcher at start (the `Agent` option): alphabeta, mcts or net [default: net with
-    /// Xiangqi's default network when there is one (`engine models list`), else alphabeta].
+    /// The searcher at start (the `Agent` option): alphabeta, mcts or net (with `--model`, else
+    /// Xiangqi's default network: `engine models list`) [default: alphabeta, the stronger of
+    /// the engine's Xiangqi players at equal time; net with `--model`].
     #[arg(long)]
     agent: Option<String>,
     /// The ONNX model of the `net` agent (the `Model` option's start value).
@@ -42,10 +43,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     // GUIs start engines from directories of their own: the built-in config serves them all.
     let (doc, path) = config::read(GameKind::Xiangqi.name(), args.config.as_deref())?;
     config::xiangqi_start(&doc, &path)?;
+    // The network loses to alpha-beta at equal time (docs/xiangqi.md), so it plays
+    // only when asked for.
     let fallback = match args.agent.as_deref() {
-        None => Some("alpha-beta"),
         Some("net") => Some("nothing: --agent net then needs --model"),
-        Some(_) => None,
+        _ => None,
     };
     let shipped = match fallback.filter(|_| args.model.is_none()) {
         Some(fallback) => models::default_network("xiangqi", fallback).map(|p| p.model()),
@@ -55,10 +57,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         (Some(agent), model) if agent == "net" => (agent, model.or(shipped)),
         (Some(agent), model) => (agent, model),
         (None, Some(model)) => ("net".to_string(), Some(model)),
-        (None, None) => match shipped {
-            Some(m) => ("net".to_string(), Some(m)),
-            None => ("alphabeta".to_string(), None),
-        },
+        (None, None) => ("alphabeta".to_string(), None),
     };
     let start = Start {
         // The range is checked by clap: this converts, it cannot clamp.
