@@ -42,6 +42,9 @@ pub struct FitConfig {
     /// Apply a random board symmetry to each sample.
     pub augment: bool,
     pub seed: u64,
+    /// Also write the int8 model beside the new one (`<out>.int8.onnx`, see
+    /// [`crate::quantize`]), calibrated on positions spread over the window.
+    pub int8: bool,
 }
 
 impl Default for FitConfig {
@@ -56,6 +59,7 @@ impl Default for FitConfig {
             window_samples: 100_000,
             augment: true,
             seed: 1,
+            int8: false,
         }
     }
 }
@@ -121,6 +125,8 @@ pub struct FitReport {
     pub samples_per_second: f64,
     pub checkpoint: PathBuf,
     pub onnx: PathBuf,
+    /// The int8 model, when `fit.int8` asked for one.
+    pub int8: Option<PathBuf>,
 }
 
 /// The newest shards of `dir` that `usable` accepts, up to `window` samples, newest first.
@@ -310,6 +316,11 @@ pub fn fit(job: FitJob<'_>) -> anyhow::Result<FitReport> {
         },
         job.out,
     )?;
+    let int8 = if cfg.int8 {
+        Some(write_int8(&onnx, &shards)?)
+    } else {
+        None
+    };
     Ok(FitReport {
         game: meta.game,
         window: index.len(),
@@ -320,7 +331,22 @@ pub fn fit(job: FitJob<'_>) -> anyhow::Result<FitReport> {
         samples_per_second,
         checkpoint,
         onnx,
+        int8,
     })
+}
+
+/// Quantises the model just written at `onnx`, calibrated on positions spread over `shards`;
+/// returns the int8 model's path.
+fn write_int8(onnx: &Path, shards: &[Shard]) -> anyhow::Result<PathBuf> {
+    use crate::quantize;
+    let bytes = std::fs::read(onnx).map_err(|e| anyhow::anyhow!("{}: {e}", onnx.display()))?;
+    let crc = infer::precision::source_crc32(&bytes);
+    let model = quantize::Fp32Model::from_onnx(bytes, crc)?;
+    let inputs = quantize::spread(shards, quantize::DEFAULT_SAMPLES);
+    let made = quantize::quantize(&model, &inputs)?;
+    let path = quantize::int8_path(onnx);
+    shards::write_atomically(&path, &made.bytes)?;
+    Ok(path)
 }
 
 /// The buffers of one batch: dense planes, policy targets and values of `size` samples.

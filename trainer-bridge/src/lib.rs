@@ -10,6 +10,7 @@ pub mod fit;
 pub mod kernels;
 pub mod net;
 pub mod onnx;
+pub mod quantize;
 
 pub use config::{ConfigError, NetConfig};
 pub use net::{Checkpoint, Net, NetError};

@@ -32,6 +32,27 @@ enum Command {
     /// Training throughput on synthetic samples, against the arithmetic it does and against
     /// the same network's forward pass through ONNX Runtime.
     Bench(BenchArgs),
+    /// Writes the int8 model of an fp32 one beside it (x.onnx → x.int8.onnx), its activation
+    /// ranges calibrated on positions from shards.
+    Quantize(QuantizeArgs),
+}
+
+#[derive(Args)]
+struct QuantizeArgs {
+    /// The fp32 model (.onnx) or checkpoint (.safetensors) to quantise.
+    #[arg(long)]
+    model: PathBuf,
+    /// Directory of shards of the model's game (e.g. from `engine selfplay`): the calibration
+    /// positions are read from the newest.
+    #[arg(long)]
+    shards: PathBuf,
+    /// Calibration positions, spread over the newest shards.
+    #[arg(long, default_value_t = trainer_bridge::quantize::DEFAULT_SAMPLES)]
+    samples: usize,
+    /// Where to write the int8 model; default beside the model (x.int8.onnx), where the
+    /// engine looks for it.
+    #[arg(long)]
+    out: Option<PathBuf>,
 }
 
 #[derive(Args)]
@@ -113,6 +134,7 @@ fn main() -> std::process::ExitCode {
         Command::Init(args) => init(&args),
         Command::Fit(args) => fit(&args),
         Command::Bench(args) => bench(&args),
+        Command::Quantize(args) => quantize(&args),
     };
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,
@@ -162,6 +184,40 @@ fn bench(args: &BenchArgs) -> anyhow::Result<()> {
     let report = trainer_bridge::bench::run(&options)?;
     // The last line is the summary: `fit S samples/s, G GFLOP/s; forward E evals/s, ...`.
     println!("{report}");
+    Ok(())
+}
+
+fn quantize(args: &QuantizeArgs) -> anyhow::Result<()> {
+    use trainer_bridge::quantize as q;
+    let model = q::Fp32Model::read(&args.model)?;
+    let inputs = q::calibration_inputs(&args.shards, &model.meta, args.samples)?;
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| q::int8_path(&args.model));
+    let made = q::quantize(&model, &inputs)?;
+    let agree = q::agreement(&model.bytes, &made.bytes, model.meta.shape, &inputs)?;
+    shards::write_atomically(&out, &made.bytes)
+        .with_context(|| format!("writing {}", out.display()))?;
+    println!(
+        "{}: int8 model of {} ({} generation {}), {} activations calibrated on {} positions \
+         from {} in {:.1} s\non those positions against fp32: policy mean |Δ| {:.2e} (total \
+         variation {:.4}), value mean |Δ| {:.4} (largest {:.4}), same top action {:.1} %\n{}",
+        out.display(),
+        args.model.display(),
+        model.meta.game,
+        model.meta.generation,
+        made.ranges.len(),
+        made.positions,
+        args.shards.display(),
+        made.seconds,
+        agree.policy_mean,
+        agree.policy_tv_mean,
+        agree.value_mean,
+        agree.value_max,
+        100.0 * agree.top1,
+        out.display()
+    );
     Ok(())
 }
 
@@ -240,6 +296,9 @@ fn fit(args: &FitArgs) -> anyhow::Result<()> {
         report.checkpoint.display(),
         report.onnx.display()
     );
+    if let Some(int8) = &report.int8 {
+        println!("{}", int8.display());
+    }
     Ok(())
 }
 

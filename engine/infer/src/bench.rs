@@ -13,6 +13,7 @@ use rand::rngs::SmallRng;
 use rand::SeedableRng;
 
 use crate::onnx::{ModelError, OrtEvaluator, OrtOptions, Provider, INPUT, POLICY, VALUE};
+use crate::precision::Precision;
 use crate::runtime;
 use eval::Evaluator;
 
@@ -117,6 +118,93 @@ pub fn run<G: Game>(path: &Path, proto: &G, opts: &BenchOptions) -> Result<Vec<R
         });
     }
     Ok(rows)
+}
+
+/// The batch sizes of the fp32 against int8 comparison.
+pub const PRECISION_BATCH_SIZES: [usize; 3] = [16, 64, 256];
+
+/// One line of the precision comparison: the same network at fp32 and at int8, both through
+/// [`OrtEvaluator::evaluate`] (states in, logits and values out).
+#[derive(Clone, Debug, PartialEq)]
+pub struct PrecisionRow {
+    pub game: &'static str,
+    pub batch: usize,
+    pub fp32_evals_per_s: f64,
+    pub int8_evals_per_s: f64,
+}
+
+impl PrecisionRow {
+    /// int8 throughput over fp32's.
+    pub fn ratio(&self) -> f64 {
+        self.int8_evals_per_s / self.fp32_evals_per_s
+    }
+}
+
+/// Measures the model at `path` (fp32) against its int8 model beside it
+/// ([`crate::precision::int8_path`]) at each of `opts.batch_sizes`, on the CPU, their calls
+/// alternating on the same positions (random play from `proto`).
+pub fn compare_precisions<G: Game>(
+    path: &Path,
+    proto: &G,
+    opts: &BenchOptions,
+) -> Result<Vec<PrecisionRow>, ModelError> {
+    let max = opts.batch_sizes.iter().copied().max().unwrap_or(1);
+    let states = sample_states(proto, max, 0x5eed);
+    let shape = proto.shape();
+    let mut rows = Vec::new();
+    for &batch in &opts.batch_sizes {
+        let load = |precision| {
+            let eval_opts = OrtOptions {
+                batch_size: batch,
+                intra_threads: opts.intra_threads,
+                provider: Provider::Cpu,
+                allow_fallback: false,
+                precision,
+                ..OrtOptions::default()
+            };
+            OrtEvaluator::load(path, proto, &eval_opts)
+        };
+        let (fp32, int8) = (load(Precision::Fp32)?, load(Precision::Int8)?);
+        let refs: Vec<&G> = states[..batch].iter().collect();
+        let (mut p1, mut v1) = (vec![0.0; batch * shape.policy_size], vec![0.0; batch]);
+        let (mut p2, mut v2) = (p1.clone(), v1.clone());
+        let mut first = || {
+            fp32.evaluate(&refs, &mut p1, &mut v1)
+                .map_err(|e| e.to_string())
+        };
+        let mut second = || {
+            int8.evaluate(&refs, &mut p2, &mut v2)
+                .map_err(|e| e.to_string())
+        };
+        let (fp32_s, int8_s) = measure_pair(opts.min_time, &mut first, &mut second)
+            .map_err(|reason| bench_error(path, reason))?;
+        rows.push(PrecisionRow {
+            game: G::NAME,
+            batch,
+            fp32_evals_per_s: batch as f64 / fp32_s,
+            int8_evals_per_s: batch as f64 / int8_s,
+        });
+    }
+    Ok(rows)
+}
+
+/// Formats rows of [`compare_precisions`] as `engine bench --precision int8` prints them.
+pub fn format_precision_rows(rows: &[PrecisionRow]) -> String {
+    let mut s = format!(
+        "{:<10} {:>6} {:>14} {:>14} {:>10}\n",
+        "game", "batch", "fp32 eval/s", "int8 eval/s", "int8/fp32"
+    );
+    for r in rows {
+        s += &format!(
+            "{:<10} {:>6} {:>14.0} {:>14.0} {:>10.2}\n",
+            r.game,
+            r.batch,
+            r.fp32_evals_per_s,
+            r.int8_evals_per_s,
+            r.ratio()
+        );
+    }
+    s
 }
 
 fn bench_error(path: &Path, reason: String) -> ModelError {

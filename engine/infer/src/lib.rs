@@ -3,9 +3,11 @@
 
 pub mod bench;
 pub mod onnx;
+pub mod precision;
 pub mod runtime;
 
 pub use onnx::{
     ModelError, ModelInfo, OrtEvaluator, OrtModel, OrtOptions, Provider, ProviderReport,
 };
+pub use precision::Precision;
 pub use runtime::RuntimeError;

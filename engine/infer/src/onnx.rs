@@ -18,6 +18,7 @@ use ort::session::builder::{GraphOptimizationLevel, SessionBuilder};
 use ort::session::Session;
 use ort::value::TensorRef;
 
+use crate::precision::{self, Precision};
 use crate::runtime::{self, RuntimeError};
 use eval::{EvalError, Evaluator};
 
@@ -30,6 +31,9 @@ pub const VALUE: &str = "value";
 
 /// Largest accepted batch size: the input buffer is allocated up front.
 pub const MAX_BATCH: usize = 1 << 16;
+
+/// A network call below the batch size runs a multiple of this many rows ([`OrtModel::rows`]).
+const ROW_STEP: usize = 8;
 
 /// Where the network runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Deserialize, serde::Serialize)]
@@ -90,6 +94,9 @@ pub struct OrtOptions {
     /// If the requested provider cannot run, fall back (TensorRT → CUDA → CPU) and say so in
     /// [`OrtModel::provider`] and the logs, instead of failing.
     pub allow_fallback: bool,
+    /// `int8` runs the quantised model beside the one named (`x.onnx` → `x.int8.onnx`);
+    /// `fp16` asks TensorRT for half-precision engines (GPUs only).
+    pub precision: Precision,
 }
 
 impl Default for OrtOptions {
@@ -100,6 +107,7 @@ impl Default for OrtOptions {
             provider: Provider::Cpu,
             device_id: 0,
             allow_fallback: true,
+            precision: Precision::Fp32,
         }
     }
 }
@@ -129,6 +137,12 @@ impl OrtOptions {
             "device_id",
             self.device_id,
             "0 or more",
+        )?;
+        I::check(
+            self.precision != Precision::Fp16 || self.provider == Provider::TensorRt,
+            "precision",
+            format_args!("fp16 with provider {}", self.provider),
+            "fp16 only with provider tensorrt (it runs on GPUs); on the CPU use fp32 or int8",
         )
     }
 }
@@ -143,6 +157,10 @@ pub struct ModelInfo {
     /// The network configuration, as JSON.
     pub network: String,
     pub generation: u64,
+    /// Metadata `precision`: `int8` for a quantised model; absent means fp32.
+    pub precision: Precision,
+    /// Metadata `source_crc32` of an int8 model: the CRC-32 of the fp32 model it was made from.
+    pub source_crc32: Option<String>,
 }
 
 /// The provider that really runs a model, and why it differs from the one asked for.
@@ -174,6 +192,29 @@ impl fmt::Display for ProviderReport {
 pub enum ModelError {
     #[error("{path}: no such model file")]
     Missing { path: PathBuf },
+    #[error(
+        "{path}: no int8 model beside {model} (inference.precision int8); make it with \
+         `trainer-bridge quantize --model {model} --shards DIR` (DIR: shards of the game's \
+         positions, e.g. from `engine selfplay`), or set inference.precision: fp32"
+    )]
+    MissingInt8 { path: PathBuf, model: PathBuf },
+    #[error(
+        "{path}: quantised from another model than {model} (its CRC-32 is {found}, the int8 \
+         model records {recorded}); make it again with `trainer-bridge quantize --model \
+         {model} --shards DIR`"
+    )]
+    StaleInt8 {
+        path: PathBuf,
+        model: PathBuf,
+        found: String,
+        recorded: String,
+    },
+    #[error("{path}: a {found} model, but inference.precision asks for {wanted}")]
+    WrongPrecision {
+        path: PathBuf,
+        wanted: Precision,
+        found: Precision,
+    },
     #[error("{path}: cannot read: {reason}")]
     Read { path: PathBuf, reason: String },
     #[error("{path}: not a loadable ONNX model (truncated or corrupt?): {reason}")]
@@ -265,38 +306,78 @@ struct Inner {
 impl OrtModel {
     /// Loads a model, reads and checks its metadata and interface, and builds a session with
     /// the requested provider (see [`OrtOptions::allow_fallback`]).
+    ///
+    /// With [`Precision::Int8`] the file loaded is the int8 model beside `path`
+    /// ([`precision::int8_path`]; `path` itself when it names one): missing, it is
+    /// [`ModelError::MissingInt8`], naming the command that makes it; quantised from another
+    /// model than the one at `path`, it is [`ModelError::StaleInt8`].
     pub fn load(path: &Path, opts: &OrtOptions) -> Result<OrtModel, ModelError> {
         check_batch(opts)?;
-        let bytes = std::fs::read(path).map_err(|e| match e.kind() {
-            std::io::ErrorKind::NotFound => ModelError::Missing {
-                path: path.to_owned(),
+        if opts.precision != Precision::Int8 || precision::is_int8_path(path) {
+            return Self::build(path, &read_model(path)?, opts, None);
+        }
+        let file = precision::int8_path(path);
+        let bytes = read_model(&file).map_err(|e| match e {
+            ModelError::Missing { path: int8 } => ModelError::MissingInt8 {
+                path: int8,
+                model: path.to_owned(),
             },
-            _ => ModelError::Read {
-                path: path.to_owned(),
-                reason: e.to_string(),
-            },
+            e => e,
         })?;
-        Self::from_bytes(path, &bytes, opts)
+        // The fp32 model it belongs to, where it is there to compare with.
+        let source = std::fs::read(path).ok();
+        Self::build(&file, &bytes, opts, source.as_deref().map(|s| (path, s)))
     }
 
     /// [`OrtModel::load`] for a model already in memory (one compiled into the binary);
-    /// `name` stands for its path in messages.
+    /// `name` stands for its path in messages. With [`Precision::Int8`] the bytes must be an
+    /// int8 model.
     pub fn from_bytes(
         name: &Path,
         bytes: &[u8],
         opts: &OrtOptions,
+    ) -> Result<OrtModel, ModelError> {
+        Self::build(name, bytes, opts, None)
+    }
+
+    /// Loads `bytes`; `source` is the fp32 model (its path and bytes) an int8 model must have
+    /// been quantised from.
+    fn build(
+        name: &Path,
+        bytes: &[u8],
+        opts: &OrtOptions,
+        source: Option<(&Path, &[u8])>,
     ) -> Result<OrtModel, ModelError> {
         check_batch(opts)?;
         let env = runtime::environment()?;
         let (session, provider) = build_session(env, name, bytes, opts)?;
         let info = read_info(&session, name)?;
         check_interface(&session, name, info.shape)?;
+        if opts.precision == Precision::Int8 && info.precision != Precision::Int8 {
+            return Err(ModelError::WrongPrecision {
+                path: name.to_owned(),
+                wanted: Precision::Int8,
+                found: info.precision,
+            });
+        }
+        if let (Some((model, source)), Some(recorded)) = (source, &info.source_crc32) {
+            let found = precision::source_crc32(source);
+            if found != *recorded {
+                return Err(ModelError::StaleInt8 {
+                    path: name.to_owned(),
+                    model: model.to_owned(),
+                    found,
+                    recorded: recorded.clone(),
+                });
+            }
+        }
         let input = vec![0.0; opts.batch_size * info.shape.input_len()];
         let text = format!(
-            "loaded {} ({} generation {}, batch {}, provider {})",
+            "loaded {} ({} generation {}, {}, batch {}, provider {})",
             name.display(),
             info.game,
             info.generation,
+            info.precision,
             opts.batch_size,
             provider
         );
@@ -331,9 +412,23 @@ impl OrtModel {
         &self.provider
     }
 
+    /// Rows of the network call that evaluates `n` states (n ≤ batch size). TensorRT builds
+    /// an engine per input shape, so it always gets the whole batch. Elsewhere a call runs
+    /// `n` rounded up to a multiple of [`ROW_STEP`]: a search of one game gathers far fewer
+    /// leaves than a batch holds (17 of 64 at 200 visits), and padding them to the batch
+    /// would spend most of the call's arithmetic on zeros; the rounding keeps the number of
+    /// distinct shapes ONNX Runtime plans for small.
+    fn rows(&self, n: usize) -> usize {
+        if self.provider.active == Provider::TensorRt {
+            self.batch
+        } else {
+            (n.max(1).div_ceil(ROW_STEP) * ROW_STEP).min(self.batch)
+        }
+    }
+
     /// Evaluates `n` inputs. `fill` writes them into the first `n × input_len` floats of the
-    /// buffer it is given (n ≤ batch size); the rest of the batch is padding. Writes `n ×
-    /// policy_size` logits into `policy` and `n` values into `value`.
+    /// buffer it is given (n ≤ batch size); the rest of the call's rows ([`OrtModel::rows`])
+    /// are padding. Writes `n × policy_size` logits into `policy` and `n` values into `value`.
     fn run_chunk(
         &self,
         n: usize,
@@ -345,10 +440,11 @@ impl OrtModel {
         let len = shape.input_len();
         let mut guard = self.inner.lock().unwrap_or_else(|p| p.into_inner());
         let Inner { session, input } = &mut *guard;
+        let rows = self.rows(n);
         fill(&mut input[..n * len]);
-        input[n * len..].fill(0.0);
-        let dims = [self.batch, shape.planes, shape.height, shape.width];
-        let tensor = TensorRef::from_array_view((dims, &input[..])).map_err(backend)?;
+        input[n * len..rows * len].fill(0.0);
+        let dims = [rows, shape.planes, shape.height, shape.width];
+        let tensor = TensorRef::from_array_view((dims, &input[..rows * len])).map_err(backend)?;
         let outputs = session
             .run(ort::inputs![INPUT => tensor])
             .map_err(backend)?;
@@ -422,6 +518,19 @@ impl OrtModel {
         }
         Ok(())
     }
+}
+
+/// The bytes of the model file at `path`.
+fn read_model(path: &Path) -> Result<Vec<u8>, ModelError> {
+    std::fs::read(path).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => ModelError::Missing {
+            path: path.to_owned(),
+        },
+        _ => ModelError::Read {
+            path: path.to_owned(),
+            reason: e.to_string(),
+        },
+    })
 }
 
 fn backend(e: ort::Error) -> EvalError {
@@ -504,7 +613,8 @@ fn try_session(
         .map_err(commit)?
         .with_intra_threads(opts.intra_threads)
         .map_err(commit)?;
-    register(&mut builder, provider, opts.device_id).map_err(Attempt::Provider)?;
+    let fp16 = opts.precision == Precision::Fp16;
+    register(&mut builder, provider, opts.device_id, fp16).map_err(Attempt::Provider)?;
     builder.commit_from_memory(bytes).map_err(|e| {
         if provider == Provider::Cpu {
             Attempt::Commit(e.to_string())
@@ -524,6 +634,7 @@ fn register(
     builder: &mut SessionBuilder,
     provider: Provider,
     device_id: i32,
+    fp16: bool,
 ) -> Result<(), String> {
     let dispatch = match provider {
         Provider::Cpu => return Ok(()),
@@ -542,6 +653,7 @@ fn register(
             }
             ort::ep::TensorRT::default()
                 .with_device_id(device_id)
+                .with_fp16(fp16)
                 .build()
         }
     };
@@ -591,6 +703,20 @@ fn read_info(session: &Session, path: &Path) -> Result<ModelInfo, ModelError> {
         },
         network: get("network")?,
         generation: number("generation")?,
+        precision: match meta.custom("precision") {
+            None => Precision::Fp32,
+            Some(text) => match text.parse() {
+                Ok(p @ (Precision::Fp32 | Precision::Int8)) => p,
+                _ => {
+                    return Err(ModelError::Metadata {
+                        path: path.to_owned(),
+                        key: "precision",
+                        reason: format!("{text:?}; this engine reads fp32 and int8 models"),
+                    })
+                }
+            },
+        },
+        source_crc32: meta.custom("source_crc32"),
     })
 }
 
@@ -708,10 +834,11 @@ impl<G: Game> Evaluator<G> for OrtEvaluator<G> {
 
     fn describe(&self) -> String {
         format!(
-            "onnx {} ({} gen {}, batch {}, provider {})",
+            "onnx {} ({} gen {}, {}, batch {}, provider {})",
             self.model.path.display(),
             self.model.info.game,
             self.model.info.generation,
+            self.model.info.precision,
             self.model.batch,
             self.model.provider
         )
@@ -730,6 +857,37 @@ mod tests {
         }
         let e = "rocm".parse::<Provider>().unwrap_err();
         assert!(e.contains("rocm") && e.contains("tensorrt"), "{e}");
+    }
+
+    #[test]
+    fn fp16_is_for_tensorrt_only() {
+        for (provider, ok) in [
+            (Provider::Cpu, false),
+            (Provider::Cuda, false),
+            (Provider::TensorRt, true),
+        ] {
+            let opts = OrtOptions {
+                provider,
+                precision: Precision::Fp16,
+                ..OrtOptions::default()
+            };
+            match opts.validate() {
+                Ok(()) => assert!(ok, "{provider}"),
+                Err(e) => {
+                    assert!(!ok, "{provider}: {e}");
+                    assert_eq!(e.key, "precision");
+                    let text = e.to_string();
+                    assert!(text.contains("GPUs") && text.contains("int8"), "{text}");
+                }
+            }
+        }
+        for precision in [Precision::Fp32, Precision::Int8] {
+            let opts = OrtOptions {
+                precision,
+                ..OrtOptions::default()
+            };
+            assert_eq!(opts.validate(), Ok(()));
+        }
     }
 
     #[test]
