@@ -73,6 +73,14 @@ pub trait Agent<G: Game>: Send {
         self.select_action(state).map(Decision::Play)
     }
 
+    /// Whether `error`, returned by this agent's last `decide`, is an answer of its own that
+    /// the game refuses (an external program's illegal or unreadable move) rather than a
+    /// breakdown (a dead process, a failed model). A match scores such a forfeit as a loss for
+    /// the agent and goes on; a breakdown stops the match. By default nothing is a forfeit.
+    fn forfeits(&self, _error: &AgentError) -> bool {
+        false
+    }
+
     /// A new game starts from `start`.
     fn new_game(&mut self, _start: &G) -> Result<(), AgentError> {
         Ok(())
@@ -189,6 +197,10 @@ impl<G: Game> Agent<G> for Box<dyn Agent<G>> {
 
     fn decide(&mut self, state: &G) -> Result<Decision<G::Action>, AgentError> {
         (**self).decide(state)
+    }
+
+    fn forfeits(&self, error: &AgentError) -> bool {
+        (**self).forfeits(error)
     }
 
     fn new_game(&mut self, start: &G) -> Result<(), AgentError> {

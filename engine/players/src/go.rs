@@ -11,49 +11,22 @@
 //!
 //! Random, MCTS and network agents are built by the engine, which knows the evaluators.
 
-use games::agent::{parse_timeout, split_spec};
+use games::agent::split_spec;
 use games::go::playout::playout_move;
 use games::go::{handicap, GoState, Move};
 use games::{Agent, AgentError, Game};
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
 
-use crate::gtp_client::{GtpAgent, DEFAULT_TIMEOUT};
+use crate::gtp_client::{GtpAgent, GtpSpec};
 
 /// Builds the agent a spec names (see the module docs).
 pub fn agent_from_spec(spec: &str) -> Result<Box<dyn Agent<GoState>>, AgentError> {
     let (kind, params) = split_spec(spec)?;
     match kind.trim() {
         "gtp" => {
-            let (mut cmd, mut timeout, mut setup) = (None, DEFAULT_TIMEOUT, Vec::new());
-            for (k, v) in params {
-                match k {
-                    "cmd" if !v.is_empty() => cmd = Some(v),
-                    "cmd" => return Err(AgentError::new(spec, "cmd is empty")),
-                    "timeout" => {
-                        timeout = parse_timeout(v).map_err(|e| AgentError::new(spec, e))?;
-                    }
-                    "setup" => {
-                        setup = v
-                            .split(';')
-                            .map(str::trim)
-                            .filter(|c| !c.is_empty())
-                            .map(String::from)
-                            .collect();
-                        if setup.is_empty() {
-                            return Err(AgentError::new(spec, "setup holds no command"));
-                        }
-                    }
-                    _ => {
-                        return Err(AgentError::new(
-                            spec,
-                            format!("unknown parameter '{k}' for gtp"),
-                        ))
-                    }
-                }
-            }
-            let cmd = cmd.ok_or_else(|| AgentError::new(spec, "gtp needs cmd=COMMAND"))?;
-            let agent = GtpAgent::spawn_with_setup(cmd, timeout, &setup)
+            let gtp = GtpSpec::parse(spec, &params)?;
+            let agent = GtpAgent::spawn_with_setup(gtp.cmd, gtp.timeout, &gtp.setup)
                 .map_err(|e| AgentError::new(spec, e.to_string()))?;
             Ok(Box::new(agent))
         }

@@ -1,8 +1,11 @@
-//! Another Go program driven over GTP as a child process (`gnugo --mode gtp --level 1`), and an
-//! [`Agent`] on top of it so it can be a match opponent.
+//! Another program driven over GTP as a child process (`gnugo --mode gtp --level 1`, or
+//! `engine gtp --game liuzhou`): the client every game's GTP agent talks through, the `gtp:`
+//! spec's options they share ([`GtpSpec`]), and Go's [`Agent`] on top of it so that a Go
+//! program can be a match opponent (Liuzhou's is [`crate::liuzhou_gtp`]).
 
 use std::time::{Duration, Instant};
 
+use games::agent::parse_timeout;
 use games::go::{color_letter, GoState, Move, Point};
 use games::{Agent, AgentError, Decision, Game, Player};
 
@@ -43,6 +46,74 @@ pub struct GtpClient {
 /// How long an answer may take unless told otherwise: generous for a slow genmove, finite so
 /// a hung engine cannot stall a match for ever.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The options of a `gtp:cmd=COMMAND LINE[,setup=COMMAND;COMMAND…][,timeout=S]` spec, the
+/// same for every game.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GtpSpec<'a> {
+    /// The command line (program then arguments, split on whitespace).
+    pub cmd: &'a str,
+    /// How long any one answer may take.
+    pub timeout: Duration,
+    /// Commands sent once it has started.
+    pub setup: Vec<String>,
+}
+
+impl<'a> GtpSpec<'a> {
+    /// Reads the pairs of `spec` (split by [`games::agent::split_spec`]); errors name `spec`.
+    pub fn parse(spec: &str, params: &[(&'a str, &'a str)]) -> Result<GtpSpec<'a>, AgentError> {
+        let (mut cmd, mut timeout, mut setup) = (None, DEFAULT_TIMEOUT, Vec::new());
+        for &(k, v) in params {
+            match k {
+                "cmd" if !v.is_empty() => cmd = Some(v),
+                "cmd" => return Err(AgentError::new(spec, "cmd is empty")),
+                "timeout" => {
+                    timeout = parse_timeout(v).map_err(|e| AgentError::new(spec, e))?;
+                }
+                "setup" => {
+                    setup = v
+                        .split(';')
+                        .map(str::trim)
+                        .filter(|c| !c.is_empty())
+                        .map(String::from)
+                        .collect();
+                    if setup.is_empty() {
+                        return Err(AgentError::new(spec, "setup holds no command"));
+                    }
+                }
+                _ => {
+                    return Err(AgentError::new(
+                        spec,
+                        format!("unknown parameter '{k}' for gtp"),
+                    ))
+                }
+            }
+        }
+        let cmd = cmd.ok_or_else(|| AgentError::new(spec, "gtp needs cmd=COMMAND"))?;
+        Ok(GtpSpec {
+            cmd,
+            timeout,
+            setup,
+        })
+    }
+
+    /// Starts the program, sends the setup commands (a refusal is an error naming the
+    /// command) and asks its `name` and `version`: the client and the name for tables
+    /// (the command line when it gives none).
+    pub fn start(&self) -> Result<(GtpClient, String), GtpClientError> {
+        let mut client = GtpClient::spawn_with_timeout(self.cmd, self.timeout)?;
+        for command in &self.setup {
+            client.send(command)?;
+        }
+        let name = client.send("name")?;
+        let version = client.send("version").unwrap_or_default();
+        let name = match format!("{} {}", name.trim(), version.trim()).trim() {
+            "" => self.cmd.to_string(),
+            both => both.to_string(),
+        };
+        Ok((client, name))
+    }
+}
 
 impl GtpClient {
     /// Starts `command_line` (split on whitespace: program then arguments; no shell quoting),
@@ -168,16 +239,12 @@ impl GtpAgent {
         timeout: Duration,
         setup: &[String],
     ) -> Result<GtpAgent, GtpClientError> {
-        let mut client = GtpClient::spawn_with_timeout(command_line, timeout)?;
-        for command in setup {
-            client.send(command)?;
-        }
-        let name = client.send("name")?;
-        let version = client.send("version").unwrap_or_default();
-        let name = match format!("{} {}", name.trim(), version.trim()).trim() {
-            "" => command_line.to_string(),
-            both => both.to_string(),
+        let spec = GtpSpec {
+            cmd: command_line,
+            timeout,
+            setup: setup.to_vec(),
         };
+        let (client, name) = spec.start()?;
         Ok(GtpAgent {
             client,
             name,

@@ -6,7 +6,8 @@
 //!   web page.
 //! - Classical and external players: Xiangqi's [`alphabeta`] searcher and Liuzhou's
 //!   ([`liuzhou_alphabeta`], named by [`liuzhou`]); other programs as child processes
-//!   ([`process`]) under the GTP ([`gtp_client`]) and UCI ([`uci_client`]) clients;
+//!   ([`process`]) under the GTP ([`gtp_client`]; Liuzhou's dialect: [`liuzhou_gtp`]) and UCI
+//!   ([`uci_client`]) clients;
 //!   Fairy-Stockfish as a rules oracle ([`fairy`]).
 //! - [`matchplay`]: matches between agents, colours alternating, in parallel.
 //!
@@ -19,6 +20,7 @@ pub mod gtp_client;
 pub mod ladder;
 pub mod liuzhou;
 pub mod liuzhou_alphabeta;
+pub mod liuzhou_gtp;
 pub mod matchplay;
 pub mod process;
 pub mod spec;

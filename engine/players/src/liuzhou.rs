@@ -3,6 +3,9 @@
 //! - `alphabeta[:depth=N][,movetime=MS][,nodes=N][,hash=MiB]`: the searcher of
 //!   [`crate::liuzhou_alphabeta`], stopping at the first limit reached (default: movetime=1000;
 //!   hash 16 MiB, at most 4096). The keys are Xiangqi's `alphabeta` keys.
+//! - `gtp:cmd=COMMAND LINE[,setup=COMMAND;COMMAND…][,timeout=S]`: another Liuzhou program
+//!   speaking the GTP dialect of `engine gtp --game liuzhou` ([`crate::liuzhou_gtp`]), with
+//!   the options of Go's `gtp` agents (`engine gtp --game liuzhou` itself, for one).
 
 use std::time::Duration;
 
@@ -10,7 +13,9 @@ use games::agent::split_spec;
 use games::liuzhou::Liuzhou;
 use games::{Agent, AgentError};
 
+use crate::gtp_client::GtpSpec;
 use crate::liuzhou_alphabeta::{LiuzhouAlphaBetaAgent, SearchLimits};
+use crate::liuzhou_gtp::LiuzhouGtpAgent;
 
 /// Builds the agent a spec names (see the module docs).
 pub fn agent_from_spec(spec: &str) -> Result<Box<dyn Agent<Liuzhou>>, AgentError> {
@@ -22,10 +27,16 @@ pub fn agent_from_spec(spec: &str) -> Result<Box<dyn Agent<Liuzhou>>, AgentError
                 .map_err(|e| AgentError::new(spec, e.to_string()))?;
             Ok(Box::new(agent))
         }
+        "gtp" => {
+            let gtp = GtpSpec::parse(spec, &params)?;
+            let agent =
+                LiuzhouGtpAgent::start(&gtp).map_err(|e| AgentError::new(spec, e.to_string()))?;
+            Ok(Box::new(agent))
+        }
         other => Err(AgentError::new(
             spec,
             format!(
-                "unknown agent kind {other:?} for liuzhou (expected random, mcts, net or alphabeta)"
+                "unknown agent kind {other:?} for liuzhou (expected random, mcts, net, alphabeta or gtp)"
             ),
         )),
     }
@@ -67,7 +78,7 @@ pub fn alphabeta_options(
 }
 
 impl crate::spec::OwnPlayers for Liuzhou {
-    const OWN_KINDS: &'static [&'static str] = &["alphabeta"];
+    const OWN_KINDS: &'static [&'static str] = &["alphabeta", "gtp"];
 
     fn own_agent(spec: &str) -> Result<Box<dyn Agent<Liuzhou>>, AgentError> {
         agent_from_spec(spec)

@@ -101,6 +101,19 @@ pub struct GameRecord<G: Game> {
     pub ending: String,
     /// The player who resigned, if one did.
     pub resigned: Option<Player>,
+    /// The player who lost by an answer the game refused, if one did, and why.
+    pub forfeit: Option<Forfeit>,
+}
+
+/// A game lost by an answer the game refused: an external program's illegal or unreadable
+/// action (see [`Agent::forfeits`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Forfeit {
+    pub player: Player,
+    /// The agent's name.
+    pub agent: String,
+    /// What it answered, and why that is no action here.
+    pub reason: String,
 }
 
 impl<G: Game> GameRecord<G> {
@@ -123,8 +136,13 @@ impl<G: Game> GameRecord<G> {
 /// The ending of a game an agent gave up.
 pub const RESIGNATION: &str = "resignation";
 
+/// The ending of a game an agent lost by an answer the game refused ([`Forfeit`]).
+pub const FORFEIT: &str = "forfeit";
+
 /// Plays one game from `start`: `first` acts for `Player::First`, `second` for `Second`.
-/// A game still running after `max_actions` is scored a draw; an agent that resigns loses.
+/// A game still running after `max_actions` is scored a draw; an agent that resigns loses, and
+/// so does one whose error is a forfeit ([`Agent::forfeits`]: an external program's illegal
+/// or unreadable answer). Any other error of an agent stops the game and is returned.
 pub fn play_game<G: Game>(
     start: &G,
     first: &mut dyn Agent<G>,
@@ -144,15 +162,16 @@ pub fn play_game<G: Game>(
                 capped: false,
                 ending: ending(&state),
                 resigned: None,
+                forfeit: None,
             });
         }
         let agent: &mut dyn Agent<G> = match state.to_act() {
             Player::First => &mut *first,
             Player::Second => &mut *second,
         };
-        let action = match agent.decide(&state)? {
-            Decision::Play(a) => a,
-            Decision::Resign => {
+        let action = match agent.decide(&state) {
+            Ok(Decision::Play(a)) => a,
+            Ok(Decision::Resign) => {
                 return Ok(GameRecord {
                     start: start.clone(),
                     moves,
@@ -160,8 +179,25 @@ pub fn play_game<G: Game>(
                     capped: false,
                     ending: RESIGNATION.to_string(),
                     resigned: Some(state.to_act()),
+                    forfeit: None,
                 })
             }
+            Err(e) if agent.forfeits(&e) => {
+                return Ok(GameRecord {
+                    start: start.clone(),
+                    moves,
+                    outcome: Outcome::Win(state.to_act().opponent()),
+                    capped: false,
+                    ending: FORFEIT.to_string(),
+                    resigned: None,
+                    forfeit: Some(Forfeit {
+                        player: state.to_act(),
+                        agent: e.agent,
+                        reason: e.reason,
+                    }),
+                })
+            }
+            Err(e) => return Err(e.into()),
         };
         let before = state.clone();
         state.play(action).map_err(|e| MatchError::Illegal {
@@ -181,6 +217,7 @@ pub fn play_game<G: Game>(
         capped: outcome.is_none(),
         ending: ending(&state),
         resigned: None,
+        forfeit: None,
     })
 }
 

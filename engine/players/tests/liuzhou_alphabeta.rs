@@ -333,7 +333,7 @@ fn a_protocol_clock_shortens_the_time_and_explain_reports_the_search() {
 #[test]
 fn the_one_builder_makes_it() {
     use players::spec::{build, AgentSpec, OwnPlayers};
-    assert_eq!(Liuzhou::OWN_KINDS, &["alphabeta"]);
+    assert_eq!(Liuzhou::OWN_KINDS, &["alphabeta", "gtp"]);
     let spec = AgentSpec::parse("alphabeta:depth=2,hash=1").unwrap();
     let load = |_: Option<&std::path::Path>| anyhow::bail!("no network");
     let mut agent = build::<Liuzhou>(&spec, "ab", 0, &load).unwrap();
