@@ -4,9 +4,7 @@
 //! search by default (`mcts`, or `net` with a model), under the controller's clock when it
 //! sends `time_settings`.
 
-use std::io::{self, BufRead, Write};
 use std::path::Path;
-use std::sync::mpsc;
 use std::time::Duration;
 
 use anyhow::Context;
@@ -21,6 +19,7 @@ use players::spec::{preloaded, AgentSpec, MAX_THREADS, MAX_VISITS};
 use setup::models;
 
 use crate::clock::{GameClock, TimeSystem};
+use crate::gtp_frame::{answer, arity, parse_colour, parse_count, read_request, Conversation};
 
 /// Who answers `genmove`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, clap::ValueEnum)]
@@ -119,65 +118,7 @@ pub fn tree_spec(config: &GtpConfig) -> AgentSpec {
     AgentSpec::tree(network, config.visits, config.threads, config.seed)
 }
 
-/// Runs one GTP conversation on stdin/stdout until `quit` or the end of input. Lines are read
-/// on a thread of their own, so that an analysis runs until the next command arrives (which
-/// ends it) rather than until it is read.
-pub fn serve_stdio(mut session: Session) -> anyhow::Result<()> {
-    let (lines, incoming) = mpsc::channel::<io::Result<Vec<u8>>>();
-    std::thread::spawn(move || {
-        let mut stdin = io::stdin().lock();
-        loop {
-            let mut raw = Vec::new();
-            match stdin.read_until(b'\n', &mut raw) {
-                Ok(0) => break,
-                Ok(_) => {
-                    if lines.send(Ok(raw)).is_err() {
-                        break;
-                    }
-                }
-                Err(e) => {
-                    let _ = lines.send(Err(e));
-                    break;
-                }
-            }
-        }
-    });
-    let mut out = io::stdout().lock();
-    let mut write = |text: &str| {
-        out.write_all(text.as_bytes())
-            .and_then(|()| out.flush())
-            .map_err(crate::out::stdout_error)
-    };
-    loop {
-        let next = if session.analysing.is_some() {
-            match incoming.try_recv() {
-                Err(mpsc::TryRecvError::Empty) => {
-                    write(&session.analysis_report())?;
-                    continue;
-                }
-                // Any input ends the analysis's response with its blank line.
-                next => {
-                    session.analysing = None;
-                    write("\n")?;
-                    next.ok()
-                }
-            }
-        } else {
-            incoming.recv().ok()
-        };
-        let Some(raw) = next else { break };
-        let raw = raw.context("reading stdin")?;
-        // Bytes that are not UTF-8 cannot form a known command; they must not end the session.
-        let line = String::from_utf8_lossy(&raw);
-        if let Some(reply) = session.handle(&line) {
-            write(&reply)?;
-        }
-        if session.quit {
-            break;
-        }
-    }
-    Ok(())
-}
+pub use crate::gtp_frame::serve_stdio;
 
 /// Every command this engine knows, as `list_commands` prints them.
 pub const COMMANDS: &[&str] = &[
@@ -280,28 +221,11 @@ impl Session {
 
     /// Answers one input line, or `None` for a line with no command (empty or a comment).
     pub fn handle(&mut self, raw: &str) -> Option<String> {
-        // Preprocessing per the GTP spec: drop control characters except tab, tabs become
-        // spaces, `#` starts a comment.
-        let cleaned: String = raw
-            .chars()
-            .filter(|&c| c == '\t' || !c.is_control())
-            .map(|c| if c == '\t' { ' ' } else { c })
-            .collect();
-        let line = cleaned.split('#').next().unwrap_or("").trim();
-        if line.is_empty() {
-            return None;
-        }
-        let mut words = line.split_whitespace();
-        let first = words.next()?;
-        let (id, command) = if first.bytes().all(|b| b.is_ascii_digit()) {
-            match words.next() {
-                Some(c) => (first, c),
-                None => return Some(format!("?{first} syntax error: no command\n\n")),
-            }
-        } else {
-            ("", first)
+        let request = match read_request(raw)? {
+            Ok(r) => r,
+            Err(reply) => return Some(reply),
         };
-        let args: Vec<&str> = words.collect();
+        let (id, command, args) = (&request.id, request.command.as_str(), request.arg_strs());
         // The one command whose answer goes on: the first line now, reports until the next
         // command (see `analysis_report`), and the blank line then.
         if command == "lz-analyze" {
@@ -310,21 +234,11 @@ impl Session {
                 Err(e) => format!("?{id} {e}\n\n"),
             });
         }
-        Some(match self.execute(command, &args) {
-            Ok(body) if body.is_empty() => format!("={id}\n\n"),
-            Ok(body) => format!("={id} {body}\n\n"),
-            Err(e) => format!("?{id} {e}\n\n"),
-        })
+        Some(answer(id, self.execute(command, &args)))
     }
 
     fn execute(&mut self, command: &str, args: &[&str]) -> Result<String, Failure> {
-        let arity = |n: usize| -> Result<(), Failure> {
-            if args.len() == n {
-                Ok(())
-            } else {
-                Err(format!("syntax error: {command} takes {n} argument(s)"))
-            }
-        };
+        let arity = |n: usize| arity(command, args, n);
         match command {
             "protocol_version" => arity(0).map(|_| "2".into()),
             "name" => arity(0).map(|_| "engine".into()),
@@ -747,10 +661,26 @@ impl Session {
     }
 }
 
-/// A whole number of seconds or stones, as GTP's time commands send them.
-fn parse_count(what: &str, text: &str) -> Result<u32, Failure> {
-    text.parse()
-        .map_err(|_| format!("syntax error: {what} {text:?} is not a whole number"))
+impl Conversation for Session {
+    fn handle(&mut self, line: &str) -> Option<String> {
+        Session::handle(self, line)
+    }
+
+    fn quit(&self) -> bool {
+        self.quit
+    }
+
+    fn ongoing(&self) -> bool {
+        self.analysing.is_some()
+    }
+
+    fn report(&mut self) -> String {
+        self.analysis_report()
+    }
+
+    fn end_ongoing(&mut self) {
+        self.analysing = None;
+    }
 }
 
 /// `kgs-time_settings none | absolute MAIN | byoyomi MAIN PERIOD PERIODS | canadian MAIN
@@ -780,11 +710,7 @@ fn parse_kgs_time(args: &[&str]) -> Result<Option<TimeSystem>, Failure> {
 }
 
 fn parse_color(text: &str) -> Result<Player, Failure> {
-    match text.to_ascii_lowercase().as_str() {
-        "b" | "black" => Ok(Player::First),
-        "w" | "white" => Ok(Player::Second),
-        _ => Err("invalid color or coordinate".into()),
-    }
+    parse_colour(text).ok_or_else(|| "invalid color or coordinate".into())
 }
 
 #[cfg(test)]
