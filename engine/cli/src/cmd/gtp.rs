@@ -1,10 +1,12 @@
-//! `engine gtp`: Go over GTP version 2 on stdin/stdout (`faces::gtp`).
+//! `engine gtp`: GTP version 2 on stdin/stdout, for Go (`faces::gtp`) or in Liuzhou's dialect
+//! (`--game liuzhou`, `faces::gtp_liuzhou`).
 
 use std::path::PathBuf;
 
 use anyhow::Context;
-use clap::Args as ClapArgs;
+use clap::{Args as ClapArgs, ValueEnum};
 use faces::gtp::{make_agent, serve_stdio, AgentKind, GtpConfig, Session};
+use faces::gtp_liuzhou;
 use games::go::{GoRules, GoState};
 use setup::{config, models};
 
@@ -13,22 +15,30 @@ const SHIPPED_SIZE: usize = 9;
 
 use super::GameKind;
 
-/// Speak GTP version 2 on stdin/stdout (Go).
+/// Speak GTP version 2 on stdin/stdout: Go by default, or Liuzhou's dialect with `--game
+/// liuzhou` (actions `c3`, `c3-c4`, `xc3`; `liuzhou-lfen`, `liuzhou-legal` and the other
+/// commands of docs/liuzhou.md).
 #[derive(ClapArgs)]
 pub struct Args {
-    /// Go config file: its `game` section gives the rules, its `gtp` section the agent; the
-    /// keys it names replace those of the built-in configs/go.yaml.
+    /// The game: go, or liuzhou for Liuzhou's dialect (a `--config` file must be this game's).
+    #[arg(long, value_enum, default_value = "go")]
+    game: GameKind,
+    /// Config file: its `game` section gives the rules, its `gtp` section the agent; the keys
+    /// it names replace those of the built-in configs/<game>.yaml.
     #[arg(long)]
     config: Option<PathBuf>,
-    /// Board size at start, overriding the config (GTP `boardsize` changes it later).
+    /// Go: board size at start, overriding the config (GTP `boardsize` changes it later).
     #[arg(long)]
     size: Option<usize>,
-    /// Komi at start, overriding the config (GTP `komi` changes it later).
+    /// Go: komi at start, overriding the config (GTP `komi` changes it later).
     #[arg(long)]
     komi: Option<f32>,
-    /// The agent that answers `genmove`, overriding the config.
-    #[arg(long, value_enum)]
-    agent: Option<AgentKind>,
+    /// The agent that answers `genmove`, overriding the config's `gtp.agent`. Go: `net`,
+    /// `mcts`, `playout` or `random`. Liuzhou: an agent spec as `engine match` takes them,
+    /// `net` (the default network unless `--model`), `mcts`, `alphabeta[:depth=N,movetime=MS]`
+    /// or `random`; `--model`, `--visits` and `--seed` fill in the keys it does not give.
+    #[arg(long)]
+    agent: Option<String>,
     /// The ONNX model of the `net` agent, overriding the config.
     #[arg(long)]
     model: Option<String>,
@@ -42,7 +52,41 @@ pub struct Args {
 
 pub fn run(args: Args) -> anyhow::Result<()> {
     // GUIs start engines from directories of their own: the built-in config serves them all.
-    let (doc, path) = config::read(GameKind::Go.name(), args.config.as_deref())?;
+    let (doc, path) = config::read(args.game.name(), args.config.as_deref())?;
+    match args.game {
+        GameKind::Go => run_go(args, doc, path),
+        GameKind::Liuzhou => run_liuzhou(args, doc, path),
+        GameKind::Xiangqi => {
+            anyhow::bail!("engine gtp speaks Go and Liuzhou; Xiangqi speaks UCI (engine uci)")
+        }
+    }
+}
+
+/// Liuzhou's dialect: the rules and the agent from the config, the flags over them.
+fn run_liuzhou(args: Args, doc: serde_yaml::Value, path: PathBuf) -> anyhow::Result<()> {
+    if args.size.is_some() || args.komi.is_some() {
+        anyhow::bail!("--size and --komi are for Go; Liuzhou is played on 6x6 without komi");
+    }
+    let start = config::liuzhou_start(&doc, &path)?;
+    let mut gtp = config::section::<gtp_liuzhou::GtpConfig>(&doc, "gtp", &path)?;
+    if let Some(agent) = args.agent {
+        gtp.agent = agent;
+    }
+    if let Some(seed) = args.seed {
+        gtp.seed = seed;
+    }
+    if let Some(model) = args.model {
+        gtp.model = Some(model);
+    }
+    if let Some(visits) = args.visits {
+        gtp.visits = visits;
+    }
+    let agent = gtp_liuzhou::make_agent(&gtp, &start, &doc, &path)?;
+    serve_stdio(gtp_liuzhou::Session::new(start.rules(), agent)?)
+}
+
+/// Go: the rules and the agent from the config, the flags over them.
+fn run_go(args: Args, doc: serde_yaml::Value, path: PathBuf) -> anyhow::Result<()> {
     let mut rules = config::rules::<GoRules>(&doc, &path, "go")?;
     let mut gtp = config::section::<GtpConfig>(&doc, "gtp", &path)?;
     if let Some(size) = args.size {
@@ -52,8 +96,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         rules.komi = komi;
     }
     let chosen = args.agent.is_some();
-    if let Some(agent) = args.agent {
-        gtp.agent = agent;
+    if let Some(agent) = &args.agent {
+        gtp.agent = AgentKind::from_str(agent, true).map_err(|_| {
+            anyhow::anyhow!("--agent {agent:?}: Go's agents are net, mcts, playout and random")
+        })?;
     }
     if let Some(seed) = args.seed {
         gtp.seed = seed;

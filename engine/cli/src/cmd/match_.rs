@@ -43,11 +43,13 @@ pub struct Args {
     /// kinds (Liuzhou and Xiangqi: `alphabeta:…`; Xiangqi: `fairy-stockfish:…` and
     /// `uci:cmd=COMMAND[,option.NAME=VALUE…][,go=LIMIT][,rankbase=0|1][,timeout=S]`, each
     /// option sent with setoption and checked, LIMIT `depth N`, `movetime MS` or `nodes N`,
-    /// e.g. `uci:cmd=fairy-stockfish,option.UCI_Variant=xiangqi,go=depth 6`; Go:
+    /// e.g. `uci:cmd=fairy-stockfish,option.UCI_Variant=xiangqi,go=depth 6`; Go and Liuzhou:
     /// `gtp:cmd=COMMAND[,setup=COMMAND;COMMAND…][,timeout=S]`, the setup commands sent once
-    /// it starts, e.g. `gtp:cmd=gnugo --mode gtp,setup=level 1`, and its `resign` answers
-    /// counted as resignations). A program named without a path is looked for on the PATH,
-    /// then in /usr/games.
+    /// it starts, e.g. `gtp:cmd=gnugo --mode gtp,setup=level 1` or `gtp:cmd=engine gtp --game
+    /// liuzhou --agent alphabeta`, and its `resign` answers counted as resignations; a
+    /// Liuzhou program that answers `genmove` with an error, with text that is no action or
+    /// with an illegal action loses that game, said as a forfeit). A program named without a
+    /// path is looked for on the PATH, then in /usr/games.
     #[arg(long)]
     black: AgentSpec,
     /// The agent that plays second (White; Black in Xiangqi) in the first game (a spec as for
@@ -154,12 +156,17 @@ fn run_match<G: GameType>(
             Player::First => [name_a.as_str(), name_b.as_str()],
             Player::Second => [name_b.as_str(), name_a.as_str()],
         };
-        let ending = match game.resigned {
-            Some(p) => Some(format!("{} resigned", G::SIDES[p.index()])),
-            None if game.capped => {
+        let ending = match (game.resigned, &game.forfeit) {
+            (Some(p), _) => Some(format!("{} resigned", G::SIDES[p.index()])),
+            (None, Some(f)) => Some(format!(
+                "{} forfeited: {}",
+                G::SIDES[f.player.index()],
+                f.reason
+            )),
+            (None, None) if game.capped => {
                 Some(format!("drawn at the cap of {} actions", args.max_actions))
             }
-            None => None,
+            (None, None) => None,
         };
         let meta = RecordMeta {
             names,
@@ -171,7 +178,26 @@ fn run_match<G: GameType>(
         let text: Vec<&str> = saved.values().map(String::as_str).collect();
         record::write_file(path, &text.join("\n"))
     };
+    // Games lost by an answer the rules refused, by number: said after the result.
+    let forfeits = Mutex::new(BTreeMap::new());
     let show = |g: u32, game: &GameRecord<G>, a_plays: Player, r: &MatchResult| {
+        if let Some(f) = &game.forfeit {
+            let side = if f.player == a_plays {
+                &name_a
+            } else {
+                &name_b
+            };
+            let line = format!(
+                "game {}: {side} ({}) forfeited: {}: {}",
+                g + 1,
+                G::SIDES[f.player.index()],
+                f.agent,
+                f.reason
+            );
+            tracing::warn!("{line}");
+            let mut forfeits = forfeits.lock().unwrap_or_else(|p| p.into_inner());
+            forfeits.insert(g, line);
+        }
         if let Err(e) = save(g, game, a_plays) {
             let path = args.record.as_deref().map(|p| p.display().to_string());
             tracing::error!(
@@ -203,6 +229,13 @@ fn run_match<G: GameType>(
         None => format!("{name_a} vs {name_b}"),
     };
     print_result(&title, &result)?;
+    for line in forfeits
+        .into_inner()
+        .unwrap_or_else(|p| p.into_inner())
+        .values()
+    {
+        outln!("{line}")?;
+    }
     for (a, b) in &pairs {
         for summary in [a.summary(), b.summary()].into_iter().flatten() {
             outln!("{summary}")?;

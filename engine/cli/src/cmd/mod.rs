@@ -74,7 +74,7 @@ enum Command {
     Import(import::Args),
     /// Tools for training shards: `verify` checks them (and checkpoints) after a copy.
     Shards(shards::Args),
-    /// Speak GTP version 2 on stdin/stdout (Go).
+    /// Speak GTP version 2 on stdin/stdout (Go; Liuzhou's dialect with `--game liuzhou`).
     Gtp(gtp::Args),
     /// Speak UCI, or UCCI after `ucci`, on stdin/stdout (Xiangqi; ICCS moves with ranks 0–9).
     Uci(uci::Args),
