@@ -9,6 +9,7 @@ use eval::fake::FakeEvaluator;
 use eval::Evaluator;
 use games::Game;
 use infer::onnx::{OrtEvaluator, OrtModel, OrtOptions, Provider};
+use infer::Precision;
 
 use crate::config;
 
@@ -29,10 +30,20 @@ pub const GAMES: [&str; 3] = ["liuzhou", "xiangqi", "go"];
 /// makes `engine` play the main game well with nothing beside it. The Go network (1.9 MB, for
 /// one board size) stays a file.
 const LIUZHOU_NET: &[u8] = include_bytes!("../../../models/liuzhou/best.onnx");
+/// Its int8 model (`trainer-bridge quantize`), for `inference.precision: int8`.
+const LIUZHOU_INT8: &[u8] = include_bytes!("../../../models/liuzhou/best.int8.onnx");
 
 /// The network compiled into the engine for `game`, if any.
 pub fn built_in(game: &str) -> Option<&'static [u8]> {
     (game == "liuzhou").then_some(LIUZHOU_NET)
+}
+
+/// The network compiled into the engine for `game` at `precision`, if any.
+pub fn built_in_at(game: &str, precision: Precision) -> Option<&'static [u8]> {
+    match precision {
+        Precision::Int8 => (game == "liuzhou").then_some(LIUZHOU_INT8),
+        Precision::Fp32 | Precision::Fp16 => built_in(game),
+    }
 }
 
 /// Where a default network can come from, in the order they are tried.
@@ -204,6 +215,8 @@ pub fn evaluator<G: Game>(
 pub struct Overrides {
     /// `--provider`.
     pub provider: Option<Provider>,
+    /// `--precision`.
+    pub precision: Option<Precision>,
     /// Intra-op threads per network, where several networks share the cores (`engine match
     /// --parallel`).
     pub intra_threads: Option<usize>,
@@ -234,6 +247,11 @@ pub fn evaluator_with<G: Game>(
     if let Some(p) = overrides.provider {
         opts.provider = p;
     }
+    if let Some(p) = overrides.precision {
+        opts.precision = p;
+    }
+    opts.validate()
+        .with_context(|| format!("config {}: section `inference`", config_path.display()))?;
     if let Some(n) = overrides.intra_threads {
         opts.intra_threads = n;
     }
@@ -241,13 +259,18 @@ pub fn evaluator_with<G: Game>(
         return Ok(Arc::new(FakeEvaluator::new(opts.batch_size.max(1))));
     }
     let evaluator = if model == BUILT_IN {
-        let bytes = built_in(G::NAME).with_context(|| {
+        let bytes = built_in_at(G::NAME, opts.precision).with_context(|| {
             format!(
-                "model {BUILT_IN}: no network is built into this engine for {}",
+                "model {BUILT_IN}: no {} network is built into this engine for {}",
+                opts.precision,
                 G::NAME
             )
         })?;
-        let name = PathBuf::from(format!("{BUILT_IN} models/{}/best.onnx", G::NAME));
+        let file = match opts.precision {
+            Precision::Int8 => "best.int8.onnx",
+            Precision::Fp32 | Precision::Fp16 => "best.onnx",
+        };
+        let name = PathBuf::from(format!("{BUILT_IN} models/{}/{file}", G::NAME));
         let model = OrtModel::from_bytes(&name, bytes, &opts)
             .and_then(|m| OrtEvaluator::from_model(m, start));
         model.with_context(|| format!("loading the {BUILT_IN} {} network", G::NAME))?
@@ -288,7 +311,8 @@ pub enum Installed {
 }
 
 /// Copies each game's shipped network (`from/<game>/best.onnx`, else the built-in one) into
-/// `to/<game>/best.onnx`, each written to a temporary name and renamed.
+/// `to/<game>/best.onnx`, each written to a temporary name and renamed; its int8 model
+/// (`best.int8.onnx`) goes with it where there is one.
 pub fn install(from: Option<&Path>, to: &Path) -> anyhow::Result<Vec<(&'static str, Installed)>> {
     let mut done = Vec::new();
     for game in GAMES {
@@ -307,9 +331,21 @@ pub fn install(from: Option<&Path>, to: &Path) -> anyhow::Result<Vec<(&'static s
         };
         std::fs::create_dir_all(&dst_dir)
             .with_context(|| format!("creating {}", dst_dir.display()))?;
-        let tmp = dst.with_extension("onnx.tmp");
-        std::fs::write(&tmp, &bytes).with_context(|| format!("writing {}", tmp.display()))?;
-        std::fs::rename(&tmp, &dst).with_context(|| format!("writing {}", dst.display()))?;
+        write_renamed(&dst, &bytes)?;
+        // The int8 model of the network installed: beside the file copied, or built in with
+        // the built-in network. One left from an earlier install belongs to another network.
+        let copied = src.as_ref().filter(|s| s.is_file());
+        let int8 = match copied {
+            Some(src) => std::fs::read(infer::precision::int8_path(src)).ok(),
+            None => built_in_at(game, Precision::Int8).map(|b| b.to_vec()),
+        };
+        let dst_int8 = infer::precision::int8_path(&dst);
+        match int8 {
+            Some(bytes) => write_renamed(&dst_int8, &bytes)?,
+            None if dst_int8.exists() => std::fs::remove_file(&dst_int8)
+                .with_context(|| format!("removing {}", dst_int8.display()))?,
+            None => {}
+        }
         done.push((
             game,
             match src {
@@ -319,6 +355,13 @@ pub fn install(from: Option<&Path>, to: &Path) -> anyhow::Result<Vec<(&'static s
         ));
     }
     Ok(done)
+}
+
+/// Writes `bytes` to `dst` through a temporary name.
+fn write_renamed(dst: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+    let tmp = dst.with_extension("onnx.tmp");
+    std::fs::write(&tmp, bytes).with_context(|| format!("writing {}", tmp.display()))?;
+    std::fs::rename(&tmp, dst).with_context(|| format!("writing {}", dst.display()))
 }
 
 #[cfg(test)]
@@ -407,6 +450,22 @@ mod tests {
             std::fs::read(to.join("liuzhou/best.onnx")).unwrap(),
             LIUZHOU_NET
         );
+        // The built-in network's int8 model goes with it; the copied Go network has none.
+        assert_eq!(
+            std::fs::read(to.join("liuzhou/best.int8.onnx")).unwrap(),
+            LIUZHOU_INT8
+        );
+        assert!(!to.join("go/best.int8.onnx").exists());
+        // One beside the copied network is copied; a stale one is removed.
+        std::fs::write(from.join("go/best.int8.onnx"), b"int8").unwrap();
+        install(Some(&from), &to).unwrap();
+        assert_eq!(
+            std::fs::read(to.join("go/best.int8.onnx")).unwrap(),
+            b"int8"
+        );
+        std::fs::remove_file(from.join("go/best.int8.onnx")).unwrap();
+        install(Some(&from), &to).unwrap();
+        assert!(!to.join("go/best.int8.onnx").exists());
         assert!(!to.join("xiangqi").exists());
         let roots = Roots {
             user_data: Some(to.clone()),
@@ -424,6 +483,17 @@ mod tests {
             built_in("liuzhou").unwrap()
         );
         assert!(built_in("go").is_none() && built_in("xiangqi").is_none());
+        // The built-in int8 model is the shipped one, quantised from the built-in network:
+        // it records that network's CRC-32.
+        let int8 =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models/liuzhou/best.int8.onnx");
+        assert_eq!(std::fs::read(int8).unwrap(), LIUZHOU_INT8);
+        let crc = infer::precision::source_crc32(LIUZHOU_NET);
+        assert!(
+            LIUZHOU_INT8.windows(crc.len()).any(|w| w == crc.as_bytes()),
+            "models/liuzhou/best.int8.onnx was not quantised from models/liuzhou/best.onnx \
+             (CRC-32 {crc}): run trainer-bridge quantize again"
+        );
         assert!(LIUZHOU_NET.len() < 2 << 20, "{} bytes", LIUZHOU_NET.len());
     }
 }

@@ -489,6 +489,17 @@ pub fn run<G: OwnPlayers>(
             std::fs::copy(from, run_dir.join(to))
                 .with_context(|| format!("copying {} to {to}", from.display()))?;
         }
+        // With its int8 model where `fit.int8` wrote one; one of an earlier best is stale.
+        let (int8, kept) = (
+            infer::precision::int8_path(&best_onnx),
+            run_dir.join("best.int8.onnx"),
+        );
+        if int8.exists() {
+            std::fs::copy(&int8, &kept)
+                .with_context(|| format!("copying {} to best.int8.onnx", int8.display()))?;
+        } else if kept.exists() {
+            std::fs::remove_file(&kept).with_context(|| format!("removing {}", kept.display()))?;
+        }
     }
     state.elapsed_seconds = elapsed(earlier);
     state.save(run_dir)?;

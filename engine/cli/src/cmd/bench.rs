@@ -24,6 +24,11 @@ pub struct Args {
     /// Xiangqi: also run Fairy-Stockfish's `go perft` on the same positions, for the ratio.
     #[arg(long)]
     fairy_stockfish: bool,
+    /// Inference: `int8` measures each network at fp32 and int8 side by side (batch 16, 64,
+    /// 256; each quantised first), ending with `int8/fp32 at batch 64: R` for Liuzhou; `fp32`
+    /// (the default) the evaluator against a bare session.
+    #[arg(long)]
+    precision: Option<infer::Precision>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -52,6 +57,11 @@ fn parse_seconds(text: &str) -> Result<Duration, String> {
 
 pub fn run(args: Args) -> anyhow::Result<()> {
     anyhow::ensure!(args.threads >= 1, "--threads must be at least 1");
+    anyhow::ensure!(
+        args.precision != Some(infer::Precision::Fp16),
+        "--precision fp16: half precision runs on GPUs only (provider tensorrt); the inference \
+         bench measures the CPU: give fp32 or int8"
+    );
     let on = |s: Section| args.section.is_empty() || args.section.contains(&s);
     if on(Section::Rules) {
         bench_rules::run(args.seconds, args.fairy_stockfish)?;
@@ -64,7 +74,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         bench_nets::search(&models, args.seconds, args.threads)?;
     }
     if on(Section::Inference) {
-        bench_nets::inference(&models, args.seconds, args.threads)?;
+        match args.precision {
+            Some(infer::Precision::Int8) => {
+                bench_nets::inference_precisions(&models, args.seconds, args.threads)?
+            }
+            _ => bench_nets::inference(&models, args.seconds, args.threads)?,
+        }
     }
     Ok(())
 }

@@ -4,6 +4,8 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use anyhow::Context;
+
 use games::go::{GoRules, GoState};
 use games::liuzhou::Liuzhou;
 use games::xiangqi::Xiangqi;
@@ -13,6 +15,7 @@ use games::Game;
 /// built-in config into a temporary directory.
 pub struct DefaultModels {
     dir: PathBuf,
+    trainer: PathBuf,
 }
 
 impl DefaultModels {
@@ -44,7 +47,7 @@ impl DefaultModels {
                 )?;
             }
         }
-        Ok(DefaultModels { dir })
+        Ok(DefaultModels { dir, trainer })
     }
 
     fn path(&self, game: &str) -> PathBuf {
@@ -73,6 +76,134 @@ pub fn search(models: &DefaultModels, budget: Duration, threads: usize) -> anyho
 /// Evaluator throughput at each batch size beside a bare ONNX Runtime session on the same model.
 pub fn inference(models: &DefaultModels, budget: Duration, threads: usize) -> anyhow::Result<()> {
     models.each_game(Inference { budget, threads })
+}
+
+/// fp32 against int8 at batch 16, 64 and 256: each game's network quantised first
+/// (`trainer-bridge quantize`, calibrated on positions of random play), then both run through
+/// the engine's evaluator, their calls alternating. Ends with the line `int8/fp32 at batch 64:
+/// R` for Liuzhou.
+pub fn inference_precisions(
+    models: &DefaultModels,
+    budget: Duration,
+    threads: usize,
+) -> anyhow::Result<()> {
+    let figure = Precisions {
+        models,
+        budget,
+        threads,
+        liuzhou_64: std::cell::Cell::new(None),
+    };
+    models.each_game(&figure)?;
+    match figure.liuzhou_64.get() {
+        Some(r) => outln!("int8/fp32 at batch 64: {r:.2}"),
+        None => outln!("int8/fp32 at batch 64: not measured (see above)"),
+    }
+}
+
+/// Calibration positions for the bench's int8 models.
+const CALIBRATION_POSITIONS: usize = 256;
+
+struct Precisions<'a> {
+    models: &'a DefaultModels,
+    budget: Duration,
+    threads: usize,
+    /// Liuzhou's ratio at batch 64, once measured.
+    liuzhou_64: std::cell::Cell<Option<f64>>,
+}
+
+impl Precisions<'_> {
+    /// Writes the int8 model beside `model`, calibrated on positions of random play.
+    fn quantize<G: Game>(&self, start: &G, model: &Path) -> anyhow::Result<()> {
+        let dir = model.with_extension("positions");
+        std::fs::create_dir_all(&dir)?;
+        let shape = start.shape();
+        let samples = infer::bench::sample_states(start, CALIBRATION_POSITIONS, 7)
+            .iter()
+            .map(|state| {
+                let mut planes = vec![0.0; shape.input_len()];
+                state.encode(&mut planes);
+                shards::Sample {
+                    planes,
+                    policy: vec![(0, 1.0)],
+                    value: 0.0,
+                }
+            })
+            .collect();
+        let shard = shards::Shard {
+            meta: shards::ShardMeta {
+                game: G::NAME.into(),
+                planes: shape.planes,
+                height: shape.height,
+                width: shape.width,
+                policy_size: shape.policy_size,
+                model: "random play".into(),
+                config: String::new(),
+                created_unix: 0,
+                games: 0,
+                policy_target: shards::PolicyTarget::Visits,
+            },
+            samples,
+            symmetries: shards::symmetry_maps(start),
+        };
+        shard.write(&dir.join("positions.safetensors"))?;
+        let status = std::process::Command::new(&self.models.trainer)
+            .arg("quantize")
+            .arg("--model")
+            .arg(model)
+            .arg("--shards")
+            .arg(&dir)
+            .args(["--samples", &CALIBRATION_POSITIONS.to_string()])
+            .stdout(std::process::Stdio::null())
+            .status()
+            .with_context(|| format!("running {}", self.models.trainer.display()))?;
+        anyhow::ensure!(
+            status.success(),
+            "{} quantize --model {}: {status}",
+            self.models.trainer.display(),
+            model.display()
+        );
+        Ok(())
+    }
+}
+
+impl Figure for &Precisions<'_> {
+    fn run<G: Game>(&self, start: &G, model: &Path) -> anyhow::Result<()> {
+        if !model.is_file() {
+            return outln!(
+                "== inference, fp32 against int8: {} == skipped: no model",
+                G::NAME
+            );
+        }
+        if let Err(e) = self.quantize(start, model) {
+            return outln!(
+                "== inference, fp32 against int8: {} == skipped: no int8 model: {e:#}",
+                G::NAME
+            );
+        }
+        let opts = infer::bench::BenchOptions {
+            batch_sizes: infer::bench::PRECISION_BATCH_SIZES.to_vec(),
+            min_time: self.budget,
+            intra_threads: self.threads,
+        };
+        outln!(
+            "== inference, fp32 against int8: {} (default net of the built-in configs/{}.yaml, \
+             int8 calibrated on {CALIBRATION_POSITIONS} positions of random play, {} intra-op \
+             thread(s), CPU) ==",
+            G::NAME,
+            G::NAME,
+            self.threads
+        )?;
+        match infer::bench::compare_precisions(model, start, &opts) {
+            Ok(rows) => {
+                if G::NAME == Liuzhou::NAME {
+                    let at_64 = rows.iter().find(|r| r.batch == 64).map(|r| r.ratio());
+                    self.liuzhou_64.set(at_64);
+                }
+                out!("{}", infer::bench::format_precision_rows(&rows))
+            }
+            Err(e) => outln!("error: {e}"),
+        }
+    }
 }
 
 struct Search {

@@ -34,6 +34,10 @@ pub struct Args {
     /// `inference.provider`). What really runs is logged.
     #[arg(long)]
     provider: Option<infer::Provider>,
+    /// fp32, or int8 for the quantised model beside --model (x.onnx → x.int8.onnx; overrides
+    /// the config's `inference.precision`).
+    #[arg(long)]
+    precision: Option<infer::Precision>,
     /// Seed for noise, temperature and playout caps.
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -67,6 +71,7 @@ impl ForGame for &Args {
         sink.prepare().context("--out")?;
         let overrides = models::Overrides {
             provider: self.provider,
+            precision: self.precision,
             ..Default::default()
         };
         let evaluator = models::evaluator_with(&start, &model, &c.doc, &c.path, overrides)?;

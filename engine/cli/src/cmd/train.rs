@@ -41,13 +41,22 @@ impl ForGame for &Args {
 
     fn run<G: GameType>(self, start: G, c: &Loaded) -> anyhow::Result<String> {
         let train = train_section(self, &c.doc, &c.path)?;
+        let inference = config::inference(&c.doc, &c.path)?;
+        anyhow::ensure!(
+            inference.precision == infer::Precision::Fp32,
+            "config {}: section `inference`: `precision` is {}; engine train plays its own \
+             models in fp32 (model 0000 has no int8 version): set it to fp32, and `fit.int8: \
+             true` to have each new model's int8 version written beside it",
+            c.path.display(),
+            inference.precision
+        );
         // Every section the loop uses is read and checked here, before anything is created.
         let setup = Setup {
             config_path: &c.path,
             doc: &c.doc,
             trainer: find_trainer(self.trainer.clone()),
             selfplay: config::selfplay(&c.doc, &c.path)?,
-            inference: config::inference(&c.doc, &c.path)?,
+            inference,
             network: config::network(&c.doc, &c.path)?,
         };
         train::run(&start, &train, &setup)
