@@ -104,8 +104,8 @@ fn small_config() -> NetConfig {
     }
 }
 
-/// Random inputs through the game-agnostic model: fewer states than a batch (padding), and
-/// more (several calls).
+/// Random inputs through the game-agnostic model: fewer states than a batch (a call of fewer
+/// rows, padded to a multiple of 8), a whole batch, and more (several calls, the last short).
 fn shape_parity(label: &str, shape: TensorShape) {
     let dir = temp_dir(label);
     let path = dir.join("net.onnx");
@@ -113,14 +113,14 @@ fn shape_parity(label: &str, shape: TensorShape) {
     let (varmap, net) = random_net(&cfg, shape, 7);
     write_model(&varmap, "shape-test", &cfg, shape, &path);
     let opts = OrtOptions {
-        batch_size: 8,
+        batch_size: 32,
         ..OrtOptions::default()
     };
     let model = OrtModel::load(&path, &opts).unwrap();
     assert_eq!(model.info().shape, shape);
     assert_eq!(model.info().game, "shape-test");
     let mut rng = SmallRng::seed_from_u64(11);
-    for n in [1, 5, 8, 19] {
+    for n in [1, 5, 8, 19, 32, 41] {
         let inputs: Vec<f32> = (0..n * shape.input_len())
             .map(|_| {
                 if rng.gen_bool(0.3) {
