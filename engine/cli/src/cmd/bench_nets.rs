@@ -62,6 +62,13 @@ impl DefaultModels {
     }
 }
 
+impl Drop for DefaultModels {
+    /// The networks, their int8 models and calibration positions are the bench's own.
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
 /// A figure measured per game with its default network.
 trait Figure {
     fn run<G: Game>(&self, start: &G, model: &Path) -> anyhow::Result<()>;
