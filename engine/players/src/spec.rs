@@ -427,13 +427,14 @@ fn arena_nodes(visits: Option<u64>) -> usize {
 /// Leaves a `net` agent gathers per evaluator call when its spec gives no `batch`: about one
 /// twelfth of the visits, at most `evaluator_batch`; a whole batch when only time limits it.
 ///
-/// A whole batch costs the evaluator no more than a part of one, but each leaf in it was
-/// chosen without the values of the others (virtual loss stands in for them), and with few
-/// visits per move that blindness costs strength: the shipped Liuzhou model at 200 visits
-/// scored 0.765 against pure MCTS with 800 playouts gathering 64 leaves per call, and 0.988
-/// gathering 16 (README). Fewer still is stronger again but slower: at 400 visits, 8 leaves per
-/// call beat this default (34) by 0.725 over 40 games, searching 2.9 times slower. This
-/// default keeps most of the strength at a fraction of the cost; `batch=N` chooses otherwise.
+/// Each leaf of a call was chosen without the values of the others (virtual loss stands in
+/// for them), and with few visits per move that blindness costs strength: the shipped Liuzhou
+/// model at 200 visits scored 0.765 against pure MCTS with 800 playouts gathering 64 leaves per
+/// call, and 0.988 gathering 16 (README); at 400 visits, 8 leaves per call beat this default
+/// (34) by 0.725 over 40 games. Larger calls pay where a call costs the whole batch whatever it
+/// holds (TensorRT) or has a large fixed cost (GPUs). On the CPU a call runs only the rows it
+/// holds, rounded up to 8, so there `batch=8` searches about as fast as this default and
+/// plays stronger; `batch=N` chooses.
 pub fn default_leaves(visits: Option<u64>, evaluator_batch: usize) -> usize {
     let most = evaluator_batch.max(1);
     match visits {
