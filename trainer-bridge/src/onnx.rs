@@ -134,7 +134,18 @@ pub fn model_bytes(varmap: &VarMap, meta: &ModelMeta) -> Result<Vec<u8>, OnnxErr
         vec![batch(), proto::Dim::value(1)],
     ));
 
-    let network = serde_json::to_string(cfg).expect("NetConfig serialises");
+    Ok(model_proto(g.graph, meta, []).encode_to_vec())
+}
+
+/// The model around `graph`: opset, producer and the metadata every model of `meta` carries
+/// (format version, game, shape, network, generation), then `extra` keys.
+pub(crate) fn model_proto(
+    graph: proto::GraphProto,
+    meta: &ModelMeta,
+    extra: impl IntoIterator<Item = (&'static str, String)>,
+) -> proto::ModelProto {
+    let s = meta.shape;
+    let network = serde_json::to_string(&meta.network).expect("NetConfig serialises");
     let props = [
         ("format_version", FORMAT_VERSION.to_string()),
         ("game", meta.game.clone()),
@@ -145,7 +156,7 @@ pub fn model_bytes(varmap: &VarMap, meta: &ModelMeta) -> Result<Vec<u8>, OnnxErr
         ("network", network),
         ("generation", meta.generation.to_string()),
     ];
-    let model = proto::ModelProto {
+    proto::ModelProto {
         ir_version: IR_VERSION,
         opset_import: vec![proto::OperatorSetIdProto {
             domain: String::new(),
@@ -153,17 +164,17 @@ pub fn model_bytes(varmap: &VarMap, meta: &ModelMeta) -> Result<Vec<u8>, OnnxErr
         }],
         producer_name: "trainer-bridge".into(),
         producer_version: env!("CARGO_PKG_VERSION").into(),
-        graph: Some(g.graph),
+        graph: Some(graph),
         metadata_props: props
             .into_iter()
+            .chain(extra)
             .map(|(k, v)| proto::StringStringEntryProto {
                 key: k.into(),
                 value: v,
             })
             .collect(),
         ..Default::default()
-    };
-    Ok(model.encode_to_vec())
+    }
 }
 
 struct GraphWriter<'a> {

@@ -36,7 +36,7 @@ use games::TensorShape;
 use prost::Message;
 
 use crate::net::describe;
-use crate::onnx::{proto, ModelMeta, OPSET};
+use crate::onnx::{proto, ModelMeta};
 use crate::{Checkpoint, Net, NetConfig};
 
 /// Calibration positions read when none are asked for.
@@ -587,43 +587,17 @@ fn build(
         });
     }
 
-    let network = serde_json::to_string(cfg).expect("NetConfig serialises");
-    let mut props = vec![
-        ("format_version", crate::onnx::FORMAT_VERSION.to_string()),
-        ("game", meta.game.clone()),
-        ("planes", s.planes.to_string()),
-        ("height", s.height.to_string()),
-        ("width", s.width.to_string()),
-        ("policy_size", s.policy_size.to_string()),
-        ("network", network),
-        ("generation", meta.generation.to_string()),
-    ];
-    if !calibrating {
-        props.extend([
+    let extra = if calibrating {
+        vec![]
+    } else {
+        vec![
             ("precision", "int8".to_string()),
             ("source_crc32", model.source_crc32.clone()),
             ("calibration", calibration.to_string()),
-        ]);
-    }
-    let outputs = std::mem::take(&mut g.outputs);
-    let out = proto::ModelProto {
-        ir_version: 8,
-        opset_import: vec![proto::OperatorSetIdProto {
-            domain: String::new(),
-            version: OPSET,
-        }],
-        producer_name: "trainer-bridge".into(),
-        producer_version: env!("CARGO_PKG_VERSION").into(),
-        graph: Some(g.graph),
-        metadata_props: props
-            .into_iter()
-            .map(|(k, v)| proto::StringStringEntryProto {
-                key: k.into(),
-                value: v,
-            })
-            .collect(),
-        ..Default::default()
+        ]
     };
+    let outputs = std::mem::take(&mut g.outputs);
+    let out = crate::onnx::model_proto(g.graph, meta, extra);
     Ok((out.encode_to_vec(), outputs))
 }
 
