@@ -73,6 +73,30 @@ pub fn arity(command: &str, args: &[&str], n: usize) -> Result<(), String> {
     }
 }
 
+/// The commands every dialect answers alike: `protocol_version`, `name`, `version`,
+/// `known_command` and `list_commands` (over `commands`, the dialect's list) and `quit` (which
+/// sets `quit`). `None` for any other command.
+pub fn common_command(
+    command: &str,
+    args: &[&str],
+    commands: &[&str],
+    quit: &mut bool,
+) -> Option<Result<String, String>> {
+    let arity = |n: usize| arity(command, args, n);
+    Some(match command {
+        "protocol_version" => arity(0).map(|_| "2".into()),
+        "name" => arity(0).map(|_| "engine".into()),
+        "version" => arity(0).map(|_| env!("CARGO_PKG_VERSION").into()),
+        "known_command" => arity(1).map(|_| commands.contains(&args[0]).to_string()),
+        "list_commands" => arity(0).map(|_| commands.join("\n")),
+        "quit" => arity(0).map(|_| {
+            *quit = true;
+            String::new()
+        }),
+        _ => return None,
+    })
+}
+
 /// A colour as GTP writes it: `b`, `w`, `black` or `white`, in any case.
 pub fn parse_colour(text: &str) -> Option<Player> {
     match text.to_ascii_lowercase().as_str() {

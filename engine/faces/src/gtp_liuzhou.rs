@@ -18,7 +18,9 @@ use serde::Deserialize;
 use setup::models;
 
 use crate::clock::{GameClock, TimeSystem};
-use crate::gtp_frame::{answer, arity, parse_colour, parse_count, read_request, Conversation};
+use crate::gtp_frame::{
+    answer, arity, common_command, parse_colour, parse_count, read_request, Conversation,
+};
 
 /// The `gtp` section of a Liuzhou config.
 #[derive(Clone, Debug, PartialEq, Deserialize)]
@@ -220,21 +222,11 @@ impl Session {
     }
 
     fn execute(&mut self, command: &str, args: &[&str]) -> Result<String, Failure> {
+        if let Some(answer) = common_command(command, args, COMMANDS, &mut self.quit) {
+            return answer;
+        }
         let arity = |n: usize| arity(command, args, n);
         match command {
-            "protocol_version" => arity(0).map(|_| "2".into()),
-            "name" => arity(0).map(|_| "engine".into()),
-            "version" => arity(0).map(|_| env!("CARGO_PKG_VERSION").into()),
-            "known_command" => {
-                arity(1)?;
-                Ok(COMMANDS.contains(&args[0]).to_string())
-            }
-            "list_commands" => arity(0).map(|_| COMMANDS.join("\n")),
-            "quit" => {
-                arity(0)?;
-                self.quit = true;
-                Ok(String::new())
-            }
             "boardsize" => {
                 arity(1)?;
                 let n: usize = args[0]
