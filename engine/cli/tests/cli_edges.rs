@@ -119,6 +119,38 @@ fn bench_seconds_must_be_finite_and_at_most_a_day() {
     }
 }
 
+#[test]
+fn bench_provider_and_batch_are_checked_before_any_work() {
+    let r = run(&["bench", "--section", "inference", "--batch", "0"], b"");
+    assert_eq!(r.code, Some(2), "{}", r.err);
+    assert!(r.err.contains("--batch"), "{}", r.err);
+    let r = run(
+        &["bench", "--section", "inference", "--provider", "gpu"],
+        b"",
+    );
+    assert_eq!(r.code, Some(2), "{}", r.err);
+    assert!(
+        r.err.contains("--provider") && r.err.contains("cuda"),
+        "{}",
+        r.err
+    );
+    let r = run(
+        &[
+            "bench",
+            "--section",
+            "inference",
+            "--precision",
+            "int8",
+            "--provider",
+            "cuda",
+        ],
+        b"",
+    );
+    assert_eq!(r.code, Some(2), "{}", r.err);
+    assert!(r.err.contains("CPU only"), "{}", r.err);
+    assert!(!r.err.contains("panicked"), "{}", r.err);
+}
+
 /// Starts `engine ARGS`, reads `lines` lines of its output and closes the pipe: the command
 /// must end quietly (exit 0, no panic, no error) rather than die writing the rest.
 fn close_early(args: &[&str], input: &[u8], lines: usize) {

@@ -6,7 +6,6 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use games::Game;
-use ort::session::builder::GraphOptimizationLevel;
 use ort::session::Session;
 use ort::value::TensorRef;
 use rand::rngs::SmallRng;
@@ -28,6 +27,8 @@ pub struct BenchOptions {
     pub min_time: Duration,
     /// ONNX Runtime intra-op threads for both sides.
     pub intra_threads: usize,
+    /// Where both sides run; no fallback, so a figure is always the provider's own.
+    pub provider: Provider,
 }
 
 impl Default for BenchOptions {
@@ -36,6 +37,7 @@ impl Default for BenchOptions {
             batch_sizes: BATCH_SIZES.to_vec(),
             min_time: Duration::from_secs(2),
             intra_threads: 1,
+            provider: Provider::Cpu,
         }
     }
 }
@@ -59,7 +61,8 @@ impl Row {
     }
 }
 
-/// Measures the model at `path` for the game of `proto` at each batch size, on the CPU.
+/// Measures the model at `path` for the game of `proto` at each batch size, on the provider
+/// `opts` names.
 ///
 /// The states are positions reached by random play from `proto`, so the encoding cost is that
 /// of real positions.
@@ -72,7 +75,7 @@ pub fn run<G: Game>(path: &Path, proto: &G, opts: &BenchOptions) -> Result<Vec<R
         let eval_opts = OrtOptions {
             batch_size: batch,
             intra_threads: opts.intra_threads,
-            provider: Provider::Cpu,
+            provider: opts.provider,
             allow_fallback: false,
             ..OrtOptions::default()
         };
@@ -81,7 +84,7 @@ pub fn run<G: Game>(path: &Path, proto: &G, opts: &BenchOptions) -> Result<Vec<R
         let mut policy = vec![0.0; batch * shape.policy_size];
         let mut value = vec![0.0; batch];
 
-        let mut bare = bare_session(path, opts.intra_threads)?;
+        let mut bare = bare_session(path, &eval_opts)?;
         let mut input = vec![0.0; batch * shape.input_len()];
         for (s, row) in refs.iter().zip(input.chunks_exact_mut(shape.input_len())) {
             s.encode(row);
@@ -215,20 +218,14 @@ fn bench_error(path: &Path, reason: String) -> ModelError {
 }
 
 /// The same session settings as [`OrtEvaluator`] on the CPU, with nothing around it.
-fn bare_session(path: &Path, intra_threads: usize) -> Result<Session, ModelError> {
+/// A session of its own on the model at `path`, with the evaluator's provider and threads.
+fn bare_session(path: &Path, opts: &OrtOptions) -> Result<Session, ModelError> {
     let env = runtime::environment()?;
-    let fail = |reason: String| ModelError::Invalid {
+    let bytes = std::fs::read(path).map_err(|e| ModelError::Read {
         path: path.to_owned(),
-        reason,
-    };
-    Session::builder(env)
-        .map_err(|e| fail(e.to_string()))?
-        .with_optimization_level(GraphOptimizationLevel::All)
-        .map_err(|e| fail(e.to_string()))?
-        .with_intra_threads(intra_threads)
-        .map_err(|e| fail(e.to_string()))?
-        .commit_from_file(path)
-        .map_err(|e| fail(e.to_string()))
+        reason: e.to_string(),
+    })?;
+    crate::onnx::build_session(env, path, &bytes, opts).map(|(session, _)| session)
 }
 
 /// Times `a` and `b` (one batch each) call by call, alternating, for about `min_time` in all

@@ -540,7 +540,7 @@ fn backend(e: ort::Error) -> EvalError {
 /// Tries the requested provider, then (if allowed) the fallbacks, building a session with each
 /// until one works. A model that cannot be parsed fails on the CPU too, and that error is
 /// returned.
-fn build_session(
+pub(crate) fn build_session(
     env: &ort::environment::Environment,
     path: &Path,
     bytes: &[u8],

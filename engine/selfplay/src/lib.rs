@@ -19,6 +19,9 @@ use shards::{PolicyTarget, Sample, Shard, ShardMeta};
 
 pub use search::SearchKind;
 
+/// How often `run` reports progress while no game ends.
+const PROGRESS_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// Gather passes over all games per batch at most (more would pile virtual loss on few trees).
 const MAX_GATHER_PASSES: usize = 4;
 
@@ -342,7 +345,8 @@ struct Slot<G: Game> {
 const SHARED_CACHE_FACTOR: usize = 8;
 
 /// Plays `games` games from `start` with `evaluator` and writes their samples to shards.
-/// `on_game` is called after every finished game (for progress bars).
+/// `on_progress` is called after every finished game and at least once a second between
+/// games (for progress bars).
 pub fn run<G: Game>(
     start: &G,
     evaluator: &dyn Evaluator<G>,
@@ -350,7 +354,7 @@ pub fn run<G: Game>(
     games: usize,
     sink: &ShardSink<'_>,
     seed: u64,
-    mut on_game: impl FnMut(&Summary),
+    mut on_progress: impl FnMut(&Summary),
 ) -> Result<Summary, SelfplayError> {
     config.validate().map_err(SelfplayError::Config)?;
     sink.prepare()?;
@@ -397,6 +401,7 @@ pub fn run<G: Game>(
     let mut batch = LeafBatch::new();
     let per_game = batch_size.div_ceil(slots.len().max(1)).max(1);
     let mut first = 0usize;
+    let mut last_report = began;
     while !slots.is_empty() {
         // Gather: visit games round-robin from a rotating start until the batch is full. Cache
         // hits and terminal leaves finish on the spot without filling the batch, so a few more
@@ -462,13 +467,21 @@ pub fn run<G: Game>(
                     }
                     summary.seconds = began.elapsed().as_secs_f64();
                     summary.batches = stats.report();
-                    on_game(&summary);
+                    on_progress(&summary);
+                    last_report = Instant::now();
                     if started < games {
                         slots.push(new_slot(&mut rng, &mut started));
                     }
                     // Keep i: the swapped-in slot is checked next.
                 }
             }
+        }
+        // Games end in waves: report between them too, so a rate is seen while they play.
+        if last_report.elapsed() >= PROGRESS_EVERY {
+            summary.seconds = began.elapsed().as_secs_f64();
+            summary.batches = stats.report();
+            on_progress(&summary);
+            last_report = Instant::now();
         }
     }
     flush(

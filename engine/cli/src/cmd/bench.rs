@@ -29,6 +29,14 @@ pub struct Args {
     /// (the default) the evaluator against a bare session.
     #[arg(long)]
     precision: Option<infer::Precision>,
+    /// Inference (fp32): where the network runs, cpu, cuda or tensorrt; no fallback, so a
+    /// provider that cannot run is an error rather than a CPU figure under its name.
+    #[arg(long, default_value = "cpu")]
+    provider: infer::Provider,
+    /// Inference (fp32): batch sizes to measure (repeat the flag); 1, 8, 32, 128 and 512 by
+    /// default.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=65536))]
+    batch: Vec<u32>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -62,6 +70,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         "--precision fp16: half precision runs on GPUs only (provider tensorrt); the inference \
          bench measures the CPU: give fp32 or int8"
     );
+    anyhow::ensure!(
+        args.provider == infer::Provider::Cpu || args.precision != Some(infer::Precision::Int8),
+        "--precision int8 runs on the CPU only: leave out --provider {}",
+        args.provider
+    );
     let on = |s: Section| args.section.is_empty() || args.section.contains(&s);
     if on(Section::Rules) {
         bench_rules::run(args.seconds, args.fairy_stockfish)?;
@@ -78,7 +91,18 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             Some(infer::Precision::Int8) => {
                 bench_nets::inference_precisions(&models, args.seconds, args.threads)?
             }
-            _ => bench_nets::inference(&models, args.seconds, args.threads)?,
+            _ => {
+                let mut opts = infer::bench::BenchOptions {
+                    min_time: args.seconds,
+                    intra_threads: args.threads,
+                    provider: args.provider,
+                    ..Default::default()
+                };
+                if !args.batch.is_empty() {
+                    opts.batch_sizes = args.batch.iter().map(|&b| b as usize).collect();
+                }
+                bench_nets::inference(&models, &opts)?
+            }
         }
     }
     Ok(())

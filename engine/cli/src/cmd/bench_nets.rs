@@ -81,8 +81,8 @@ pub fn search(models: &DefaultModels, budget: Duration, threads: usize) -> anyho
 }
 
 /// Evaluator throughput at each batch size beside a bare ONNX Runtime session on the same model.
-pub fn inference(models: &DefaultModels, budget: Duration, threads: usize) -> anyhow::Result<()> {
-    models.each_game(Inference { budget, threads })
+pub fn inference(models: &DefaultModels, opts: &infer::bench::BenchOptions) -> anyhow::Result<()> {
+    models.each_game(Inference { opts })
 }
 
 /// fp32 against int8 at batch 16, 64 and 256: each game's network quantised first
@@ -191,6 +191,7 @@ impl Figure for &Precisions<'_> {
             batch_sizes: infer::bench::PRECISION_BATCH_SIZES.to_vec(),
             min_time: self.budget,
             intra_threads: self.threads,
+            provider: infer::Provider::Cpu,
         };
         outln!(
             "== inference, fp32 against int8: {} (default net of the built-in configs/{}.yaml, \
@@ -239,28 +240,23 @@ impl Figure for Search {
     }
 }
 
-struct Inference {
-    budget: Duration,
-    threads: usize,
+struct Inference<'a> {
+    opts: &'a infer::bench::BenchOptions,
 }
 
-impl Figure for Inference {
+impl Figure for Inference<'_> {
     fn run<G: Game>(&self, start: &G, model: &Path) -> anyhow::Result<()> {
         if !model.is_file() {
             return outln!("== inference: {} == skipped: no model", G::NAME);
         }
-        let opts = infer::bench::BenchOptions {
-            min_time: self.budget,
-            intra_threads: self.threads,
-            ..Default::default()
-        };
         outln!(
-            "== inference: {} (default net of the built-in configs/{}.yaml, {} intra-op thread(s), CPU) ==",
+            "== inference: {} (default net of the built-in configs/{}.yaml, {} intra-op thread(s), {}) ==",
             G::NAME,
             G::NAME,
-            self.threads
+            self.opts.intra_threads,
+            self.opts.provider
         )?;
-        match infer::bench::run(model, start, &opts) {
+        match infer::bench::run(model, start, self.opts) {
             Ok(rows) => out!("{}", infer::bench::format_rows(&rows)),
             Err(e) => outln!("error: {e}"),
         }
