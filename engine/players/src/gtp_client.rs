@@ -210,12 +210,17 @@ impl GtpClient {
 }
 
 /// An external GTP engine as an [`Agent`]: it is told every move (`play`) and asked for its own
-/// (`genmove`). A `resign` answer is a resignation ([`Agent::decide`]).
+/// (`genmove`). A `resign` answer is a resignation ([`Agent::decide`]). An answer to `genmove`
+/// that is not a legal move here (an error answer, text that is no vertex, a move the rules
+/// refuse) is a forfeit ([`Agent::forfeits`]): a match scores the game as lost by the engine
+/// and says why. An engine that dies or does not answer in time stops the match.
 pub struct GtpAgent {
     client: GtpClient,
     name: String,
     /// The move our last `genmove` returned: the engine has already played it.
     own_move: Option<(Player, Move)>,
+    /// The reason of the last `decide` error when it was a forfeit.
+    forfeit: Option<String>,
 }
 
 impl GtpAgent {
@@ -249,6 +254,7 @@ impl GtpAgent {
             client,
             name,
             own_move: None,
+            forfeit: None,
         })
     }
 
@@ -261,6 +267,13 @@ impl GtpAgent {
             agent: self.name.clone(),
             reason: e.to_string(),
         }
+    }
+
+    /// A forfeit: the error `decide` returns, remembered so that [`Agent::forfeits`] knows it.
+    fn forfeit(&mut self, reason: String) -> AgentError {
+        let e = self.error(&reason);
+        self.forfeit = Some(e.reason.clone());
+        e
     }
 }
 
@@ -325,21 +338,36 @@ impl Agent<GoState> for GtpAgent {
     fn decide(&mut self, state: &GoState) -> Result<Decision<Move>, AgentError> {
         let who = state.to_act();
         self.own_move = None;
-        let Some(mv) = self
-            .client
-            .genmove(who, state.size())
-            .map_err(|e| self.error(e))?
-        else {
-            return Ok(Decision::Resign);
+        self.forfeit = None;
+        let mv = match self.client.genmove(who, state.size()) {
+            Ok(Some(mv)) => mv,
+            Ok(None) => return Ok(Decision::Resign),
+            Err(GtpClientError::Refused {
+                request, message, ..
+            }) => {
+                return Err(self.forfeit(format!("answered `{request}` with an error: {message}")))
+            }
+            Err(GtpClientError::Malformed {
+                request, answer, ..
+            }) => {
+                return Err(self.forfeit(format!(
+                    "answered `{request}` with {answer:?}, not a move on this board"
+                )))
+            }
+            Err(e) => return Err(self.error(e)),
         };
         if !state.is_legal(mv) {
-            return Err(self.error(format!(
+            return Err(self.forfeit(format!(
                 "answered genmove with {}, illegal here",
                 mv.to_gtp()
             )));
         }
         self.own_move = Some((who, mv));
         Ok(Decision::Play(mv))
+    }
+
+    fn forfeits(&self, error: &AgentError) -> bool {
+        self.forfeit.as_deref() == Some(error.reason.as_str())
     }
 
     fn observe(&mut self, before: &GoState, action: Move) -> Result<(), AgentError> {
@@ -350,5 +378,81 @@ impl Agent<GoState> for GtpAgent {
         let r = format!("play {} {}", color_letter(who), action.to_gtp());
         self.client.send(&r).map_err(|e| self.error(e))?;
         Ok(())
+    }
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+    use crate::matchplay::{play_game, FORFEIT};
+    use games::go::GoRules;
+    use games::{Outcome, RandomAgent};
+
+    /// A Go GTP engine in a few lines of shell that answers `genmove` with `answer` and
+    /// everything else with an empty success.
+    fn fake(name: &str, answer: &str) -> GtpAgent {
+        let path =
+            std::env::temp_dir().join(format!("fake_go_gtp_{}_{name}.sh", std::process::id()));
+        let genmove = match answer {
+            "?" => "printf '? cannot\\n\\n'".to_string(),
+            answer => format!("printf '= {answer}\\n\\n'"),
+        };
+        let script = format!(
+            "while IFS= read -r line; do case \"$line\" in \
+             name) printf '= fake\\n\\n' ;; \
+             genmove*) {genmove} ;; \
+             quit) printf '=\\n\\n'; exit 0 ;; \
+             *) printf '=\\n\\n' ;; esac; done\n"
+        );
+        std::fs::write(&path, script).unwrap();
+        GtpAgent::spawn_with_timeout(&format!("sh {}", path.display()), Duration::from_secs(5))
+            .unwrap()
+    }
+
+    #[test]
+    fn refused_unreadable_and_illegal_answers_are_forfeits() {
+        let mut start = GoState::new(GoRules {
+            size: 9,
+            ..GoRules::default()
+        })
+        .unwrap();
+        start.play(Move::parse_gtp("E5", 9).unwrap()).unwrap();
+        for (name, answer, why) in [
+            (
+                "z99",
+                "Z99",
+                "answered `genmove W` with \"Z99\", not a move",
+            ),
+            ("occupied", "E5", "answered genmove with E5, illegal here"),
+            ("refuse", "?", "answered `genmove W` with an error: cannot"),
+        ] {
+            let mut a = fake(name, answer);
+            a.new_game(&start).unwrap();
+            let e = a.decide(&start).unwrap_err();
+            assert!(e.reason.contains(why), "{name}: {e}");
+            assert!(a.forfeits(&e), "{name}");
+            // The engine (White, to move) loses the game, and the record says why.
+            let mut a = fake(name, answer);
+            let mut b = RandomAgent::new(1);
+            let record = play_game(&start, &mut b, &mut a, 100).unwrap();
+            assert_eq!(record.outcome, Outcome::Win(Player::First), "{name}");
+            assert_eq!(record.ending, FORFEIT);
+            let f = record.forfeit.unwrap();
+            assert_eq!((f.player, f.agent.as_str()), (Player::Second, "fake"));
+        }
+    }
+
+    #[test]
+    fn a_legal_answer_is_played_and_no_error_is_a_forfeit() {
+        let start = GoState::new(GoRules::default()).unwrap();
+        let mut a = fake("e5", "E5");
+        a.new_game(&start).unwrap();
+        let d = a.decide(&start).unwrap();
+        assert_eq!(
+            d,
+            Decision::Play(Move::parse_gtp("E5", start.size()).unwrap())
+        );
+        let e = a.error("no answer");
+        assert!(!a.forfeits(&e));
     }
 }
