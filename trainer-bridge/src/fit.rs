@@ -45,6 +45,10 @@ pub struct FitConfig {
     /// Also write the int8 model beside the new one (`<out>.int8.onnx`, see
     /// [`crate::quantize`]), calibrated on positions spread over the window.
     pub int8: bool,
+    /// Shards of the window kept out of training, spread evenly over it, whose losses (before
+    /// and after the fit, batch norm in inference mode) say how the network does on games it
+    /// did not learn from. 0: none. Ignored when the window has no more shards than this.
+    pub holdout_shards: usize,
 }
 
 impl Default for FitConfig {
@@ -60,6 +64,7 @@ impl Default for FitConfig {
             augment: true,
             seed: 1,
             int8: false,
+            holdout_shards: 0,
         }
     }
 }
@@ -127,6 +132,51 @@ pub struct FitReport {
     pub onnx: PathBuf,
     /// The int8 model, when `fit.int8` asked for one.
     pub int8: Option<PathBuf>,
+    /// Losses on the held-out shards, when `fit.holdout_shards` kept some out.
+    pub holdout: Option<Holdout>,
+}
+
+/// Losses on shards kept out of training.
+#[derive(Clone, Debug)]
+pub struct Holdout {
+    pub shards: usize,
+    pub samples: usize,
+    /// (policy, value) loss of the starting checkpoint and of the new model.
+    pub before: (f64, f64),
+    pub after: (f64, f64),
+}
+
+/// The shards to hold out of `n`: `k` of them spread evenly, none when `n <= k`.
+fn holdout_indices(n: usize, k: usize) -> Vec<usize> {
+    if k == 0 || n <= k {
+        return Vec::new();
+    }
+    (1..=k).map(|j| j * n / (k + 1)).collect()
+}
+
+/// Mean (policy, value) loss of `net` in inference mode over every sample of `held`.
+fn holdout_losses(
+    net: &Net,
+    shards: &[Shard],
+    held: &[usize],
+    meta: &ShardMeta,
+    batch_size: usize,
+) -> candle_core::Result<(f64, f64)> {
+    let pairs: Vec<(usize, usize)> = held
+        .iter()
+        .flat_map(|&k| (0..shards[k].samples.len()).map(move |i| (k, i)))
+        .collect();
+    let (mut policy, mut value) = (0.0, 0.0);
+    for chunk in pairs.chunks(batch_size.max(1)) {
+        let mut batch = Batch::new(meta, chunk.len());
+        batch.fill_with(shards, chunk);
+        let (_, p, v) = losses_t(net, &batch, 1.0, false)?;
+        let n = chunk.len() as f64;
+        policy += f64::from(p.to_scalar::<f32>()?) * n;
+        value += f64::from(v.to_scalar::<f32>()?) * n;
+    }
+    let n = pairs.len().max(1) as f64;
+    Ok((policy / n, value / n))
 }
 
 /// The newest shards of `dir` that `usable` accepts, up to `window` samples, newest first.
@@ -238,13 +288,21 @@ pub fn fit(job: FitJob<'_>) -> anyhow::Result<FitReport> {
     let device = Device::Cpu;
     let (varmap, net) = Net::from_checkpoint(ck, job.network, shape, &device)?;
 
-    // The window: (shard, sample) pairs, newest samples first, cut at window_samples.
+    // The window: (shard, sample) pairs, newest samples first, cut at window_samples, less
+    // the held-out shards.
+    let held = holdout_indices(shards.len(), cfg.holdout_shards);
     let index: Vec<(usize, usize)> = shards
         .iter()
         .enumerate()
         .flat_map(|(k, s)| (0..s.samples.len()).rev().map(move |i| (k, i)))
         .take(cfg.window_samples)
+        .filter(|(k, _)| !held.contains(k))
         .collect();
+    let holdout_before = if held.is_empty() {
+        None
+    } else {
+        Some(holdout_losses(&net, &shards, &held, &meta, cfg.batch_size)?)
+    };
 
     let mut opt = AdamW::new(
         varmap.all_vars(),
@@ -305,6 +363,25 @@ pub fn fit(job: FitJob<'_>) -> anyhow::Result<FitReport> {
         (job.on_step)(step + 1, cfg.steps);
     }
     let samples_per_second = (cfg.steps * b) as f64 / started.elapsed().as_secs_f64();
+    let holdout = match holdout_before {
+        Some(before) => Some(Holdout {
+            shards: held.len(),
+            samples: held.iter().map(|&k| shards[k].samples.len()).sum(),
+            before,
+            after: holdout_losses(&net, &shards, &held, &meta, cfg.batch_size)?,
+        }),
+        None => None,
+    };
+    if let (Some(f), Some(h)) = (log.as_mut(), &holdout) {
+        let line = serde_json::json!({
+            "step": first_step + cfg.steps as u64,
+            "generation": job.generation,
+            "holdout_samples": h.samples,
+            "holdout_policy_loss": h.after.0,
+            "holdout_value_loss": h.after.1,
+        });
+        writeln!(f, "{line}")?;
+    }
 
     let (checkpoint, onnx) = write_model(
         &varmap,
@@ -332,6 +409,7 @@ pub fn fit(job: FitJob<'_>) -> anyhow::Result<FitReport> {
         checkpoint,
         onnx,
         int8,
+        holdout,
     })
 }
 
@@ -404,6 +482,26 @@ impl Batch {
         }
     }
 
+    /// Fills the batch with the samples `pairs` names ((shard, sample), as many as the batch
+    /// holds), as stored: no symmetry.
+    pub fn fill_with(&mut self, shards: &[Shard], pairs: &[(usize, usize)]) {
+        let (input, ps) = (self.planes.len() / self.size, self.policy_size);
+        for (j, &(k, i)) in pairs.iter().enumerate().take(self.size) {
+            let shard = &shards[k];
+            let sample = &shard.samples[i];
+            let (s, map) = &shard.symmetries[0];
+            transform_sample(
+                &shard.meta,
+                sample,
+                *s,
+                map,
+                &mut self.planes[j * input..(j + 1) * input],
+                &mut self.policy[j * ps..(j + 1) * ps],
+            );
+            self.value[j] = sample.value;
+        }
+    }
+
     /// The batch as tensors: input planes (N, planes, height, width), policy targets (N,
     /// policy_size) and values (N).
     pub fn tensors(&self) -> candle_core::Result<(Tensor, Tensor, Tensor)> {
@@ -424,8 +522,18 @@ pub fn losses(
     batch: &Batch,
     value_weight: f64,
 ) -> candle_core::Result<(Tensor, Tensor, Tensor)> {
+    losses_t(net, batch, value_weight, true)
+}
+
+/// As [`losses`], with batch norm in training mode (`train`) or inference mode.
+fn losses_t(
+    net: &Net,
+    batch: &Batch,
+    value_weight: f64,
+    train: bool,
+) -> candle_core::Result<(Tensor, Tensor, Tensor)> {
     let (x, target_p, target_v) = batch.tensors()?;
-    let (logits, v) = net.forward_t(&x, true)?;
+    let (logits, v) = net.forward_t(&x, train)?;
     let log_p = candle_nn::ops::log_softmax(&logits, D::Minus1)?;
     let policy_loss = (target_p * log_p)?.sum(1)?.neg()?.mean_all()?;
     let value_loss = (v - target_v)?.sqr()?.mean_all()?;

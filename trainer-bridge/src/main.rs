@@ -282,6 +282,12 @@ fn fit(args: &FitArgs) -> anyhow::Result<()> {
         on_step: &mut |step, _| bar.set_position(step as u64),
     })?;
     bar.finish();
+    if let Some(h) = &report.holdout {
+        println!(
+            "held out: {} samples of {} shards; policy loss {:.3} -> {:.3}, value loss {:.3} -> {:.3}",
+            h.samples, h.shards, h.before.0, h.after.0, h.before.1, h.after.1
+        );
+    }
     println!(
         "{}: {} steps on {} samples from {} shards, {:.0} samples/s; policy loss {:.3} -> {:.3}, value loss {:.3} -> {:.3}\n{}\n{}",
         report.game,

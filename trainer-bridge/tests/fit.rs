@@ -367,3 +367,45 @@ fn non_finite_weights_are_never_written() {
         other => panic!("expected NonFinite, got {:?}", other.err()),
     }
 }
+
+#[test]
+fn held_out_shards_are_measured_and_not_trained_on() {
+    let dir = tmpdir("holdout");
+    let shards = dir.join("shards");
+    make_shards(&shards);
+    let start = dir.join("0000.safetensors");
+    save_checkpoint(&start, &tiny_net(), false);
+    let run = |holdout_shards: usize, name: &str| {
+        let config = FitConfig {
+            steps: 20,
+            batch_size: 32,
+            holdout_shards,
+            ..FitConfig::default()
+        };
+        fit(FitJob {
+            shards_dir: &shards,
+            checkpoint: &checkpoint(&start),
+            network: &tiny_net(),
+            config: &config,
+            out: &dir.join(name),
+            generation: 1,
+            log: None,
+            on_step: &mut |_, _| {},
+        })
+        .unwrap()
+    };
+    let all = run(0, "all");
+    assert!(all.holdout.is_none());
+    assert!(all.shards >= 2, "{} shards", all.shards);
+    let one = run(1, "one");
+    let h = one.holdout.expect("one shard held out");
+    assert_eq!(h.shards, 1);
+    assert!(h.samples > 0);
+    // The held-out shard's samples are not in the training window.
+    assert_eq!(one.window + h.samples, all.window);
+    for loss in [h.before.0, h.before.1, h.after.0, h.after.1] {
+        assert!(loss.is_finite() && loss >= 0.0, "{h:?}");
+    }
+    // Holding out every shard would leave nothing to train on: none is held out.
+    assert!(run(all.shards, "none").holdout.is_none());
+}
