@@ -261,18 +261,25 @@ impl Summary {
         self.positions as f64 / self.games.max(1) as f64
     }
 
+    /// Share of the wall time spent inside the evaluator; the rest is tree work (selection,
+    /// expansion, moves) and writing shards.
+    pub fn evaluator_busy(&self) -> f64 {
+        (self.batches.eval_time.as_secs_f64() / self.seconds.max(1e-9)).min(1.0)
+    }
+
     /// One line for logs and the command's output.
     pub fn line(&self) -> String {
         format!(
             "{} games, {} positions ({:.1}/s), {} samples in {} shards, batch fill {:.0}%, \
-             results first/second/draw {}/{}/{}, average length {:.1}, resigned {}, \
-             resignation wrong in {}/{} checked games",
+             evaluator busy {:.0}%, results first/second/draw {}/{}/{}, average length {:.1}, \
+             resigned {}, resignation wrong in {}/{} checked games",
             self.games,
             self.positions,
             self.positions_per_second(),
             self.samples,
             self.shards.len(),
             100.0 * self.batches.fill(),
+            100.0 * self.evaluator_busy(),
             self.results[0],
             self.results[1],
             self.results[2],
