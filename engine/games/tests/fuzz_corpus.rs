@@ -26,3 +26,8 @@ fn liuzhou_text_corpus() {
 fn go_sgf_corpus() {
     run_corpus("go_sgf", games::go::sgf::fuzz_sgf);
 }
+
+#[test]
+fn xiangqi_pgn_corpus() {
+    run_corpus("xiangqi_pgn", games::xiangqi::fuzzing::check_pgn);
+}

@@ -291,6 +291,13 @@ fn broken_structure() {
 }
 
 #[test]
+fn stray_closing_brackets_are_passed_over() {
+    let g = read_one("1. h2e2 } h9g7 ] 2. h0g2) i9h9}]\n*");
+    let names: Vec<String> = g.actions.iter().map(|m| m.to_string()).collect();
+    assert_eq!(names, ["h2e2", "h9g7", "h0g2", "i9h9"]);
+}
+
+#[test]
 fn moves_after_the_rules_end_the_game_are_an_error() {
     // Red mates at once; a move after the mate is refused.
     let fen = "3k5/9/9/9/9/9/9/9/R8/R3K4 w - - 0 1";

@@ -1,7 +1,8 @@
-//! The body of the `xiangqi_text` fuzz target, here so the stable test suite can run the same
-//! checks over the fuzz corpus (`fuzz/corpus/xiangqi_text/`).
+//! The bodies of the `xiangqi_text` and `xiangqi_pgn` fuzz targets, here so the stable test
+//! suite can run the same checks over the fuzz corpora (`fuzz/corpus/xiangqi_text/`,
+//! `fuzz/corpus/xiangqi_pgn/`).
 
-use super::{fen, perft, Xiangqi};
+use super::{fen, perft, pgn, Xiangqi};
 use crate::Game;
 
 /// Reads `data` as a FEN on the first line and moves (ICCS) after it, and checks, without ever
@@ -34,5 +35,35 @@ pub fn check_text(data: &[u8]) {
         if game.play(m).is_err() {
             assert_eq!(game.to_text(), before, "a refused move changed the game");
         }
+    }
+}
+
+/// Reads `data` as a PGN file (any encoding the reader takes) and checks, without ever
+/// panicking on bad input, that every game it reads replays legally from its start to the
+/// position its record ends in, and that the game written back as PGN reads back to the same
+/// start, moves and result.
+pub fn check_pgn(data: &[u8]) {
+    for game in pgn::read_pgn_games(data).into_iter().flatten() {
+        let record = &game.record;
+        let mut state = record.start.clone();
+        for &m in &record.actions {
+            assert!(
+                state.outcome().is_none(),
+                "a move after the end in {}",
+                state.to_text()
+            );
+            state.play(m).expect("a read game replays legally");
+        }
+        assert_eq!(state.to_text(), record.final_state().to_text());
+        let written = pgn::write_pgn(record, &[]);
+        let mut again = pgn::read_pgn(written.as_bytes());
+        assert_eq!(again.len(), 1, "one game written, one read:\n{written}");
+        let again = again
+            .pop()
+            .expect("one game")
+            .unwrap_or_else(|e| panic!("a written game reads back ({e}):\n{written}"));
+        assert_eq!(again.start.to_text(), record.start.to_text(), "{written}");
+        assert_eq!(again.actions, record.actions, "{written}");
+        assert_eq!(again.result, record.result, "{written}");
     }
 }

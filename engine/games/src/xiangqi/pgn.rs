@@ -257,7 +257,8 @@ fn lex(text: &str) -> Vec<Token> {
                     )));
                 }
             }
-            ')' => i += 1,
+            // Closing brackets with nothing open are passed over, like a stray `)`.
+            ')' | '}' | ']' => i += 1,
             '[' => {
                 let end = cs[i..].iter().position(|&c| c == '\n').map_or(n, |k| i + k);
                 match parse_tag(&cs[i + 1..end]) {
