@@ -44,6 +44,7 @@
 
 mod augment;
 pub mod checksum;
+pub mod fuzzing;
 pub mod verify;
 
 use std::collections::HashMap;
@@ -156,12 +157,25 @@ impl ShardMeta {
             path: path.into(),
             error,
         };
+        let mut file = fs::File::open(path).map_err(io)?;
+        let file_len = file.metadata().map_err(io)?.len();
+        ShardMeta::read_from(&mut file, file_len, path)
+    }
+
+    /// [`ShardMeta::read`] from `file`, `file_len` bytes long; `path` only names it in errors.
+    pub fn read_from(
+        file: &mut impl Read,
+        file_len: u64,
+        path: &Path,
+    ) -> Result<(ShardMeta, usize), ShardError> {
+        let io = |error| ShardError::Io {
+            path: path.into(),
+            error,
+        };
         let corrupt = |reason: String| ShardError::Corrupt {
             path: path.into(),
             reason,
         };
-        let mut file = fs::File::open(path).map_err(io)?;
-        let file_len = file.metadata().map_err(io)?.len();
         if file_len < 8 {
             return Err(corrupt(format!("{file_len} bytes: shorter than a header")));
         }
@@ -246,6 +260,17 @@ impl ShardMeta {
                 })?,
             },
         };
+        // Every reader multiplies them: a product past `usize` would wrap (or panic).
+        let input = meta.planes.checked_mul(meta.height);
+        if input.and_then(|x| x.checked_mul(meta.width)).is_none() {
+            return Err(ShardError::Invalid {
+                path: path.into(),
+                reason: format!(
+                    "metadata `planes` × `height` × `width` ({} × {} × {}) is too large to count",
+                    meta.planes, meta.height, meta.width
+                ),
+            });
+        }
         Ok((meta, num("positions")?, version))
     }
 }
@@ -296,6 +321,11 @@ impl Shard {
     /// Checks the samples against the metadata, then writes the shard to `path` through a
     /// temporary file in the same directory.
     pub fn write(&self, path: &Path) -> Result<(), ShardError> {
+        write_atomically(path, &self.to_bytes()?)
+    }
+
+    /// The bytes of the shard's file, after the samples are checked against the metadata.
+    pub fn to_bytes(&self) -> Result<Vec<u8>, ShardError> {
         let m = &self.meta;
         let n = self.samples.len();
         let mut planes = Vec::with_capacity(n * m.input_len());
@@ -391,9 +421,7 @@ impl Shard {
         .into_iter()
         .map(|(k, v)| (k.to_string(), v))
         .collect();
-        let bytes = checksum::serialize(tensors, info)
-            .map_err(|e| ShardError::BadSamples(e.to_string()))?;
-        write_atomically(path, &bytes)
+        checksum::serialize(tensors, info).map_err(|e| ShardError::BadSamples(e.to_string()))
     }
 
     /// Reads and validates the shard at `path`: its checksums first, then its numbers.
