@@ -3,4 +3,5 @@
 //! networks they name with their inference settings.
 
 pub mod config;
+pub mod fuzzing;
 pub mod models;
