@@ -10,7 +10,7 @@
 
 use std::fmt::Write as _;
 
-use super::{color_letter, GoRules, GoState, Move, Point, MAX_SIZE, MIN_SIZE};
+use super::{color_letter, GoRules, GoState, KoRule, Move, Point, MAX_SIZE, MIN_SIZE};
 use crate::{Game, GameRecord, Outcome, PlayError, Player, RecordError, RecordFormat, RecordMeta};
 
 /// Why a text is not a usable SGF Go record: the byte offset and the reason.
@@ -778,26 +778,37 @@ impl RecordFormat for GoState {
 /// The fuzz target's body, kept here so the corpus also runs as a plain test on stable Rust.
 /// Whatever the bytes, nothing panics; a record that reads must write and read back equal, and
 /// a record that replays must give the same position when its own record is replayed; every
-/// game of a collection that reads as a record must end where its own moves lead.
+/// game of a collection that reads as a record (what `engine import --game go` reads, under
+/// the default rules and under simple ko with suicide allowed, as a config may ask) must end
+/// where its own moves lead, and each of its positions must encode and index its move as
+/// import's training samples do.
 pub fn fuzz_sgf(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };
-    for record in read_records(text, &GoRules::default())
-        .into_iter()
-        .flatten()
-    {
-        let mut state = record.start.clone();
-        for &mv in &record.actions {
-            state
-                .play_as(state.to_act(), mv)
-                .expect("record moves replay");
+    let permissive = GoRules {
+        allow_suicide: true,
+        ko: KoRule::Simple,
+        ..GoRules::default()
+    };
+    for rules in [GoRules::default(), permissive] {
+        for record in read_records(text, &rules).into_iter().flatten() {
+            let mut state = record.start.clone();
+            let shape = state.shape();
+            let mut planes = vec![0.0; shape.input_len()];
+            for &mv in &record.actions {
+                state.encode(&mut planes);
+                assert!(state.action_index(mv) < shape.policy_size, "{mv:?}");
+                state
+                    .play_as(state.to_act(), mv)
+                    .expect("record moves replay");
+            }
+            assert_eq!(
+                state.to_text(),
+                record.final_state().to_text(),
+                "record replay"
+            );
         }
-        assert_eq!(
-            state.to_text(),
-            record.final_state().to_text(),
-            "record replay"
-        );
     }
     let Ok(game) = SgfGame::parse(text) else {
         return;
