@@ -11,6 +11,7 @@ pub mod out;
 
 pub mod analysis;
 pub mod clock;
+pub mod fuzzing;
 pub mod gtp;
 pub mod gtp_frame;
 pub mod gtp_liuzhou;

@@ -35,7 +35,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::extract::rejection::JsonRejection;
-use axum::extract::{DefaultBodyLimit, Path, State};
+use axum::extract::{DefaultBodyLimit, FromRequestParts, Path, State};
+use axum::http::request::Parts;
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -299,6 +300,21 @@ impl From<JsonRejection> for ApiError {
     }
 }
 
+/// The `{id}` of a session's path, read so that a path that cannot be (bad percent-encoding)
+/// is refused like any other request, with `{"error": reason}`.
+struct SessionId(String);
+
+impl<S: Send + Sync> FromRequestParts<S> for SessionId {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<SessionId, ApiError> {
+        Path::<String>::from_request_parts(parts, state)
+            .await
+            .map(|Path(id)| SessionId(id))
+            .map_err(|e| ApiError::new(e.status(), e.body_text()))
+    }
+}
+
 fn busy() -> ApiError {
     ApiError::new(
         StatusCode::CONFLICT,
@@ -526,14 +542,14 @@ impl App {
 
 async fn show(
     State(app): State<AppState>,
-    Path(id): Path<String>,
+    SessionId(id): SessionId,
 ) -> Result<Json<SessionView>, ApiError> {
     Ok(Json(app.take(&id)?.view()))
 }
 
 async fn delete(
     State(app): State<AppState>,
-    Path(id): Path<String>,
+    SessionId(id): SessionId,
 ) -> Result<StatusCode, ApiError> {
     // Taking it first refuses to drop a session in the middle of a think.
     drop(app.take(&id)?);
@@ -548,7 +564,7 @@ struct LegalReply {
 
 async fn legal(
     State(app): State<AppState>,
-    Path(id): Path<String>,
+    SessionId(id): SessionId,
 ) -> Result<Json<LegalReply>, ApiError> {
     Ok(Json(LegalReply {
         legal: app.take(&id)?.legal(),
@@ -563,7 +579,7 @@ struct PlayRequest {
 
 async fn play(
     State(app): State<AppState>,
-    Path(id): Path<String>,
+    SessionId(id): SessionId,
     body: Result<Json<PlayRequest>, JsonRejection>,
 ) -> Result<Json<SessionView>, ApiError> {
     let mut session = app.take(&id)?;
@@ -580,7 +596,7 @@ struct UndoReply {
 
 async fn undo(
     State(app): State<AppState>,
-    Path(id): Path<String>,
+    SessionId(id): SessionId,
 ) -> Result<Json<UndoReply>, ApiError> {
     let mut session = app.take(&id)?;
     let undone = session.undo()?;
@@ -598,7 +614,7 @@ struct EngineReply {
 
 async fn engine(
     State(app): State<AppState>,
-    Path(id): Path<String>,
+    SessionId(id): SessionId,
 ) -> Result<Json<EngineReply>, ApiError> {
     let (played, view) = think(&app, &id, |session| {
         let played = session.engine_move();
@@ -614,7 +630,7 @@ async fn engine(
 /// The engine thinks in the person's place, as for its own moves.
 async fn hint(
     State(app): State<AppState>,
-    Path(id): Path<String>,
+    SessionId(id): SessionId,
 ) -> Result<Json<HintView>, ApiError> {
     Ok(Json(think(&app, &id, |session| session.hint()).await??))
 }
@@ -658,14 +674,17 @@ async fn think<T: Send + 'static>(
 
 async fn resign(
     State(app): State<AppState>,
-    Path(id): Path<String>,
+    SessionId(id): SessionId,
 ) -> Result<Json<SessionView>, ApiError> {
     let mut session = app.take(&id)?;
     session.resign()?;
     Ok(Json(session.view()))
 }
 
-async fn record(State(app): State<AppState>, Path(id): Path<String>) -> Result<Response, ApiError> {
+async fn record(
+    State(app): State<AppState>,
+    SessionId(id): SessionId,
+) -> Result<Response, ApiError> {
     let rec = app.take(&id)?.record();
     let disposition = format!("attachment; filename=\"{}\"", rec.filename);
     Ok((

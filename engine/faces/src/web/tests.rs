@@ -778,6 +778,17 @@ async fn a_method_a_path_does_not_take_is_refused_in_json() {
 }
 
 #[tokio::test]
+async fn a_session_path_that_is_not_utf8_is_refused_in_json() {
+    let app = app();
+    for path in ["/api/sessions/%FF", "/api/sessions/%C3%28/legal"] {
+        let e = send(&app, Method::GET, path, None)
+            .await
+            .error(StatusCode::BAD_REQUEST);
+        assert!(e.contains("UTF-8"), "{path}: {e}");
+    }
+}
+
+#[tokio::test]
 async fn a_random_engine_does_not_wait_for_a_thinking_slot() {
     let app = App::new(
         Config {
