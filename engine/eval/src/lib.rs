@@ -42,4 +42,11 @@ pub trait Evaluator<G: Game>: Send + Sync {
 
     /// A short description for logs and reports (model, backend, provider really in use).
     fn describe(&self) -> String;
+
+    /// Whether a call costs about the same however many states it holds (a GPU's fixed cost
+    /// per call, TensorRT's fixed shapes): a search then gathers many leaves per call by
+    /// default. On the CPU a call's cost grows with its states, and small calls play stronger.
+    fn calls_cost_whole_batch(&self) -> bool {
+        false
+    }
 }

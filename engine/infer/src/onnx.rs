@@ -832,6 +832,10 @@ impl<G: Game> Evaluator<G> for OrtEvaluator<G> {
         )
     }
 
+    fn calls_cost_whole_batch(&self) -> bool {
+        self.model.provider.active != Provider::Cpu
+    }
+
     fn describe(&self) -> String {
         format!(
             "onnx {} ({} gen {}, {}, batch {}, provider {})",

@@ -385,7 +385,9 @@ pub fn build_mcts<G: Game>(
             }
             let batch = m
                 .batch
-                .unwrap_or_else(|| default_leaves(m.visits, most))
+                .unwrap_or_else(|| {
+                    default_leaves(m.visits, most, evaluator.calls_cost_whole_batch())
+                })
                 .clamp(1, most);
             // Threads share the evaluator's batch: each gathers its part of it.
             let run = RunOptions {
@@ -424,19 +426,27 @@ fn arena_nodes(visits: Option<u64>) -> usize {
     }
 }
 
-/// Leaves a `net` agent gathers per evaluator call when its spec gives no `batch`: about one
-/// twelfth of the visits, at most `evaluator_batch`; a whole batch when only time limits it.
+/// Leaves a `net` agent gathers per evaluator call when its spec gives no `batch`.
 ///
 /// Each leaf of a call was chosen without the values of the others (virtual loss stands in
 /// for them), and with few visits per move that blindness costs strength: the shipped Liuzhou
 /// model at 200 visits scored 0.765 against pure MCTS with 800 playouts gathering 64 leaves per
-/// call, and 0.988 gathering 16 (README); at 400 visits, 8 leaves per call beat this default
-/// (34) by 0.725 over 40 games. Larger calls pay where a call costs the whole batch whatever it
-/// holds (TensorRT) or has a large fixed cost (GPUs). On the CPU a call runs only the rows it
-/// holds, rounded up to 8, so there `batch=8` searches about as fast as this default and
-/// plays stronger; `batch=N` chooses.
-pub fn default_leaves(visits: Option<u64>, evaluator_batch: usize) -> usize {
-    let most = evaluator_batch.max(1);
+/// call, and 0.988 gathering 16 (README); at 400 visits, 8 leaves per call beat 34 by 0.725
+/// over 40 games. On the CPU a call runs only the rows it holds, rounded up to 8, so 8 leaves
+/// search about as fast as more: there the default is [`SMALL_CALL`] (fewer for budgets under
+/// 96 visits, a twelfth of them). Where a call costs the whole batch whatever it holds
+/// (`whole_batch_calls`: GPUs, TensorRT) it is a twelfth of the visits up to the batch, and the
+/// batch when only time limits the search. `batch=N` chooses.
+pub fn default_leaves(
+    visits: Option<u64>,
+    evaluator_batch: usize,
+    whole_batch_calls: bool,
+) -> usize {
+    let most = if whole_batch_calls {
+        evaluator_batch.max(1)
+    } else {
+        evaluator_batch.clamp(1, SMALL_CALL)
+    };
     match visits {
         Some(v) => usize::try_from(v.div_ceil(12))
             .unwrap_or(most)
@@ -444,6 +454,9 @@ pub fn default_leaves(visits: Option<u64>, evaluator_batch: usize) -> usize {
         None => most,
     }
 }
+
+/// Leaves per call of a CPU search by default.
+pub const SMALL_CALL: usize = 8;
 
 fn mcts_config(name: &str, m: &MctsSpec, search: SearchConfig, run: RunOptions) -> MctsAgentConfig {
     MctsAgentConfig {
@@ -465,15 +478,23 @@ mod tests {
     use super::*;
 
     #[test]
-    fn net_agents_gather_fewer_leaves_with_fewer_visits() {
-        assert_eq!(default_leaves(Some(200), 64), 17);
-        assert_eq!(default_leaves(Some(800), 64), 64);
-        assert_eq!(default_leaves(Some(5000), 64), 64);
-        assert_eq!(default_leaves(Some(1), 64), 1);
-        assert_eq!(default_leaves(Some(64), 8), 6);
-        // Time alone: the whole batch, as fast as the evaluator goes.
-        assert_eq!(default_leaves(None, 64), 64);
-        assert_eq!(default_leaves(Some(100), 0), 1);
+    fn net_agents_gather_few_leaves_on_the_cpu_and_more_where_calls_cost_the_batch() {
+        // The CPU: 8 leaves, fewer for small budgets (a twelfth of the visits).
+        assert_eq!(default_leaves(Some(200), 64, false), 8);
+        assert_eq!(default_leaves(Some(5000), 64, false), 8);
+        assert_eq!(default_leaves(Some(60), 64, false), 5);
+        assert_eq!(default_leaves(Some(1), 64, false), 1);
+        assert_eq!(default_leaves(None, 64, false), 8);
+        assert_eq!(default_leaves(Some(200), 4, false), 4);
+        // A GPU: a twelfth of the visits up to the batch; time alone, the whole batch.
+        assert_eq!(default_leaves(Some(200), 64, true), 17);
+        assert_eq!(default_leaves(Some(800), 64, true), 64);
+        assert_eq!(default_leaves(Some(5000), 64, true), 64);
+        assert_eq!(default_leaves(Some(1), 64, true), 1);
+        assert_eq!(default_leaves(Some(64), 8, true), 6);
+        assert_eq!(default_leaves(None, 64, true), 64);
+        assert_eq!(default_leaves(Some(100), 0, true), 1);
+        assert_eq!(default_leaves(Some(100), 0, false), 1);
     }
 
     #[test]
