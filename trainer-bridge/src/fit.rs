@@ -459,47 +459,39 @@ impl Batch {
         augment: bool,
         rng: &mut SmallRng,
     ) {
-        let (input, ps) = (self.planes.len() / self.size, self.policy_size);
         for j in 0..self.size {
             let (k, i) = index[rng.gen_range(0..index.len())];
-            let shard = &shards[k];
-            let sample = &shard.samples[i];
             let sym = if augment {
-                rng.gen_range(0..shard.symmetries.len())
+                rng.gen_range(0..shards[k].symmetries.len())
             } else {
                 0
             };
-            let (s, map) = &shard.symmetries[sym];
-            transform_sample(
-                &shard.meta,
-                sample,
-                *s,
-                map,
-                &mut self.planes[j * input..(j + 1) * input],
-                &mut self.policy[j * ps..(j + 1) * ps],
-            );
-            self.value[j] = sample.value;
+            self.put(j, &shards[k], i, sym);
         }
     }
 
     /// Fills the batch with the samples `pairs` names ((shard, sample), as many as the batch
     /// holds), as stored: no symmetry.
     pub fn fill_with(&mut self, shards: &[Shard], pairs: &[(usize, usize)]) {
-        let (input, ps) = (self.planes.len() / self.size, self.policy_size);
         for (j, &(k, i)) in pairs.iter().enumerate().take(self.size) {
-            let shard = &shards[k];
-            let sample = &shard.samples[i];
-            let (s, map) = &shard.symmetries[0];
-            transform_sample(
-                &shard.meta,
-                sample,
-                *s,
-                map,
-                &mut self.planes[j * input..(j + 1) * input],
-                &mut self.policy[j * ps..(j + 1) * ps],
-            );
-            self.value[j] = sample.value;
+            self.put(j, &shards[k], i, 0);
         }
+    }
+
+    /// Writes sample `i` of `shard`, seen through its symmetry `sym`, into row `j`.
+    fn put(&mut self, j: usize, shard: &Shard, i: usize, sym: usize) {
+        let (input, ps) = (self.planes.len() / self.size, self.policy_size);
+        let sample = &shard.samples[i];
+        let (s, map) = &shard.symmetries[sym];
+        transform_sample(
+            &shard.meta,
+            sample,
+            *s,
+            map,
+            &mut self.planes[j * input..(j + 1) * input],
+            &mut self.policy[j * ps..(j + 1) * ps],
+        );
+        self.value[j] = sample.value;
     }
 
     /// The batch as tensors: input planes (N, planes, height, width), policy targets (N,
