@@ -8,7 +8,7 @@ use rand::rngs::SmallRng;
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
 
-use crate::Game;
+use crate::{Game, Outcome};
 
 /// What one run of the harness covered, so a test can assert that it really exercised the game.
 #[derive(Clone, Debug, Default)]
@@ -90,7 +90,10 @@ pub fn check_position<G: Game>(state: &G, cov: &mut Coverage) {
         .unwrap_or_else(|e| panic!("own text {text} does not parse: {e}"));
     assert_eq!(reread.to_text(), text, "text round trip");
 
-    // Each legal action round-trips through its policy index and its notation, and plays.
+    // Each legal action round-trips through its policy index and its notation, and plays;
+    // `winning_action` names one that wins at once exactly when one does.
+    let me = state.to_act();
+    let mut wins = false;
     let mut indices = HashSet::new();
     for &a in &legal {
         let i = state.action_index(a);
@@ -114,7 +117,24 @@ pub fn check_position<G: Game>(state: &G, cov: &mut Coverage) {
         let mut next = state.clone();
         next.play(a)
             .unwrap_or_else(|e| panic!("{t} refused in {text}: {e}"));
+        wins |= next.outcome() == Some(Outcome::Win(me));
         cov.actions_checked += 1;
+    }
+    match state.winning_action() {
+        Some(a) => {
+            assert!(
+                legal_set.contains(&a),
+                "winning action {a:?} not legal in {text}"
+            );
+            let mut next = state.clone();
+            next.play_unchecked(a);
+            assert_eq!(
+                next.outcome(),
+                Some(Outcome::Win(me)),
+                "winning action {a:?} does not win in {text}"
+            );
+        }
+        None => assert!(!wins, "a winning action exists but none is named in {text}"),
     }
 
     // `play` accepts nothing else: every action any index names is legal iff listed.

@@ -359,3 +359,22 @@ fn random_text_never_panics() {
         games::xiangqi::fuzzing::check_text(&data);
     }
 }
+
+#[test]
+fn the_winning_action_is_a_mate_in_one_and_none_without_one() {
+    // The rook on b8 holds d8, so black's king has only e9: a0a9 mates, and f0e0 leaves it
+    // no move at all (no move loses in Xiangqi, in check or not).
+    let mate = Xiangqi::from_fen("3k5/1R7/9/9/9/9/9/9/9/R4K3 w - - 0 1").unwrap();
+    let m = mate.winning_action().expect("a mate in one");
+    assert!(["a0a9", "f0e0"].contains(&mate.format_action(m).as_str()));
+    for m in [m, mate.parse_action("a0a9").unwrap()] {
+        let mut after = mate.clone();
+        after.play(m).unwrap();
+        assert_eq!(after.outcome(), Some(Outcome::Win(Player::First)));
+        assert_eq!(after.end_rule(), Some(EndReason::NoMoves));
+    }
+    // Black to move there has no mate; nor has anyone at the start.
+    let black = Xiangqi::from_fen("3k5/1R7/9/9/9/9/9/9/9/R4K3 b - - 0 1").unwrap();
+    assert_eq!(black.winning_action(), None);
+    assert_eq!(Xiangqi::start().winning_action(), None);
+}

@@ -47,6 +47,10 @@ pub struct MctsSpec {
     pub gumbel_m: Option<u32>,
     /// PUCT exploration constant (`cpuct=C`).
     pub c_puct: Option<f32>,
+    /// Look for one-move wins at each expansion (`decisive=1|0`; see
+    /// [`search::SearchConfig::decisive`]); by default where the game asks for it
+    /// ([`games::Game::DECISIVE_SEARCH`]).
+    pub decisive: Option<bool>,
     /// Seed of the agent's randomness (`seed=N`).
     pub seed: Option<u64>,
     /// Resign when the chosen move's searched value is below this (`resign=V`, −1 < V < 1);
@@ -65,6 +69,7 @@ impl Default for MctsSpec {
             search: SearchKind::Puct,
             gumbel_m: None,
             c_puct: None,
+            decisive: None,
             seed: None,
             resign_below: None,
         }
@@ -115,11 +120,11 @@ impl AgentSpec {
             "random" => &["seed"],
             "mcts" => &[
                 "visits", "time", "threads", "temp", "cpuct", "seed", "resign", "search",
-                "gumbel_m",
+                "gumbel_m", "decisive",
             ],
             "net" => &[
                 "model", "visits", "time", "threads", "batch", "temp", "cpuct", "seed", "resign",
-                "search", "gumbel_m",
+                "search", "gumbel_m", "decisive",
             ],
             "" => return Err(err(None, "no agent kind".into())),
             // Another kind: the game's own factory reads it (and names what is wrong).
@@ -184,6 +189,13 @@ impl AgentSpec {
                         return Err(bad("a positive number"));
                     }
                     mcts.c_puct = Some(c);
+                }
+                "decisive" => {
+                    mcts.decisive = Some(match v {
+                        "1" | "true" => true,
+                        "0" | "false" => false,
+                        _ => return Err(bad("1 or 0")),
+                    });
                 }
                 "resign" => {
                     let r = v.parse::<f32>().map_err(|_| bad("a number"))?;
@@ -405,6 +417,7 @@ pub fn build_mcts<G: Game>(
         search: m.search,
         gumbel_m: m.gumbel_m.unwrap_or(defaults.gumbel_m),
         c_puct: m.c_puct.unwrap_or(defaults.c_puct),
+        decisive: m.decisive.unwrap_or(G::DECISIVE_SEARCH),
         cache_entries: if cache { defaults.cache_entries } else { 0 },
         max_nodes: arena_nodes(m.visits),
         ..defaults
@@ -541,6 +554,15 @@ mod tests {
             (mcts.search, mcts.visits, mcts.gumbel_m),
             (SearchKind::Gumbel, Some(16), Some(8))
         );
+        assert_eq!(mcts.decisive, None, "the game's default unless asked");
+        for (text, decisive) in [("net:decisive=0", false), ("mcts:decisive=1", true)] {
+            let (AgentSpec::Net { mcts: m, .. } | AgentSpec::Mcts(m)) =
+                AgentSpec::parse(text).unwrap()
+            else {
+                panic!("{text}: not a tree search")
+            };
+            assert_eq!(m.decisive, Some(decisive), "{text}");
+        }
     }
 
     #[test]
@@ -574,6 +596,7 @@ mod tests {
             ("net:search=alphabeta", "search"),
             ("net:search=gumbel,gumbel_m=0", "gumbel_m"),
             ("mcts:gumbel_m=8", "gumbel_m"),
+            ("net:decisive=yes", "decisive"),
         ] {
             let e = AgentSpec::parse(bad).unwrap_err();
             assert_eq!(e.key.as_deref(), Some(key), "{bad}: {e}");

@@ -76,6 +76,10 @@ pub struct SearchConfig {
     pub cache_entries: usize,
     /// Keep the chosen child's subtree as the next root.
     pub reuse_tree: bool,
+    /// At each expansion, ask the game for an action that wins at once
+    /// ([`games::Game::winning_action`]): a node that has one is proven won on the spot, and
+    /// the move that walks into a one-move loss proven lost, whatever the priors say.
+    pub decisive: bool,
 }
 
 impl Default for SearchConfig {
@@ -93,6 +97,7 @@ impl Default for SearchConfig {
             max_nodes: 1 << 22,
             cache_entries: 1 << 15,
             reuse_tree: true,
+            decisive: false,
         }
     }
 }

@@ -842,7 +842,13 @@ impl<G: Game> Search<G> {
                             if node == t.root() && !full {
                                 self.root_expanded();
                             }
-                            t.backup(&batch.paths[path_start..], side_value(v, state.to_act()));
+                            let path = &batch.paths[path_start..];
+                            let v = if !full && self.proves_win(state, path) {
+                                1.0
+                            } else {
+                                v
+                            };
+                            t.backup(path, side_value(v, state.to_act()));
                             c.cache_hits += 1;
                             c.playouts += 1;
                             c.tree_full += u64::from(full);
@@ -927,8 +933,38 @@ impl<G: Game> Search<G> {
         if node == self.tree.root() && !full {
             self.root_expanded();
         }
+        let value = if !full && self.proves_win(state, path) {
+            1.0
+        } else {
+            value
+        };
         self.tree.backup(path, side_value(value, to_act));
         full
+    }
+
+    /// With [`SearchConfig::decisive`]: if `state`, at the just-expanded last node of `path`,
+    /// has an action that wins at once, marks that child terminal and proves the node won (and
+    /// whatever that settles above it). Returns whether it did.
+    fn proves_win(&self, state: &G, path: &[u32]) -> bool {
+        if !self.config.decisive {
+            return false;
+        }
+        let Some(action) = state.winning_action() else {
+            return false;
+        };
+        let t = &self.tree;
+        let node = *path.last().expect("a path holds its leaf");
+        let Some(child) = t.children(node).find(|&c| t.action(c) == action) else {
+            return false;
+        };
+        // A thread that entered the child first scores it itself, as the same terminal.
+        if t.try_claim(child).is_ok() {
+            t.set_terminal(child, Outcome::Win(state.to_act()));
+        }
+        let mut line = path.to_vec();
+        line.push(child);
+        t.prove_up(&line);
+        true
     }
 
     fn root_noise(&self, priors: &mut [f32]) {

@@ -37,6 +37,47 @@ fn takes_an_immediate_win_and_blocks_a_threat() {
     assert_eq!(searched(block, 2000, 2).best_action(), Some(7));
 }
 
+/// Runs `visits` single-thread playouts with one-move wins looked for at every expansion.
+fn searched_decisive<G: Game>(state: G, visits: u64) -> Search<G> {
+    let fake = FakeEvaluator::new(1).seeded(5);
+    let config = SearchConfig {
+        decisive: true,
+        ..config()
+    };
+    let mut s = Search::new(state, config, 5);
+    s.run(&fake, Limit::visits(visits), RunOptions::single(1))
+        .unwrap();
+    s
+}
+
+#[test]
+fn decisive_search_sees_one_move_wins_and_losses_at_once() {
+    // The root's expansion proves it won: one playout finds the win, whatever the priors.
+    let win = Mnk::from_rows(3, 3, 3, "xx. oo. ...", Player::First);
+    let s = searched_decisive(win, 1);
+    assert_eq!(s.best_action(), Some(2));
+    assert_eq!(
+        s.proven_result().map(|(o, _)| o),
+        Some(Outcome::Win(Player::First))
+    );
+    // Each reply but the block at 7 lets o win at once: expanding it proves it lost, and no
+    // visit goes to it again.
+    let block = Mnk::from_rows(3, 3, 3, "xo. .o. ..x", Player::First);
+    let s = searched_decisive(block, 40);
+    assert_eq!(s.best_action(), Some(7));
+    let lost: Vec<_> = s
+        .candidates()
+        .into_iter()
+        .filter(|c| c.proven == Some(Outcome::Win(Player::Second)))
+        .map(|c| c.action)
+        .collect();
+    assert_eq!(
+        lost.len(),
+        4,
+        "every move but the block is proven lost: {lost:?}"
+    );
+}
+
 #[test]
 fn finds_forced_wins_in_tic_tac_toe() {
     // Positions where the player to act can force a win but not every action does: the

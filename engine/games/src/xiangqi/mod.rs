@@ -318,6 +318,22 @@ impl Game for Xiangqi {
         self.end.map(|(o, _)| o)
     }
 
+    // Checkmates decide most games, and a weak policy misses one-move mates on either side.
+    const DECISIVE_SEARCH: bool = true;
+
+    /// A move after which the opponent has no legal move: `judge` settles that first, as a
+    /// win for the mover, so the board alone answers (no copy of the history).
+    fn winning_action(&self) -> Option<Move> {
+        let moves = self.legal_moves();
+        let mut pos = self.pos.clone();
+        moves.as_slice().iter().copied().find(|&m| {
+            let undo = pos.make(m);
+            let mated = !pos.has_legal_move();
+            pos.unmake(m, undo);
+            mated
+        })
+    }
+
     fn legal_actions(&self, out: &mut Vec<Move>) {
         out.extend_from_slice(self.legal_moves().as_slice());
     }
