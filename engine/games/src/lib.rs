@@ -239,6 +239,17 @@ pub trait Game: Clone + Debug + Send + Sync + 'static {
         })
     }
 
+    /// Share of the prior that tree searches give to captures by default (see
+    /// [`Game::capture_gain`]): a network that learned from good play rarely saw a piece left
+    /// hanging and may not rate taking it, which the search must still look at.
+    const CAPTURE_PRIOR: f32 = 0.0;
+
+    /// What `action` takes from the opponent at once, in the game's own material units (0 for
+    /// an action that captures nothing). Only search heuristics use it. Default: 0.
+    fn capture_gain(&self, _action: Self::Action) -> f32 {
+        0.0
+    }
+
     /// A human-readable board, for the terminal faces.
     fn render(&self) -> String {
         self.to_text()

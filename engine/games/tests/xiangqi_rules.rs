@@ -378,3 +378,19 @@ fn the_winning_action_is_a_mate_in_one_and_none_without_one() {
     assert_eq!(black.winning_action(), None);
     assert_eq!(Xiangqi::start().winning_action(), None);
 }
+
+#[test]
+fn capture_gains_follow_the_material_scale() {
+    let game = Xiangqi::from_fen("r2k5/9/9/p8/9/9/9/9/9/R3K4 w - - 0 1").unwrap();
+    let gain = |m: &str| game.capture_gain(game.parse_action(m).unwrap());
+    assert_eq!(gain("a0a6"), 1.0, "a pawn on its own side of the river");
+    assert_eq!(gain("a0a5"), 0.0, "a quiet move");
+    let deep = Xiangqi::from_fen("3k5/9/9/9/9/9/R1p6/9/9/4K4 w - - 0 1").unwrap();
+    assert_eq!(
+        deep.capture_gain(deep.parse_action("a3c3").unwrap()),
+        2.0,
+        "across the river"
+    );
+    let rook = Xiangqi::from_fen("3k5/9/9/9/9/9/R1r6/9/9/4K4 w - - 0 1").unwrap();
+    assert_eq!(rook.capture_gain(rook.parse_action("a3c3").unwrap()), 9.0);
+}

@@ -51,6 +51,10 @@ pub struct MctsSpec {
     /// [`search::SearchConfig::decisive`]); by default where the game asks for it
     /// ([`games::Game::DECISIVE_SEARCH`]).
     pub decisive: Option<bool>,
+    /// Share of the prior given to captures (`captures=E`, 0 to 1; see
+    /// [`search::SearchConfig::capture_prior`]); by default the game's
+    /// ([`games::Game::CAPTURE_PRIOR`]).
+    pub capture_prior: Option<f32>,
     /// Seed of the agent's randomness (`seed=N`).
     pub seed: Option<u64>,
     /// Resign when the chosen move's searched value is below this (`resign=V`, −1 < V < 1);
@@ -70,6 +74,7 @@ impl Default for MctsSpec {
             gumbel_m: None,
             c_puct: None,
             decisive: None,
+            capture_prior: None,
             seed: None,
             resign_below: None,
         }
@@ -120,11 +125,11 @@ impl AgentSpec {
             "random" => &["seed"],
             "mcts" => &[
                 "visits", "time", "threads", "temp", "cpuct", "seed", "resign", "search",
-                "gumbel_m", "decisive",
+                "gumbel_m", "decisive", "captures",
             ],
             "net" => &[
                 "model", "visits", "time", "threads", "batch", "temp", "cpuct", "seed", "resign",
-                "search", "gumbel_m", "decisive",
+                "search", "gumbel_m", "decisive", "captures",
             ],
             "" => return Err(err(None, "no agent kind".into())),
             // Another kind: the game's own factory reads it (and names what is wrong).
@@ -196,6 +201,13 @@ impl AgentSpec {
                         "0" | "false" => false,
                         _ => return Err(bad("1 or 0")),
                     });
+                }
+                "captures" => {
+                    let e = v.parse::<f32>().map_err(|_| bad("a number"))?;
+                    if !(0.0..=1.0).contains(&e) {
+                        return Err(bad("a share from 0 to 1"));
+                    }
+                    mcts.capture_prior = Some(e);
                 }
                 "resign" => {
                     let r = v.parse::<f32>().map_err(|_| bad("a number"))?;
@@ -418,6 +430,7 @@ pub fn build_mcts<G: Game>(
         gumbel_m: m.gumbel_m.unwrap_or(defaults.gumbel_m),
         c_puct: m.c_puct.unwrap_or(defaults.c_puct),
         decisive: m.decisive.unwrap_or(G::DECISIVE_SEARCH),
+        capture_prior: m.capture_prior.unwrap_or(G::CAPTURE_PRIOR),
         cache_entries: if cache { defaults.cache_entries } else { 0 },
         max_nodes: arena_nodes(m.visits),
         ..defaults
@@ -597,6 +610,8 @@ mod tests {
             ("net:search=gumbel,gumbel_m=0", "gumbel_m"),
             ("mcts:gumbel_m=8", "gumbel_m"),
             ("net:decisive=yes", "decisive"),
+            ("net:captures=1.5", "captures"),
+            ("mcts:captures=x", "captures"),
         ] {
             let e = AgentSpec::parse(bad).unwrap_err();
             assert_eq!(e.key.as_deref(), Some(key), "{bad}: {e}");

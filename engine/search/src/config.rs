@@ -80,6 +80,9 @@ pub struct SearchConfig {
     /// ([`games::Game::winning_action`]): a node that has one is proven won on the spot, and
     /// the move that walks into a one-move loss proven lost, whatever the priors say.
     pub decisive: bool,
+    /// Share of each expanded node's prior moved to its captures, in proportion to what they
+    /// take ([`games::Game::capture_gain`]); 0 leaves the network's prior as it is.
+    pub capture_prior: f32,
 }
 
 impl Default for SearchConfig {
@@ -98,6 +101,7 @@ impl Default for SearchConfig {
             cache_entries: 1 << 15,
             reuse_tree: true,
             decisive: false,
+            capture_prior: 0.0,
         }
     }
 }
@@ -155,6 +159,8 @@ impl SearchConfig {
             cs,
             "a finite number > 0",
         )?;
+        let cp = self.capture_prior;
+        InvalidSetting::check((0.0..=1.0).contains(&cp), "capture_prior", cp, "0 to 1")?;
         // The tree indexes nodes with u32.
         InvalidSetting::check(
             (1..=u32::MAX as usize).contains(&self.max_nodes),

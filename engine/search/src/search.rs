@@ -828,6 +828,7 @@ impl<G: Game> Search<G> {
                         if let Some(v) =
                             cache.get(state.hash(), batch.actions.len(), &mut batch.priors)
                         {
+                            self.capture_prior(state, &batch.actions, &mut batch.priors);
                             if node == t.root() {
                                 self.root_noise(&mut batch.priors);
                             }
@@ -924,6 +925,7 @@ impl<G: Game> Search<G> {
         if let Some(cache) = &self.cache {
             cache.insert(state.hash(), value, priors);
         }
+        self.capture_prior(state, actions, priors);
         if node == self.tree.root() {
             self.root_noise(priors);
         }
@@ -940,6 +942,22 @@ impl<G: Game> Search<G> {
         };
         self.tree.backup(path, side_value(value, to_act));
         full
+    }
+
+    /// With [`SearchConfig::capture_prior`] ε: `priors` (a distribution over `actions`) becomes
+    /// (1 − ε) · priors + ε · each capture's share of all captures' gain, when there are any.
+    fn capture_prior(&self, state: &G, actions: &[G::Action], priors: &mut [f32]) {
+        let eps = self.config.capture_prior;
+        if eps <= 0.0 {
+            return;
+        }
+        let total: f32 = actions.iter().map(|&a| state.capture_gain(a)).sum();
+        if total <= 0.0 {
+            return;
+        }
+        for (p, &a) in priors.iter_mut().zip(actions) {
+            *p = (1.0 - eps) * *p + eps * state.capture_gain(a) / total;
+        }
     }
 
     /// With [`SearchConfig::decisive`]: if `state`, at the just-expanded last node of `path`,

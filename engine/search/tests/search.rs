@@ -79,6 +79,43 @@ fn decisive_search_sees_one_move_wins_and_losses_at_once() {
 }
 
 #[test]
+fn the_capture_prior_moves_prior_mass_to_captures_by_their_gain() {
+    use games::xiangqi::Xiangqi;
+    // Red's rook can take the pawn on a6 (one capture; the pawn shields the rook on a9).
+    let state = Xiangqi::from_fen("r2k5/9/9/p8/9/9/9/9/9/R3K4 w - - 0 1").unwrap();
+    let mut actions = Vec::new();
+    state.legal_actions(&mut actions);
+    let total: f32 = actions.iter().map(|&a| state.capture_gain(a)).sum();
+    assert!(total > 0.0, "the position has a capture");
+    let uniform = 1.0 / actions.len() as f32;
+    let eps = 0.5;
+    let config = SearchConfig {
+        capture_prior: eps,
+        ..config()
+    };
+    let mut s = Search::new(state.clone(), config, 1);
+    s.run(
+        &FakeEvaluator::new(1),
+        Limit::visits(1),
+        RunOptions::single(1),
+    )
+    .unwrap();
+    let candidates = s.candidates();
+    assert_eq!(candidates.len(), actions.len());
+    let sum: f32 = candidates.iter().map(|c| c.prior).sum();
+    assert!((sum - 1.0).abs() < 1e-4, "still a distribution: {sum}");
+    for c in &candidates {
+        let want = (1.0 - eps) * uniform + eps * state.capture_gain(c.action) / total;
+        assert!(
+            (c.prior - want).abs() < 1e-5,
+            "{:?}: {} ≠ {want}",
+            c.action,
+            c.prior
+        );
+    }
+}
+
+#[test]
 fn finds_forced_wins_in_tic_tac_toe() {
     // Positions where the player to act can force a win but not every action does: the
     // search's choice must be one of the winning actions.

@@ -369,6 +369,7 @@ pub fn run<G: Game>(
     let mut rng = SmallRng::seed_from_u64(seed);
     let mut search_config = config.search_config();
     search_config.decisive = G::DECISIVE_SEARCH;
+    search_config.capture_prior = G::CAPTURE_PRIOR;
     // One cache for all games: they share openings and one network, and a cache per game
     // would hold the same positions many times over (hundreds of MiB for Go at 64 games).
     let cache = (search_config.cache_entries > 0).then(|| {

@@ -334,6 +334,30 @@ impl Game for Xiangqi {
         })
     }
 
+    const CAPTURE_PRIOR: f32 = 0.25;
+
+    /// The usual material scale: rook 9, cannon 4.5, knight 4, advisor and bishop 2, pawn 1
+    /// (2 once across the river, where it also moves sideways).
+    fn capture_gain(&self, action: Move) -> f32 {
+        let victim = self.pos.piece_at(action.to());
+        match board::kind_of(victim) {
+            board::ROOK => 9.0,
+            board::CANNON => 4.5,
+            board::KNIGHT => 4.0,
+            board::ADVISOR | board::BISHOP => 2.0,
+            board::PAWN => {
+                // A red pawn has crossed on ranks 5–9, a black one on ranks 0–4.
+                let red = victim & board::RED_BIT != 0;
+                if (board::rank_of(action.to()) >= 5) == red {
+                    2.0
+                } else {
+                    1.0
+                }
+            }
+            _ => 0.0,
+        }
+    }
+
     fn legal_actions(&self, out: &mut Vec<Move>) {
         out.extend_from_slice(self.legal_moves().as_slice());
     }
