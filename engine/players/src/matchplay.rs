@@ -259,6 +259,46 @@ pub enum Colours {
     AFirst,
 }
 
+/// Where a match's games start: from the match's start position, or (`moves` > 0) from a
+/// position `moves` uniformly random actions later, drawn from `seed` and the game pair, so
+/// that the two games of a pair (2k and 2k + 1, which swap colours) share their opening and
+/// different pairs differ. Deterministic agents would otherwise play the same two games over
+/// and over, and a match's interval would count repeats as evidence.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Openings {
+    pub moves: usize,
+    pub seed: u64,
+}
+
+impl Openings {
+    /// The start of game number `g`. An action after which the game would be over is never
+    /// drawn; the opening stops short where every action would end it.
+    pub fn position<G: Game>(&self, start: &G, g: u32) -> G {
+        use rand::seq::SliceRandom;
+        use rand::SeedableRng;
+        let mut state = start.clone();
+        let pair = u64::from(g / 2);
+        let mut rng = rand::rngs::SmallRng::seed_from_u64(
+            self.seed ^ pair.wrapping_add(1).wrapping_mul(0x9E37_79B9_7F4A_7C15),
+        );
+        let mut actions = Vec::new();
+        for _ in 0..self.moves {
+            actions.clear();
+            state.legal_actions(&mut actions);
+            actions.retain(|&a| {
+                let mut next = state.clone();
+                next.play_unchecked(a);
+                next.outcome().is_none()
+            });
+            let Some(&a) = actions.choose(&mut rng) else {
+                break;
+            };
+            state.play_unchecked(a);
+        }
+        state
+    }
+}
+
 /// Game number `g` of a match between `a` and `b`: A plays First in even games, or in all of
 /// them. Returns the record and A's colour.
 fn play_numbered<G: Game>(
@@ -281,7 +321,8 @@ pub type AgentPair<G> = (Box<dyn Agent<G>>, Box<dyn Agent<G>>);
 
 /// Plays `games` games as [`play_match`] does, several at once: pair k of `pairs` (agents A
 /// and B, each pair on a thread of its own) plays games k, k + pairs.len(), …, with colours by
-/// the game's number as in a sequential match (or A First in every game, by `colours`). The
+/// the game's number as in a sequential match (or A First in every game, by `colours`), each
+/// from its opening (`openings`). The
 /// result does not depend on the threads' timing; `on_game(game number, record, A's colour,
 /// result so far)` is called after each game, from the pairs' threads.
 pub fn play_match_parallel<G: Game>(
@@ -290,6 +331,7 @@ pub fn play_match_parallel<G: Game>(
     games: u32,
     max_actions: usize,
     colours: Colours,
+    openings: Openings,
     on_game: impl Fn(u32, &GameRecord<G>, Player, &MatchResult) + Sync,
 ) -> Result<MatchResult, MatchError> {
     let step = pairs.len().max(1);
@@ -302,8 +344,9 @@ pub fn play_match_parallel<G: Game>(
                 let (total, on_game) = (&total, &on_game);
                 scope.spawn(move || -> Result<(), MatchError> {
                     for g in (k as u32..games).step_by(step) {
+                        let opening = openings.position(start, g);
                         let (record, a_plays) =
-                            play_numbered(start, &mut **a, &mut **b, g, max_actions, colours)?;
+                            play_numbered(&opening, &mut **a, &mut **b, g, max_actions, colours)?;
                         let mut t = total.lock().unwrap_or_else(|p| p.into_inner());
                         t.add(&record, a_plays);
                         on_game(g, &record, a_plays, &t);
@@ -323,6 +366,36 @@ pub fn play_match_parallel<G: Game>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn openings_are_shared_by_a_pair_and_differ_between_pairs() {
+        use games::xiangqi::Xiangqi;
+        let start = Xiangqi::start();
+        let openings = Openings { moves: 4, seed: 7 };
+        let text = |g| openings.position(&start, g).to_text();
+        assert_eq!(text(0), text(1), "the two games of a pair");
+        assert_eq!(text(6), text(7));
+        let distinct: std::collections::HashSet<_> = (0..20).step_by(2).map(text).collect();
+        assert!(
+            distinct.len() >= 9,
+            "pairs differ: {} of 10",
+            distinct.len()
+        );
+        // Four actions in, from the start; none at all by default.
+        let p = openings.position(&start, 3);
+        assert_eq!(p.to_act(), Player::First);
+        assert_ne!(p.to_text(), start.to_text());
+        assert_eq!(
+            Openings::default().position(&start, 5).to_text(),
+            start.to_text()
+        );
+        // An opening never ends the game: from a mate-in-one position the mate is not drawn.
+        let mate = Xiangqi::from_fen("3k5/1R7/9/9/9/9/9/9/9/R4K3 w - - 0 1").unwrap();
+        for g in 0..40 {
+            let p = Openings { moves: 1, seed: g }.position(&mate, 0);
+            assert!(p.outcome().is_none(), "{}", p.to_text());
+        }
+    }
 
     #[test]
     fn score_and_interval() {

@@ -292,6 +292,7 @@ fn a_parallel_match_counts_every_game_the_same_way_each_time() {
             11,
             100,
             players::matchplay::Colours::Alternate,
+            players::matchplay::Openings::default(),
             |g, record, a_plays, _| {
                 // Each game's record replays to its own end, with A's colour by its number.
                 let mut state = record.start.clone();
@@ -337,7 +338,7 @@ impl<G: Game> Agent<G> for Noting {
 #[test]
 fn a_handicap_match_keeps_the_colours() {
     use games::go::{handicap, GoRules, GoState};
-    use players::matchplay::{play_match_parallel, AgentPair, Colours};
+    use players::matchplay::{play_match_parallel, AgentPair, Colours, Openings};
     let stones = handicap::fixed_handicap(9, 3).unwrap();
     let start = GoState::with_handicap(GoRules::with_size(9), &stones).unwrap();
     for (colours, a_colours) in [
@@ -348,7 +349,16 @@ fn a_handicap_match_keeps_the_colours() {
         let a: Box<dyn Agent<GoState>> = Box::new(Noting(RandomAgent::new(1), seen.clone()));
         let b: Box<dyn Agent<GoState>> = Box::new(RandomAgent::new(2));
         let mut pairs: Vec<AgentPair<GoState>> = vec![(a, b)];
-        let r = play_match_parallel(&start, &mut pairs, 4, 30, colours, |_, _, _, _| {}).unwrap();
+        let r = play_match_parallel(
+            &start,
+            &mut pairs,
+            4,
+            30,
+            colours,
+            Openings::default(),
+            |_, _, _, _| {},
+        )
+        .unwrap();
         assert_eq!(r.games(), 4);
         let mut seen = seen.lock().unwrap().clone();
         seen.sort_by_key(|p| p.index());

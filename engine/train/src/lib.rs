@@ -16,7 +16,7 @@ use anyhow::{bail, Context};
 use eval::InvalidSetting;
 use games::{Agent, Game};
 use infer::OrtOptions;
-use players::matchplay::{play_match_parallel, AgentPair, Colours};
+use players::matchplay::{play_match_parallel, AgentPair, Colours, Openings};
 use progress::Progress;
 use serde::{Deserialize, Serialize};
 use state::{model_files, IterationRecord, TrainState};
@@ -573,6 +573,7 @@ impl<'a> Matches<'a> {
             games,
             10_000,
             Colours::Alternate,
+            Openings::default(),
             |_, _, _, _| bar.inc(1),
         )?;
         bar.finish();

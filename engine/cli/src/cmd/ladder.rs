@@ -4,7 +4,7 @@
 use anyhow::Context;
 use clap::Args as ClapArgs;
 use players::ladder::{self, Pairing};
-use players::matchplay::{play_match_parallel, Colours};
+use players::matchplay::{play_match_parallel, Colours, Openings};
 use players::spec::{self as agents, AgentSpec};
 use progress::Progress;
 
@@ -91,6 +91,7 @@ impl ForGame for &Args {
                     self.games,
                     self.max_actions,
                     Colours::Alternate,
+                    Openings::default(),
                     |_, _, _, _| bar.inc(1),
                 )?;
                 bar.suspend(|| {

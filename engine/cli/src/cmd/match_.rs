@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::sync::Mutex;
 
 use games::{record, Player, RecordMeta};
-use players::matchplay::{play_match_parallel, Colours, GameRecord, MatchResult};
+use players::matchplay::{play_match_parallel, Colours, GameRecord, MatchResult, Openings};
 use players::spec::{self as agents, AgentSpec};
 use progress::Progress;
 
@@ -67,6 +67,11 @@ pub struct Args {
     /// game's rules end it sooner).
     #[arg(long, default_value_t = 100_000)]
     max_actions: usize,
+    /// Start each pair of games (the two with swapped colours) from a position N uniformly
+    /// random actions in, drawn from --seed and the pair's number: agents that choose
+    /// deterministically would otherwise repeat the same two games. 0 plays from the start.
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    openings: usize,
     /// Games played at once, each pair of agents on a thread of its own (networks loaded once
     /// per pair, each with its share of the cores). Game k still gives Black to the first
     /// agent when k is odd, so the colours stay balanced; agents whose spec has no `seed=` get
@@ -221,6 +226,10 @@ fn run_match<G: GameType>(
         args.games,
         args.max_actions,
         colours,
+        Openings {
+            moves: args.openings,
+            seed: args.seed,
+        },
         show,
     )?;
     bar.finish();
