@@ -322,9 +322,9 @@ pub type AgentPair<G> = (Box<dyn Agent<G>>, Box<dyn Agent<G>>);
 /// Plays `games` games as [`play_match`] does, several at once: pair k of `pairs` (agents A
 /// and B, each pair on a thread of its own) plays games k, k + pairs.len(), …, with colours by
 /// the game's number as in a sequential match (or A First in every game, by `colours`), each
-/// from its opening (`openings`). The
-/// result does not depend on the threads' timing; `on_game(game number, record, A's colour,
-/// result so far)` is called after each game, from the pairs' threads.
+/// from its opening (`openings`). The result does not depend on the threads' timing;
+/// `on_game(game number, record, A's colour, result so far)` is called after each game, from
+/// the pairs' threads.
 pub fn play_match_parallel<G: Game>(
     start: &G,
     pairs: &mut [AgentPair<G>],
