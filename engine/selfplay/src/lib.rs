@@ -6,6 +6,8 @@
 //! One thread drives all games (gather → evaluate → apply → move); the evaluator uses its own
 //! threads inside each batch. That keeps the search lock-free and the batches full.
 
+mod backend;
+
 use std::path::{Path, PathBuf};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
@@ -17,6 +19,7 @@ use search::{BatchReport, BatchStats, EvalCache, LeafBatch, Search, SearchConfig
 use serde::{Deserialize, Serialize};
 use shards::{PolicyTarget, Sample, Shard, ShardMeta};
 
+pub use backend::{Backend, RayConfig, SHIP};
 pub use search::SearchKind;
 
 /// How often `run` reports progress while no game ends.
@@ -71,6 +74,9 @@ pub struct SelfplayConfig {
     /// Weight of the game's draw tie-break (Liuzhou: the stone balance) in the value target of
     /// drawn games; 0 keeps draws at 0. Search still scores finished games exactly.
     pub draw_tiebreak_weight: f32,
+    /// Where `engine train` plays: `local` or `ray` (the `ray` settings).
+    pub backend: Backend,
+    pub ray: RayConfig,
 }
 
 /// Reads `search`, naming the key when the value is not a search.
@@ -108,6 +114,8 @@ impl Default for SelfplayConfig {
             positions_per_shard: 2048,
             max_nodes: 1 << 17,
             draw_tiebreak_weight: 0.0,
+            backend: Backend::Local,
+            ray: RayConfig::default(),
         }
     }
 }
@@ -180,6 +188,7 @@ impl SelfplayConfig {
             self.draw_tiebreak_weight,
             fraction,
         )?;
+        self.ray.validate()?;
         // c_puct, the Dirichlet noise, the Gumbel constants and the upper bound of max_nodes.
         self.search_config().validate()
     }

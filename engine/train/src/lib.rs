@@ -4,6 +4,7 @@
 //! and started again, it continues from `state.yaml`: finished shards and models are kept, an
 //! interrupted step is redone.
 
+pub mod cluster;
 pub mod ladder;
 mod report;
 pub mod state;
@@ -18,6 +19,7 @@ use games::{Agent, Game};
 use infer::OrtOptions;
 use players::matchplay::{play_match_parallel, AgentPair, Colours, Openings};
 use progress::Progress;
+use selfplay::Backend;
 use serde::{Deserialize, Serialize};
 use state::{model_files, IterationRecord, TrainState};
 
@@ -192,6 +194,18 @@ pub fn run<G: OwnPlayers>(
     let gate_batch = setup.inference.batch_size;
 
     // Everything that can be checked is checked before the run directory is touched.
+    if sp.backend == Backend::Ray && sp.ray.games_per_iteration() != train.games_per_iteration {
+        bail!(
+            "config {}: section `selfplay`: backend ray plays ray.tasks_per_iteration ({}) × \
+             ray.games_per_task ({}) = {} games an iteration, but train.games_per_iteration is \
+             {}: make them equal",
+            setup.config_path.display(),
+            sp.ray.tasks_per_iteration,
+            sp.ray.games_per_task,
+            sp.ray.games_per_iteration(),
+            train.games_per_iteration
+        );
+    }
     let mut state = TrainState::load(run_dir)?;
     if state.initialised {
         let best = state.best;
@@ -276,6 +290,8 @@ pub fn run<G: OwnPlayers>(
     }
 
     let matches = Matches::new(setup, train);
+    // Started when the first iteration needs the cluster; kept for the run.
+    let mut ray: Option<cluster::RayDriver> = None;
     while state.iterations < train.iterations && elapsed(earlier) < limit {
         let i = state.iterations;
         let candidate = i + 1;
@@ -284,32 +300,57 @@ pub fn run<G: OwnPlayers>(
         // 1. Self-play with the best model, up to the iteration's game count (resumable: games
         //    already in this iteration's shards count).
         let tag = format!("i{i:04}");
-        let done = games_in_shards(&shards_dir, &tag)?;
-        let todo = train.games_per_iteration.saturating_sub(done);
-        let mut sp_rate = 0.0;
-        if todo > 0 {
-            let evaluator = models::evaluator(
+        let model_name = best_onnx.to_string_lossy();
+        let sp_rate = match sp.backend {
+            Backend::Local => local_selfplay(
                 start,
-                &best_onnx.to_string_lossy(),
-                setup.doc,
-                setup.config_path,
-            )?;
-            let bar = progress(todo as u64, &format!("iteration {i}: self-play"));
-            let sink = selfplay::ShardSink {
-                dir: &shards_dir,
-                tag: &tag,
-                model: &best_onnx.to_string_lossy(),
-                config: &config_text,
-            };
-            let seed = train.seed ^ (u64::from(i) << 20) ^ done as u64;
-            let summary = selfplay::run(start, evaluator.as_ref(), sp, todo, &sink, seed, |s| {
-                bar.set_message(format!("{:.0} positions/s", s.positions_per_second()));
-                bar.set_position(s.games as u64);
-            })?;
-            bar.finish();
-            sp_rate = summary.positions_per_second();
-            tracing::info!("iteration {i}: self-play: {}", summary.line());
-        }
+                setup,
+                train,
+                i,
+                &best_onnx,
+                &shards_dir,
+                &tag,
+                &config_text,
+            )?,
+            Backend::Ray => {
+                let seed = train.seed ^ (u64::from(i) << 20);
+                let stamp = cluster::batch_stamp(&shards_dir, &tag)?;
+                let tasks = cluster::plan(
+                    train.games_per_iteration,
+                    sp.ray.games_per_task,
+                    &tag,
+                    stamp,
+                    seed,
+                );
+                cluster::keep_current(&shards_dir, &tasks, G::NAME, &model_name)?;
+                let todo: Vec<cluster::Task> = tasks
+                    .into_iter()
+                    .filter(|t| !shards_dir.join(&t.file).exists())
+                    .collect();
+                if todo.is_empty() {
+                    0.0
+                } else {
+                    let driver = match &mut ray {
+                        Some(d) => d,
+                        None => ray.insert(cluster::RayDriver::start(
+                            &sp.ray,
+                            &std::env::current_exe()?,
+                        )?),
+                    };
+                    let task_config = cluster::task_config(setup.doc, &sp.ray);
+                    let batch = cluster::Batch {
+                        game: G::NAME,
+                        model: &best_onnx,
+                        model_name: &model_name,
+                        config: &task_config,
+                        out_dir: &shards_dir,
+                        tasks: &todo,
+                    };
+                    let played = ray_selfplay(driver, &batch, &format!("iteration {i}"))?;
+                    played.positions_per_second()
+                }
+            }
+        };
 
         // 2. Train the candidate from the latest weights (the previous candidate) on the newest
         //    shards.
@@ -639,6 +680,88 @@ fn earlier_bests(state: &TrainState, n: u32) -> Vec<u32> {
     bests.retain(|&b| b != state.best);
     bests.dedup();
     bests.into_iter().rev().take(n as usize).collect()
+}
+
+/// Plays what iteration `i` still lacks of its games in this process, with `best_onnx`;
+/// returns the positions per second (0 when nothing was left to play).
+#[allow(clippy::too_many_arguments)]
+fn local_selfplay<G: OwnPlayers>(
+    start: &G,
+    setup: &Setup<'_>,
+    train: &TrainConfig,
+    i: u32,
+    best_onnx: &Path,
+    shards_dir: &Path,
+    tag: &str,
+    config_text: &str,
+) -> anyhow::Result<f64> {
+    let done = games_in_shards(shards_dir, tag)?;
+    let todo = train.games_per_iteration.saturating_sub(done);
+    if todo == 0 {
+        return Ok(0.0);
+    }
+    let model = best_onnx.to_string_lossy();
+    let evaluator = models::evaluator(start, &model, setup.doc, setup.config_path)?;
+    let bar = progress(todo as u64, &format!("iteration {i}: self-play"));
+    let sink = selfplay::ShardSink {
+        dir: shards_dir,
+        tag,
+        model: &model,
+        config: config_text,
+    };
+    let seed = train.seed ^ (u64::from(i) << 20) ^ done as u64;
+    let summary = selfplay::run(
+        start,
+        evaluator.as_ref(),
+        &setup.selfplay,
+        todo,
+        &sink,
+        seed,
+        |s| {
+            bar.set_message(format!("{:.0} positions/s", s.positions_per_second()));
+            bar.set_position(s.games as u64);
+        },
+    )?;
+    bar.finish();
+    tracing::info!("iteration {i}: self-play: {}", summary.line());
+    Ok(summary.positions_per_second())
+}
+
+/// Plays `batch` on the cluster with a progress bar of its games; `what` names it in the log.
+pub fn ray_selfplay(
+    driver: &mut cluster::RayDriver,
+    batch: &cluster::Batch<'_>,
+    what: &str,
+) -> anyhow::Result<cluster::Played> {
+    let games: usize = batch.tasks.iter().map(|t| t.games).sum();
+    let bar = progress(games as u64, &format!("{what}: self-play on Ray"));
+    let began = Instant::now();
+    let mut positions = 0;
+    let played = driver.selfplay(batch, |e| {
+        if let cluster::Event::Shard {
+            games,
+            positions: p,
+            ..
+        } = e
+        {
+            positions += p;
+            let rate = positions as f64 / began.elapsed().as_secs_f64().max(1e-9);
+            bar.set_message(format!("{rate:.0} positions/s"));
+            bar.inc(*games as u64);
+        }
+    })?;
+    bar.finish();
+    tracing::info!(
+        "{what}: self-play on Ray: {} tasks, {} games, {} positions ({:.1}/s) in {:.1} s; {} \
+         shards already there",
+        played.written,
+        played.games,
+        played.positions,
+        played.positions_per_second(),
+        played.seconds,
+        played.skipped
+    );
+    Ok(played)
 }
 
 fn progress(len: u64, what: &str) -> Progress {

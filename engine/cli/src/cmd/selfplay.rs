@@ -41,6 +41,15 @@ pub struct Args {
     /// Seed for noise, temperature and playout caps.
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// The model as the shards record it (their metadata key `model`) [default: --model as
+    /// given]. A cluster's tasks play a copy of the model and record the original's name.
+    #[arg(long)]
+    model_name: Option<String>,
+    /// Play on the Ray cluster at ADDRESS (`HOST:PORT`, `auto` or `ray://…`), as tasks of the
+    /// config's `selfplay.ray.games_per_task` games, each written to --out as one shard
+    /// (docs/cluster.md). --model must then be a file.
+    #[arg(long, value_name = "ADDRESS")]
+    ray: Option<String>,
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
@@ -61,10 +70,13 @@ impl ForGame for &Args {
             None => models::default_network(G::NAME, "uniform priors (--model uniform)")
                 .map_or_else(|| models::UNIFORM.to_owned(), |p| p.model()),
         };
+        if let Some(address) = &self.ray {
+            return on_ray(self, G::NAME, &c.doc, sp, address, &model);
+        }
         let sink = ShardSink {
             dir: &self.out,
             tag: "selfplay",
-            model: &model,
+            model: self.model_name.as_deref().unwrap_or(&model),
             config: &config_text,
         };
         // A bad --out fails here, not after a shard's worth of games.
@@ -92,4 +104,47 @@ impl ForGame for &Args {
         bar.finish();
         Ok(summary.line())
     }
+}
+
+/// `--ray`: the games as tasks on the cluster, through the same driver as `engine train`.
+fn on_ray(
+    args: &Args,
+    game: &str,
+    doc: &serde_yaml::Value,
+    sp: SelfplayConfig,
+    address: &str,
+    model: &str,
+) -> anyhow::Result<String> {
+    let model_path = PathBuf::from(model);
+    anyhow::ensure!(
+        model_path.is_file(),
+        "--ray: --model must be an ONNX file to send to the workers, not {model:?}"
+    );
+    let ray = selfplay::RayConfig {
+        address: address.to_owned(),
+        ..sp.ray
+    };
+    ray.validate().map_err(|e| anyhow::anyhow!("--ray: {e}"))?;
+    std::fs::create_dir_all(&args.out).context("--out")?;
+    let stamp = train::cluster::now_stamp();
+    let tasks = train::cluster::plan(args.games, ray.games_per_task, "selfplay", stamp, args.seed);
+    let config = train::cluster::task_config(doc, &ray);
+    let mut driver = train::cluster::RayDriver::start(&ray, &std::env::current_exe()?)?;
+    let batch = train::cluster::Batch {
+        game,
+        model: &model_path,
+        model_name: args.model_name.as_deref().unwrap_or(model),
+        config: &config,
+        out_dir: &args.out,
+        tasks: &tasks,
+    };
+    let played = train::ray_selfplay(&mut driver, &batch, "--ray")?;
+    Ok(format!(
+        "{} games, {} positions ({:.1}/s), {} shards, on Ray at {address} in {} tasks",
+        played.games,
+        played.positions,
+        played.positions_per_second(),
+        played.written,
+        tasks.len()
+    ))
 }
