@@ -300,7 +300,6 @@ pub fn run<G: OwnPlayers>(
         // 1. Self-play with the best model, up to the iteration's game count (resumable: games
         //    already in this iteration's shards count).
         let tag = format!("i{i:04}");
-        let model_name = best_onnx.to_string_lossy();
         let sp_rate = match sp.backend {
             Backend::Local => local_selfplay(
                 start,
@@ -312,44 +311,16 @@ pub fn run<G: OwnPlayers>(
                 &tag,
                 &config_text,
             )?,
-            Backend::Ray => {
-                let seed = train.seed ^ (u64::from(i) << 20);
-                let stamp = cluster::batch_stamp(&shards_dir, &tag)?;
-                let tasks = cluster::plan(
-                    train.games_per_iteration,
-                    sp.ray.games_per_task,
-                    &tag,
-                    stamp,
-                    seed,
-                );
-                cluster::keep_current(&shards_dir, &tasks, G::NAME, &model_name)?;
-                let todo: Vec<cluster::Task> = tasks
-                    .into_iter()
-                    .filter(|t| !shards_dir.join(&t.file).exists())
-                    .collect();
-                if todo.is_empty() {
-                    0.0
-                } else {
-                    let driver = match &mut ray {
-                        Some(d) => d,
-                        None => ray.insert(cluster::RayDriver::start(
-                            &sp.ray,
-                            &std::env::current_exe()?,
-                        )?),
-                    };
-                    let task_config = cluster::task_config(setup.doc, &sp.ray);
-                    let batch = cluster::Batch {
-                        game: G::NAME,
-                        model: &best_onnx,
-                        model_name: &model_name,
-                        config: &task_config,
-                        out_dir: &shards_dir,
-                        tasks: &todo,
-                    };
-                    let played = ray_selfplay(driver, &batch, &format!("iteration {i}"))?;
-                    played.positions_per_second()
-                }
-            }
+            Backend::Ray => ray_iteration(
+                G::NAME,
+                &mut ray,
+                setup,
+                train,
+                i,
+                &best_onnx,
+                &shards_dir,
+                &tag,
+            )?,
         };
 
         // 2. Train the candidate from the latest weights (the previous candidate) on the newest
@@ -725,6 +696,54 @@ fn local_selfplay<G: OwnPlayers>(
     bar.finish();
     tracing::info!("iteration {i}: self-play: {}", summary.line());
     Ok(summary.positions_per_second())
+}
+
+/// Plays the tasks of iteration `i` whose shards are missing on the cluster, starting the
+/// driver in `ray` if it is not running; returns the positions per second (0 when nothing was
+/// left to play).
+#[allow(clippy::too_many_arguments)]
+fn ray_iteration(
+    game: &str,
+    ray: &mut Option<cluster::RayDriver>,
+    setup: &Setup<'_>,
+    train: &TrainConfig,
+    i: u32,
+    best_onnx: &Path,
+    shards_dir: &Path,
+    tag: &str,
+) -> anyhow::Result<f64> {
+    let sp = &setup.selfplay;
+    let model_name = best_onnx.to_string_lossy();
+    let seed = train.seed ^ (u64::from(i) << 20);
+    let stamp = cluster::batch_stamp(shards_dir, tag)?;
+    let games = train.games_per_iteration;
+    let tasks = cluster::plan(games, sp.ray.games_per_task, tag, stamp, seed);
+    cluster::keep_current(shards_dir, &tasks, game, &model_name)?;
+    let todo: Vec<cluster::Task> = tasks
+        .into_iter()
+        .filter(|t| !shards_dir.join(&t.file).exists())
+        .collect();
+    if todo.is_empty() {
+        return Ok(0.0);
+    }
+    let driver = match ray {
+        Some(d) => d,
+        None => ray.insert(cluster::RayDriver::start(
+            &sp.ray,
+            &std::env::current_exe()?,
+        )?),
+    };
+    let task_config = cluster::task_config(setup.doc, &sp.ray);
+    let batch = cluster::Batch {
+        game,
+        model: best_onnx,
+        model_name: &model_name,
+        config: &task_config,
+        out_dir: shards_dir,
+        tasks: &todo,
+    };
+    let played = ray_selfplay(driver, &batch, &format!("iteration {i}"))?;
+    Ok(played.positions_per_second())
 }
 
 /// Plays `batch` on the cluster with a progress bar of its games; `what` names it in the log.
