@@ -53,6 +53,53 @@ fn train_on_ray_loses_and_duplicates_nothing() {
     );
 }
 
+/// What cannot work is refused at once, with exit code 2 and the reason, before any cluster is
+/// looked for: counts that disagree, a model that cannot be sent.
+#[test]
+fn bad_ray_settings_are_refused_before_the_cluster_is_contacted() {
+    let dir = std::env::temp_dir().join(format!("engine-ray-refused-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let config = dir.join("c.yaml");
+    std::fs::write(
+        &config,
+        format!(
+            "selfplay: {{backend: ray, ray: {{tasks_per_iteration: 3, games_per_task: 5}}}}\n\
+             train: {{run_dir: {}, games_per_iteration: 16}}\n",
+            dir.join("run").display()
+        ),
+    )
+    .unwrap();
+    let out = Command::new(engine())
+        .args(["train", "--config"])
+        .arg(&config)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("= 15 games an iteration, but train.games_per_iteration is 16"),
+        "{err}"
+    );
+    assert!(!dir.join("run").exists());
+    let out = Command::new(engine())
+        .args([
+            "selfplay",
+            "--model",
+            "uniform",
+            "--ray",
+            "127.0.0.1:1",
+            "--out",
+        ])
+        .arg(dir.join("shards"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("--ray: --model must be an ONNX file"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// Ray importable, the namespaces available, trainer-bridge built.
 fn ready() -> Result<(), String> {
     let ok = |c: &mut Command| {

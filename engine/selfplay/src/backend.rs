@@ -108,3 +108,68 @@ impl RayConfig {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_ray_key_out_of_range_is_named() {
+        let d = RayConfig::default;
+        assert_eq!(d().validate(), Ok(()));
+        let cases = [
+            (
+                RayConfig {
+                    address: " ".into(),
+                    ..d()
+                },
+                "ray.address",
+            ),
+            (
+                RayConfig {
+                    tasks_per_iteration: 0,
+                    ..d()
+                },
+                "ray.tasks_per_iteration",
+            ),
+            (
+                RayConfig {
+                    games_per_task: 0,
+                    ..d()
+                },
+                "ray.games_per_task",
+            ),
+            (
+                RayConfig {
+                    cpus_per_task: 0,
+                    ..d()
+                },
+                "ray.cpus_per_task",
+            ),
+            (
+                RayConfig {
+                    max_retries: 101,
+                    ..d()
+                },
+                "ray.max_retries",
+            ),
+            (
+                RayConfig {
+                    python: "".into(),
+                    ..d()
+                },
+                "ray.python",
+            ),
+            (
+                RayConfig {
+                    engine: "".into(),
+                    ..d()
+                },
+                "ray.engine",
+            ),
+        ];
+        for (config, key) in cases {
+            assert_eq!(config.validate().unwrap_err().key, key);
+        }
+    }
+}

@@ -589,6 +589,12 @@ mod tests {
                 "selfplay: {search: alphazero}",
                 "section `selfplay`: `search` is \"alphazero\"; allowed: puct or gumbel",
             ),
+            ("selfplay: {backend: slurm}", "unknown variant `slurm`"),
+            ("selfplay: {ray: {adress: x}}", "unknown field `adress`"),
+            (
+                "selfplay: {ray: {games_per_task: 0}}",
+                "`ray.games_per_task` is 0; allowed: 1 or more",
+            ),
         ];
         for (text, needle) in cases {
             let path = Path::new("cfg/x.yaml");

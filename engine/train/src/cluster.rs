@@ -482,6 +482,54 @@ mod tests {
     }
 
     #[test]
+    fn a_stale_shard_is_moved_aside_and_its_task_played_again() {
+        let dir = std::env::temp_dir().join(format!("engine-stale-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let tasks = plan(6, 2, "i0001", 5, 1);
+        let shard = |model: &str| shards::Shard {
+            meta: shards::ShardMeta {
+                game: "liuzhou".into(),
+                planes: 1,
+                height: 1,
+                width: 1,
+                policy_size: 2,
+                model: model.into(),
+                config: String::new(),
+                created_unix: 0,
+                games: 2,
+                policy_target: shards::PolicyTarget::Visits,
+            },
+            samples: vec![shards::Sample {
+                planes: vec![0.5],
+                policy: vec![(1, 1.0)],
+                value: 1.0,
+            }],
+            symmetries: vec![(games::Symmetry::IDENTITY, vec![0, 1])],
+        };
+        shard("m/0001.onnx")
+            .write(&dir.join(&tasks[0].file))
+            .unwrap();
+        shard("m/0000.onnx")
+            .write(&dir.join(&tasks[1].file))
+            .unwrap();
+        std::fs::write(dir.join(&tasks[2].file), b"not a shard").unwrap();
+        assert_eq!(
+            keep_current(&dir, &tasks, "liuzhou", "m/0001.onnx").unwrap(),
+            2
+        );
+        assert!(dir.join(&tasks[0].file).exists());
+        for t in &tasks[1..] {
+            assert!(!dir.join(&t.file).exists());
+        }
+        let aside = dir.join(&tasks[1].file).with_extension("stale");
+        assert!(aside.exists());
+        // Readers look only at `.safetensors` files: the stale one is never read.
+        assert_eq!(shards::newest_first(&dir).unwrap().len(), 1);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
     fn a_missing_python_is_a_clear_error() {
         let ray = RayConfig {
             python: "/nonexistent/python3".into(),
