@@ -164,8 +164,14 @@ class Driver:
         self.engine = None
 
     def connect(self, req):
-        import ray
-
+        try:
+            import ray
+        except ImportError as e:
+            raise DriverError(
+                "%s cannot import Ray (%s): install it with `%s -m pip install -r "
+                "cluster/requirements.txt`, or name a Python that has it in selfplay.ray.python"
+                % (sys.executable, e, sys.executable)
+            )
         ray.init(address=req["address"], logging_level="WARNING", log_to_driver=False)
         self.ray = ray
         self.remote = ray.remote(play)

@@ -78,6 +78,19 @@ class Protocol(unittest.TestCase):
             self.assertEqual(code, 1)
             self.assertEqual(events[-1]["event"], "error")
 
+    def test_a_python_without_ray_says_how_to_install_it(self):
+        saved = sys.modules.get("ray")
+        sys.modules["ray"] = None  # makes `import ray` fail as where it is not installed
+        try:
+            code, events = self.serve({"op": "connect", "address": "x", "engine": "e"})
+        finally:
+            if saved is None:
+                del sys.modules["ray"]
+            else:
+                sys.modules["ray"] = saved
+        self.assertEqual(code, 1)
+        self.assertIn("pip install -r cluster/requirements.txt", events[-1]["message"])
+
     def test_quit_and_the_end_of_input_end_the_driver_quietly(self):
         self.assertEqual(self.serve({"op": "quit"}), (0, []))
         self.assertEqual(self.serve(), (0, []))
