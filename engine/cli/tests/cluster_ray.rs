@@ -189,7 +189,7 @@ fn inside() {
     assert!(!status.success(), "{text}");
     assert!(
         text.contains("the Ray driver ended during self-play")
-            && text.contains("Start `engine train` again to continue"),
+            && text.contains("Run the command again to continue"),
         "{text}"
     );
     let lost = task_shards(&shards, 1).len();

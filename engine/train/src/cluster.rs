@@ -32,7 +32,7 @@ pub enum ClusterError {
     Driver(String),
     #[error(
         "the Ray driver ended {when} ({status}): the cluster or the driver was lost; what it \
-         printed is above. Start `engine train` again to continue: finished shards are kept"
+         printed is above. Run the command again to continue: finished shards are kept"
     )]
     Ended { when: String, status: String },
     #[error("the Ray driver said {line:?}, which is not an event of protocol {PROTOCOL}")]
@@ -204,7 +204,7 @@ impl RayDriver {
         Ok(driver)
     }
 
-    /// Plays `batch` on the cluster; `on_shard` sees each task's event as it comes.
+    /// Plays `batch` on the cluster; `on_event` sees each event as it comes.
     pub fn selfplay(
         &mut self,
         batch: &Batch<'_>,
