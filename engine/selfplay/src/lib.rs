@@ -3,13 +3,19 @@
 //! distribution of a PUCT search, the improved policy of a Gumbel one) and, once the game ends,
 //! its result from the mover's point of view.
 //!
-//! One thread drives all games (gather → evaluate → apply → move); the evaluator uses its own
-//! threads inside each batch. That keeps the search lock-free and the batches full.
+//! The games in flight are split into groups (`pipeline_groups`); one thread drives each
+//! group's games (gather → evaluate → apply → move) with a batch of its own, so that while one
+//! group's batch is in the network the others do their tree work. A game's tree belongs to one
+//! thread, which keeps the search lock-free and the batches full; the evaluator uses its own
+//! threads inside each call. The calling thread writes the shards.
 
 mod backend;
 
 use std::path::{Path, PathBuf};
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use eval::{Evaluator, InvalidSetting};
 use games::{Game, Outcome, Player};
@@ -23,7 +29,7 @@ pub use backend::{Backend, RayConfig, SHIP};
 pub use search::SearchKind;
 
 /// How often `run` reports progress while no game ends.
-const PROGRESS_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
+const PROGRESS_EVERY: Duration = Duration::from_secs(1);
 
 /// Gather passes over all games per batch at most (more would pile virtual loss on few trees).
 const MAX_GATHER_PASSES: usize = 4;
@@ -34,6 +40,9 @@ const MAX_GATHER_PASSES: usize = 4;
 pub struct SelfplayConfig {
     /// Games played at once; their leaves share the evaluator's batches.
     pub parallel_games: usize,
+    /// Groups the games in flight are split into, each driven by a thread of its own with a
+    /// batch of its own in flight: one group's tree work overlaps another's network call.
+    pub pipeline_groups: usize,
     /// The search: `puct` (visit counts as targets) or `gumbel` (Gumbel root, sequential
     /// halving, improved-policy targets; no Dirichlet noise).
     #[serde(deserialize_with = "search_kind")]
@@ -95,6 +104,7 @@ impl Default for SelfplayConfig {
         let search = SearchConfig::default();
         SelfplayConfig {
             parallel_games: 64,
+            pipeline_groups: 1,
             search: search.search,
             gumbel_m: search.gumbel_m,
             gumbel_c_visit: search.gumbel_c_visit,
@@ -132,6 +142,12 @@ impl SelfplayConfig {
             "parallel_games",
             self.parallel_games,
             at_least_one,
+        )?;
+        I::check(
+            (1..=MAX_PIPELINE_GROUPS).contains(&self.pipeline_groups),
+            "pipeline_groups",
+            self.pipeline_groups,
+            format_args!("1 to {MAX_PIPELINE_GROUPS}"),
         )?;
         I::check(
             self.full_visits >= 1,
@@ -259,6 +275,11 @@ pub struct Summary {
     /// Games that ignored resignation in which some player would have resigned.
     pub resign_would: usize,
     pub batches: BatchReport,
+    /// Wall time during which at least one evaluator call was running (`batches.eval_time`
+    /// adds up the calls, which overlap when several groups are in flight).
+    pub evaluator_time: Duration,
+    /// Groups of games played at once, each with a batch of its own in flight.
+    pub groups: usize,
 }
 
 impl Summary {
@@ -270,17 +291,17 @@ impl Summary {
         self.positions as f64 / self.games.max(1) as f64
     }
 
-    /// Share of the wall time spent inside the evaluator; the rest is tree work (selection,
-    /// expansion, moves) and writing shards.
+    /// Share of the wall time in which at least one evaluator call was running; in the rest
+    /// every group was doing tree work (selection, expansion, backup, moves).
     pub fn evaluator_busy(&self) -> f64 {
-        (self.batches.eval_time.as_secs_f64() / self.seconds.max(1e-9)).min(1.0)
+        (self.evaluator_time.as_secs_f64() / self.seconds.max(1e-9)).min(1.0)
     }
 
     /// One line for logs and the command's output.
     pub fn line(&self) -> String {
         format!(
             "{} games, {} positions ({:.1}/s), {} samples in {} shards, batch fill {:.0}%, \
-             evaluator busy {:.0}%, results first/second/draw {}/{}/{}, average length {:.1}, \
+             evaluator busy {:.0}% ({} pipeline group{}), results first/second/draw {}/{}/{}, average length {:.1}, \
              resigned {}, resignation wrong in {}/{} checked games",
             self.games,
             self.positions,
@@ -289,6 +310,8 @@ impl Summary {
             self.shards.len(),
             100.0 * self.batches.fill(),
             100.0 * self.evaluator_busy(),
+            self.groups,
+            if self.groups == 1 { "" } else { "s" },
             self.results[0],
             self.results[1],
             self.results[2],
@@ -354,15 +377,134 @@ struct Slot<G: Game> {
     /// This game never resigns; `would_resign` records who would have.
     playout: bool,
     would_resign: Option<Player>,
+    /// The game ended by resignation.
+    resigned: bool,
 }
 
-/// The shared cache holds this many times one search's default: room for the positions of
-/// several games at once without growing with `parallel_games`.
+/// The groups' caches hold this many times one search's default between them (each at least
+/// one search's default): room for the positions of several games at once without growing
+/// with `parallel_games`.
 const SHARED_CACHE_FACTOR: usize = 8;
+
+/// Most groups `pipeline_groups` accepts: each is a thread with a batch of its own in flight.
+pub const MAX_PIPELINE_GROUPS: usize = 64;
+
+/// The share of `total` that group `g` of `groups` takes (the first groups take the remainder).
+fn share(total: usize, groups: usize, g: usize) -> usize {
+    total / groups + usize::from(g < total % groups)
+}
+
+/// Group `g`'s random seed; group 0 keeps the run's seed, so one group plays what a run of one
+/// driving thread plays.
+fn group_seed(seed: u64, g: usize) -> u64 {
+    seed ^ (g as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+}
+
+/// Wall time during which at least one evaluator call was running, however many groups call
+/// at once.
+#[derive(Default)]
+struct Busy {
+    /// Calls running, when the first of them began, and the busy time of finished stretches.
+    /// Held only to count a call in or out.
+    state: std::sync::Mutex<(usize, Option<Instant>, Duration)>,
+}
+
+impl Busy {
+    fn enter(&self) {
+        let mut s = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        if s.0 == 0 {
+            s.1 = Some(Instant::now());
+        }
+        s.0 += 1;
+    }
+
+    fn leave(&self) {
+        let mut s = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        s.0 -= 1;
+        if s.0 == 0 {
+            if let Some(since) = s.1.take() {
+                s.2 += since.elapsed();
+            }
+        }
+    }
+
+    fn total(&self) -> Duration {
+        let s = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        s.2 + s.1.map_or(Duration::ZERO, |since| since.elapsed())
+    }
+}
+
+/// The run's evaluator, its calls counted into [`Busy`].
+struct Timed<'a, G: Game> {
+    inner: &'a dyn Evaluator<G>,
+    busy: &'a Busy,
+}
+
+impl<G: Game> Evaluator<G> for Timed<'_, G> {
+    fn batch_size(&self) -> usize {
+        self.inner.batch_size()
+    }
+
+    fn evaluate(
+        &self,
+        states: &[&G],
+        policy: &mut [f32],
+        value: &mut [f32],
+    ) -> Result<(), eval::EvalError> {
+        self.busy.enter();
+        let result = self.inner.evaluate(states, policy, value);
+        self.busy.leave();
+        result
+    }
+
+    fn describe(&self) -> String {
+        self.inner.describe()
+    }
+
+    fn calls_cost_whole_batch(&self) -> bool {
+        self.inner.calls_cost_whole_batch()
+    }
+}
+
+/// A finished game, handed from its group's thread to the thread that writes shards.
+struct Finished {
+    samples: Vec<Sample>,
+    outcome: Outcome,
+    resigned: bool,
+    /// The player that would have resigned, in a game that ignored resignation.
+    would_resign: Option<Player>,
+}
+
+/// What a group's thread tells the thread that writes shards.
+enum Event {
+    Finished(Finished),
+    Failed(SelfplayError),
+}
+
+/// What every group shares.
+struct Shared<'a, G: Game> {
+    start: &'a G,
+    evaluator: &'a dyn Evaluator<G>,
+    config: &'a SelfplayConfig,
+    search_config: SearchConfig,
+    /// Entries of each group's evaluation cache (0: none).
+    cache_entries: usize,
+    stats: BatchStats,
+    /// Actions played in all groups.
+    positions: AtomicU64,
+    /// Set when the run fails: the groups stop at their next batch.
+    stop: AtomicBool,
+}
 
 /// Plays `games` games from `start` with `evaluator` and writes their samples to shards.
 /// `on_progress` is called after every finished game and at least once a second between
 /// games (for progress bars).
+///
+/// The games in flight are split into `pipeline_groups` groups, each driven by a thread of its
+/// own that gathers its games' leaves into a batch, evaluates it and backs it up; while one
+/// group's batch is in the network, the others do their tree work. Every group plays a fixed
+/// share of the games from a seed of its own, so a run is reproducible for a given seed and
+/// number of groups (with a deterministic evaluator); the calling thread writes the shards.
 pub fn run<G: Game>(
     start: &G,
     evaluator: &dyn Evaluator<G>,
@@ -375,31 +517,157 @@ pub fn run<G: Game>(
     config.validate().map_err(SelfplayError::Config)?;
     sink.prepare()?;
     let began = Instant::now();
-    let mut rng = SmallRng::seed_from_u64(seed);
+    let groups = config
+        .pipeline_groups
+        .min(config.parallel_games)
+        .min(games)
+        .max(1);
     let mut search_config = config.search_config();
     search_config.decisive = G::DECISIVE_SEARCH;
     search_config.capture_prior = G::CAPTURE_PRIOR;
-    // One cache for all games: they share openings and one network, and a cache per game
-    // would hold the same positions many times over (hundreds of MiB for Go at 64 games).
-    let cache = (search_config.cache_entries > 0).then(|| {
-        std::sync::Arc::new(EvalCache::new(
-            search_config.cache_entries * SHARED_CACHE_FACTOR,
-        ))
-    });
+    // One cache for a group's games: they share openings and one network, and a cache per
+    // game would hold the same positions many times over (hundreds of MiB for Go at 64
+    // games). Not one for all groups: which group's lookups came first would depend on
+    // timing, and the games would no longer be reproducible.
+    let cache_entries = (search_config.cache_entries * SHARED_CACHE_FACTOR / groups)
+        .max(search_config.cache_entries);
     search_config.cache_entries = 0;
-    let batch_size = evaluator.batch_size().max(1);
-    let stats = BatchStats::default();
-    let mut summary = Summary::default();
+    let busy = Busy::default();
+    let timed = Timed {
+        inner: evaluator,
+        busy: &busy,
+    };
+    let shared = Shared {
+        start,
+        evaluator: &timed,
+        config,
+        search_config,
+        cache_entries,
+        stats: BatchStats::default(),
+        positions: AtomicU64::new(0),
+        stop: AtomicBool::new(false),
+    };
+    let mut summary = Summary {
+        groups,
+        ..Summary::default()
+    };
     let mut buffer: Vec<Sample> = Vec::new();
     let mut buffer_games = 0usize;
+    let snapshot = |summary: &mut Summary| {
+        summary.seconds = began.elapsed().as_secs_f64();
+        summary.positions = shared.positions.load(Relaxed);
+        summary.batches = shared.stats.report();
+        summary.evaluator_time = busy.total();
+    };
+
+    let (tx, rx) = mpsc::channel::<Event>();
+    let outcome = std::thread::scope(|scope| {
+        for g in 0..groups {
+            let tx = tx.clone();
+            let shared = &shared;
+            let plan = GroupPlan {
+                games: share(games, groups, g),
+                in_flight: share(config.parallel_games, groups, g),
+                seed: group_seed(seed, g),
+            };
+            std::thread::Builder::new()
+                .name(format!("selfplay-{g}"))
+                .spawn_scoped(scope, move || {
+                    if let Err(e) = play_group(shared, plan, &tx) {
+                        shared.stop.store(true, Relaxed);
+                        let _ = tx.send(Event::Failed(e));
+                    }
+                })
+                .map_err(|e| SelfplayError::Search(format!("cannot start a thread: {e}")))?;
+        }
+        drop(tx);
+        let mut failed = None;
+        let mut last_report = Instant::now();
+        loop {
+            let wait = PROGRESS_EVERY.saturating_sub(last_report.elapsed());
+            match rx.recv_timeout(wait) {
+                Ok(Event::Finished(game)) if failed.is_none() => {
+                    record(game, &mut summary, &mut buffer);
+                    buffer_games += 1;
+                    if buffer.len() >= config.positions_per_shard {
+                        if let Err(e) = flush(
+                            start,
+                            sink,
+                            config,
+                            &mut buffer,
+                            &mut buffer_games,
+                            &mut summary,
+                        ) {
+                            shared.stop.store(true, Relaxed);
+                            failed = Some(e);
+                            continue;
+                        }
+                    }
+                    snapshot(&mut summary);
+                    on_progress(&summary);
+                    last_report = Instant::now();
+                }
+                Ok(Event::Finished(_)) => {}
+                Ok(Event::Failed(e)) => {
+                    failed.get_or_insert(e);
+                }
+                // Games end in waves: report between them too, so a rate is seen while they
+                // play.
+                Err(RecvTimeoutError::Timeout) => {
+                    if failed.is_none() {
+                        snapshot(&mut summary);
+                        on_progress(&summary);
+                    }
+                    last_report = Instant::now();
+                }
+                Err(RecvTimeoutError::Disconnected) => break,
+            }
+        }
+        failed.map_or(Ok(()), Err)
+    });
+    outcome?;
+    flush(
+        start,
+        sink,
+        config,
+        &mut buffer,
+        &mut buffer_games,
+        &mut summary,
+    )?;
+    snapshot(&mut summary);
+    Ok(summary)
+}
+
+/// One group's games: how many it plays, how many at once, and its seed.
+#[derive(Clone, Copy)]
+struct GroupPlan {
+    games: usize,
+    in_flight: usize,
+    seed: u64,
+}
+
+/// Plays a group's games on the calling thread, sending each finished game to `tx`.
+fn play_group<G: Game>(
+    shared: &Shared<'_, G>,
+    plan: GroupPlan,
+    tx: &mpsc::Sender<Event>,
+) -> Result<(), SelfplayError> {
+    let config = shared.config;
+    let mut rng = SmallRng::seed_from_u64(plan.seed);
+    let cache = (shared.cache_entries > 0).then(|| Arc::new(EvalCache::new(shared.cache_entries)));
+    let batch_size = shared.evaluator.batch_size().max(1);
     let mut started = 0usize;
     let mut slots: Vec<Slot<G>> = Vec::new();
 
     let new_slot = |rng: &mut SmallRng, started: &mut usize| {
         *started += 1;
         let mut slot = Slot {
-            search: Search::new(start.clone(), search_config.clone(), rng.gen())
-                .with_cache(cache.clone()),
+            search: Search::new(
+                shared.start.clone(),
+                shared.search_config.clone(),
+                rng.gen(),
+            )
+            .with_cache(cache.clone()),
             moves: 0,
             visits: 0,
             target: 0,
@@ -407,20 +675,20 @@ pub fn run<G: Game>(
             samples: Vec::new(),
             playout: rng.gen_bool(config.resign_playout_fraction),
             would_resign: None,
+            resigned: false,
         };
         next_move(&mut slot, config, rng, 0);
         begin_search(&mut slot, config);
         slot
     };
-    while slots.len() < config.parallel_games.min(games) {
+    while slots.len() < plan.in_flight.min(plan.games) {
         slots.push(new_slot(&mut rng, &mut started));
     }
 
     let mut batch = LeafBatch::new();
     let per_game = batch_size.div_ceil(slots.len().max(1)).max(1);
     let mut first = 0usize;
-    let mut last_report = began;
-    while !slots.is_empty() {
+    while !slots.is_empty() && !shared.stop.load(Relaxed) {
         // Gather: visit games round-robin from a rotating start until the batch is full. Cache
         // hits and terminal leaves finish on the spot without filling the batch, so a few more
         // passes (virtual loss keeps their paths apart) top it up.
@@ -449,7 +717,7 @@ pub fn run<G: Game>(
         }
         first = (first + 1) % n;
         if !batch.is_empty() {
-            batch.evaluate(evaluator, &stats)?;
+            batch.evaluate(shared.evaluator, &shared.stats)?;
             batch.apply(|tag| &slots[tag as usize].search);
         }
 
@@ -460,59 +728,24 @@ pub fn run<G: Game>(
                 i += 1;
                 continue;
             }
-            let ended = make_move(&mut slots[i], config, &mut rng, &mut summary)?;
+            let ended = make_move(&mut slots[i], config, &mut rng, &shared.positions)?;
             match ended {
                 None => i += 1,
                 Some(outcome) => {
                     let slot = slots.swap_remove(i);
-                    finish_game(
-                        slot,
-                        outcome,
-                        config.draw_tiebreak_weight,
-                        &mut summary,
-                        &mut buffer,
-                    );
-                    buffer_games += 1;
-                    if buffer.len() >= config.positions_per_shard {
-                        flush(
-                            start,
-                            sink,
-                            config,
-                            &mut buffer,
-                            &mut buffer_games,
-                            &mut summary,
-                        )?;
+                    let game = finish_game(slot, outcome, config.draw_tiebreak_weight);
+                    if tx.send(Event::Finished(game)).is_err() {
+                        return Ok(());
                     }
-                    summary.seconds = began.elapsed().as_secs_f64();
-                    summary.batches = stats.report();
-                    on_progress(&summary);
-                    last_report = Instant::now();
-                    if started < games {
+                    if started < plan.games {
                         slots.push(new_slot(&mut rng, &mut started));
                     }
                     // Keep i: the swapped-in slot is checked next.
                 }
             }
         }
-        // Games end in waves: report between them too, so a rate is seen while they play.
-        if last_report.elapsed() >= PROGRESS_EVERY {
-            summary.seconds = began.elapsed().as_secs_f64();
-            summary.batches = stats.report();
-            on_progress(&summary);
-            last_report = Instant::now();
-        }
     }
-    flush(
-        start,
-        sink,
-        config,
-        &mut buffer,
-        &mut buffer_games,
-        &mut summary,
-    )?;
-    summary.seconds = began.elapsed().as_secs_f64();
-    summary.batches = stats.report();
-    Ok(summary)
+    Ok(())
 }
 
 /// Chooses the search of move `index` (0-based): its size (playout-cap randomisation) and
@@ -547,7 +780,7 @@ fn make_move<G: Game>(
     slot: &mut Slot<G>,
     config: &SelfplayConfig,
     rng: &mut SmallRng,
-    summary: &mut Summary,
+    positions: &AtomicU64,
 ) -> Result<Option<Outcome>, SelfplayError> {
     let state = slot.search.state().clone();
     let mover = state.to_act();
@@ -573,7 +806,7 @@ fn make_move<G: Game>(
         if slot.playout {
             slot.would_resign.get_or_insert(mover);
         } else {
-            summary.resigned += 1;
+            slot.resigned = true;
             return Ok(Some(Outcome::Win(mover.opponent())));
         }
     }
@@ -589,43 +822,54 @@ fn make_move<G: Game>(
         .map_err(|e| SelfplayError::Search(e.to_string()))?;
     begin_search(slot, config);
     slot.moves += 1;
-    summary.positions += 1;
+    positions.fetch_add(1, Relaxed);
     if let Some(outcome) = slot.search.state().outcome() {
         return Ok(Some(outcome));
     }
     Ok(None)
 }
 
-fn finish_game<G: Game>(
-    slot: Slot<G>,
-    outcome: Outcome,
-    tiebreak_weight: f32,
-    summary: &mut Summary,
-    buffer: &mut Vec<Sample>,
-) {
-    summary.games += 1;
-    summary.results[match outcome {
-        Outcome::Win(Player::First) => 0,
-        Outcome::Win(Player::Second) => 1,
-        Outcome::Draw => 2,
-    }] += 1;
-    if let Some(p) = slot.would_resign {
-        summary.resign_would += 1;
-        if outcome != Outcome::Win(p.opponent()) {
-            summary.resign_false += 1;
-        }
-    }
-    summary.samples += slot.samples.len() as u64;
+/// A finished game's samples, valued by its outcome from each mover's point of view.
+fn finish_game<G: Game>(slot: Slot<G>, outcome: Outcome, tiebreak_weight: f32) -> Finished {
     let last = slot.search.state();
     let value = |mover: Player| match outcome {
         Outcome::Draw => (tiebreak_weight * last.draw_tiebreak(mover)).clamp(-1.0, 1.0),
         _ => outcome.value_for(mover),
     };
-    buffer.extend(slot.samples.into_iter().map(|p| Sample {
-        planes: p.planes,
-        policy: p.policy,
-        value: value(p.mover),
-    }));
+    let samples = slot
+        .samples
+        .into_iter()
+        .map(|p| Sample {
+            planes: p.planes,
+            policy: p.policy,
+            value: value(p.mover),
+        })
+        .collect();
+    Finished {
+        samples,
+        outcome,
+        resigned: slot.resigned,
+        would_resign: slot.would_resign,
+    }
+}
+
+/// Counts a finished game into the summary and its samples into the shard buffer.
+fn record(game: Finished, summary: &mut Summary, buffer: &mut Vec<Sample>) {
+    summary.games += 1;
+    summary.results[match game.outcome {
+        Outcome::Win(Player::First) => 0,
+        Outcome::Win(Player::Second) => 1,
+        Outcome::Draw => 2,
+    }] += 1;
+    summary.resigned += usize::from(game.resigned);
+    if let Some(p) = game.would_resign {
+        summary.resign_would += 1;
+        if game.outcome != Outcome::Win(p.opponent()) {
+            summary.resign_false += 1;
+        }
+    }
+    summary.samples += game.samples.len() as u64;
+    buffer.extend(game.samples);
 }
 
 fn flush<G: Game>(
