@@ -292,15 +292,13 @@ pub struct OrtModel {
     info: ModelInfo,
     batch: usize,
     provider: ProviderReport,
-    inner: Mutex<Inner>,
-}
-
-/// The session needs `&mut` to run; search threads share the model, so both live under one
-/// lock (held for encoding and one network call).
-struct Inner {
-    session: Session,
-    /// `batch × input_len` floats; rows past the states of a call are zero.
-    input: Vec<f32>,
+    /// The session needs `&mut` to run, and the threads of a search or of self-play share the
+    /// model: held for one network call only.
+    session: Mutex<Session>,
+    /// Input buffers (`batch × input_len` floats) of the calls not running, reused. Each call
+    /// takes one and encodes its states into it before waiting for the session, so that one
+    /// caller's encoding overlaps another's network call.
+    inputs: Mutex<Vec<Vec<f32>>>,
 }
 
 impl OrtModel {
@@ -391,7 +389,8 @@ impl OrtModel {
             info,
             batch: opts.batch_size,
             provider,
-            inner: Mutex::new(Inner { session, input }),
+            session: Mutex::new(session),
+            inputs: Mutex::new(vec![input]),
         })
     }
 
@@ -436,15 +435,34 @@ impl OrtModel {
         policy: &mut [f32],
         value: &mut [f32],
     ) -> Result<(), EvalError> {
-        let shape = self.info.shape;
-        let len = shape.input_len();
-        let mut guard = self.inner.lock().unwrap_or_else(|p| p.into_inner());
-        let Inner { session, input } = &mut *guard;
+        let len = self.info.shape.input_len();
+        let spare = self.inputs.lock().unwrap_or_else(|p| p.into_inner()).pop();
+        let mut input = spare.unwrap_or_else(|| vec![0.0; self.batch * len]);
         let rows = self.rows(n);
         fill(&mut input[..n * len]);
         input[n * len..rows * len].fill(0.0);
+        let result = self.run_rows(&input[..rows * len], n, policy, value);
+        self.inputs
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(input);
+        result
+    }
+
+    /// Runs the network on `input` (whole rows, padding included) and copies the outputs of
+    /// its first `n` rows.
+    fn run_rows(
+        &self,
+        input: &[f32],
+        n: usize,
+        policy: &mut [f32],
+        value: &mut [f32],
+    ) -> Result<(), EvalError> {
+        let shape = self.info.shape;
+        let rows = input.len() / shape.input_len();
         let dims = [rows, shape.planes, shape.height, shape.width];
-        let tensor = TensorRef::from_array_view((dims, &input[..rows * len])).map_err(backend)?;
+        let tensor = TensorRef::from_array_view((dims, input)).map_err(backend)?;
+        let mut session = self.session.lock().unwrap_or_else(|p| p.into_inner());
         let outputs = session
             .run(ort::inputs![INPUT => tensor])
             .map_err(backend)?;
