@@ -309,7 +309,8 @@ fn start_train(config: &Path, log: &Path) -> Child {
         .unwrap()
 }
 
-/// Polls `found` until it gives a value; fails if `train` ends first or two minutes pass.
+/// Polls `found` until it gives a value; fails if `train` ends first or five minutes pass (a
+/// loaded 2-core machine has taken over two minutes to start the first task).
 fn wait_for<T>(
     train: &mut Child,
     log: &Path,
@@ -326,8 +327,8 @@ fn wait_for<T>(
             panic!("engine train ended ({status}) before {what}:\n{}", text());
         }
         assert!(
-            began.elapsed() < Duration::from_secs(120),
-            "no {what} in 2 minutes:\n{}",
+            began.elapsed() < Duration::from_secs(300),
+            "no {what} in 5 minutes:\n{}",
             text()
         );
         std::thread::sleep(Duration::from_millis(10));
