@@ -404,33 +404,42 @@ fn group_seed(seed: u64, g: usize) -> u64 {
 /// at once.
 #[derive(Default)]
 struct Busy {
-    /// Calls running, when the first of them began, and the busy time of finished stretches.
     /// Held only to count a call in or out.
-    state: std::sync::Mutex<(usize, Option<Instant>, Duration)>,
+    state: std::sync::Mutex<BusyState>,
+}
+
+#[derive(Default)]
+struct BusyState {
+    /// Calls running now.
+    running: usize,
+    /// When the current busy stretch began (while `running > 0`).
+    since: Option<Instant>,
+    /// Busy time of the finished stretches.
+    done: Duration,
 }
 
 impl Busy {
     fn enter(&self) {
         let mut s = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        if s.0 == 0 {
-            s.1 = Some(Instant::now());
+        if s.running == 0 {
+            s.since = Some(Instant::now());
         }
-        s.0 += 1;
+        s.running += 1;
     }
 
     fn leave(&self) {
         let mut s = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        s.0 -= 1;
-        if s.0 == 0 {
-            if let Some(since) = s.1.take() {
-                s.2 += since.elapsed();
+        s.running -= 1;
+        if s.running == 0 {
+            if let Some(since) = s.since.take() {
+                s.done += since.elapsed();
             }
         }
     }
 
     fn total(&self) -> Duration {
         let s = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        s.2 + s.1.map_or(Duration::ZERO, |since| since.elapsed())
+        s.done + s.since.map_or(Duration::ZERO, |since| since.elapsed())
     }
 }
 
