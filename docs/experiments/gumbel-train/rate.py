@@ -55,7 +55,7 @@ def result(dir, name):
     return tuple(map(int, wdl[-1])) + tuple(map(float, score.groups()))
 
 
-def plot(points, anchor_minutes, path):
+def plot(points, path):
     w, h, left, right, top, bottom = 640, 400, 60, 150, 20, 40
     lo, hi = FLOOR, 300
     x = lambda m: left + (w - left - right) * m / 25
@@ -118,7 +118,7 @@ def main():
     print(f"| puct | 25 | {anchor:04} | the anchor | 0.500 | 0 |")
     points["puct"].append((MARKS[-1], 0.0, 0.0, 0.0))
     if "--svg" in sys.argv:
-        plot(points, MARKS[-1], sys.argv[sys.argv.index("--svg") + 1])
+        plot(points, sys.argv[sys.argv.index("--svg") + 1])
 
 
 if __name__ == "__main__":
