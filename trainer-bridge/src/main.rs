@@ -25,7 +25,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Writes generation 0: a randomly initialised network as <out>.safetensors and <out>.onnx.
+    /// Writes generation 0: a randomly initialised network (seeded) as <out>.safetensors and
+    /// <out>.onnx.
     Init(InitArgs),
     /// Trains from a checkpoint on the newest shards; writes the next checkpoint and its ONNX.
     Fit(FitArgs),
@@ -110,6 +111,9 @@ struct InitArgs {
     /// Board size, for games played on several (Go).
     #[arg(long)]
     board_size: Option<usize>,
+    /// Seed of the random weights: the same seed writes the same network.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
 }
 
 fn main() -> std::process::ExitCode {
@@ -149,7 +153,7 @@ fn main() -> std::process::ExitCode {
 fn init(args: &InitArgs) -> anyhow::Result<()> {
     let shape = game_shape(&args.game, args.board_size)?;
     let network = NetConfig::from_yaml_file(&args.config)?;
-    let (varmap, _net) = Net::fresh(&network, shape, &Device::Cpu)?;
+    let (varmap, _net) = Net::seeded(&network, shape, &Device::Cpu, args.seed)?;
     let meta = ModelMeta {
         game: args.game.clone(),
         shape,

@@ -16,8 +16,13 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
 use candle_core::{DType, Device, Module, Tensor, Var};
+use candle_nn::init::{Init, NormalOrUniform};
+use candle_nn::var_builder::SimpleBackend;
 use candle_nn::{BatchNorm, Conv2d, Conv2dConfig, Linear, VarBuilder, VarMap};
 use games::TensorShape;
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+use rand_distr::StandardNormal;
 
 use crate::kernels::{bn_relu, BnMode};
 use crate::{kernels, ModelMeta, NetConfig};
@@ -218,6 +223,25 @@ impl Net {
     ) -> Result<(VarMap, Net), NetError> {
         let varmap = VarMap::new();
         let vb = VarBuilder::from_varmap(&varmap, DType::F32, device);
+        let net = Net::new(vb, config, shape)?;
+        Ok((varmap, net))
+    }
+
+    /// A network with fresh random weights drawn from `seed`: the same seed gives the same
+    /// network (candle's own CPU generator cannot be seeded), with the distributions candle's
+    /// layers ask for.
+    pub fn seeded(
+        config: &NetConfig,
+        shape: TensorShape,
+        device: &Device,
+        seed: u64,
+    ) -> Result<(VarMap, Net), NetError> {
+        let varmap = VarMap::new();
+        let backend: Box<dyn SimpleBackend> = Box::new(SeededInit {
+            map: varmap.clone(),
+            seed,
+        });
+        let vb = VarBuilder::from_backend(backend, DType::F32, device.clone());
         let net = Net::new(vb, config, shape)?;
         Ok((varmap, net))
     }
@@ -590,6 +614,96 @@ pub(crate) fn tmp_path(path: &Path) -> PathBuf {
     path.with_file_name(name)
 }
 
+/// Creates each variable of a [`VarMap`] the first time a layer asks for it, drawing its values
+/// from a generator seeded by the run's seed and the variable's name (so the order in which
+/// layers are built does not matter).
+struct SeededInit {
+    map: VarMap,
+    seed: u64,
+}
+
+impl SeededInit {
+    fn values(&self, name: &str, shape: &candle_core::Shape, init: Init) -> Vec<f32> {
+        let n = shape.elem_count();
+        // FNV-1a of the name: stable across runs and platforms, unlike std's hasher.
+        let name_hash = name.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+        });
+        let mut rng = SmallRng::seed_from_u64(self.seed ^ name_hash);
+        let mut uniform = |lo: f64, up: f64| -> Vec<f32> {
+            (0..n)
+                .map(|_| (lo + (up - lo) * rng.gen::<f64>()) as f32)
+                .collect()
+        };
+        match init {
+            Init::Const(c) => vec![c as f32; n],
+            Init::Uniform { lo, up } => uniform(lo, up),
+            Init::Randn { mean, stdev } => normal(&mut rng, n, mean, stdev),
+            Init::Kaiming {
+                dist,
+                fan,
+                non_linearity,
+            } => {
+                let std = non_linearity.gain() / (fan.for_shape(shape) as f64).sqrt();
+                match dist {
+                    NormalOrUniform::Normal => normal(&mut rng, n, 0.0, std),
+                    NormalOrUniform::Uniform => {
+                        let bound = 3f64.sqrt() * std;
+                        uniform(-bound, bound)
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn normal(rng: &mut SmallRng, n: usize, mean: f64, stdev: f64) -> Vec<f32> {
+    (0..n)
+        .map(|_| (mean + stdev * rng.sample::<f64, _>(StandardNormal)) as f32)
+        .collect()
+}
+
+impl SimpleBackend for SeededInit {
+    fn get(
+        &self,
+        shape: candle_core::Shape,
+        name: &str,
+        init: Init,
+        dtype: DType,
+        device: &Device,
+    ) -> candle_core::Result<Tensor> {
+        let mut vars = self.map.data().lock().expect("varmap lock poisoned");
+        if let Some(var) = vars.get(name) {
+            if var.shape() != &shape {
+                candle_core::bail!("shape mismatch on {name}: {shape:?} <> {:?}", var.shape());
+            }
+            return Ok(var.as_tensor().clone());
+        }
+        let values = self.values(name, &shape, init);
+        let var = Var::from_tensor(&Tensor::from_vec(values, shape, device)?.to_dtype(dtype)?)?;
+        let tensor = var.as_tensor().clone();
+        vars.insert(name.to_string(), var);
+        Ok(tensor)
+    }
+
+    fn get_unchecked(
+        &self,
+        name: &str,
+        _dtype: DType,
+        _device: &Device,
+    ) -> candle_core::Result<Tensor> {
+        candle_core::bail!("{name}: a fresh network's variables need their shape")
+    }
+
+    fn contains_tensor(&self, name: &str) -> bool {
+        self.map
+            .data()
+            .lock()
+            .expect("varmap lock poisoned")
+            .contains_key(name)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -606,6 +720,59 @@ mod tests {
             blocks: 2,
             channels: 8,
             ..NetConfig::default()
+        }
+    }
+
+    /// Every variable, by name, as flat f32 values.
+    fn weights(varmap: &VarMap) -> BTreeMap<String, Vec<f32>> {
+        let vars = varmap.data().lock().unwrap();
+        vars.iter()
+            .map(|(k, v)| {
+                (
+                    k.clone(),
+                    v.as_tensor().flatten_all().unwrap().to_vec1().unwrap(),
+                )
+            })
+            .collect()
+    }
+
+    fn spread(values: &[f32]) -> f64 {
+        let n = values.len() as f64;
+        let mean = values.iter().map(|&v| f64::from(v)).sum::<f64>() / n;
+        (values
+            .iter()
+            .map(|&v| (f64::from(v) - mean).powi(2))
+            .sum::<f64>()
+            / n)
+            .sqrt()
+    }
+
+    #[test]
+    fn a_seed_gives_the_same_network_drawn_as_candle_draws_it() {
+        let (a, _) = Net::seeded(&small(), SHAPE, &Device::Cpu, 7).unwrap();
+        let (b, _) = Net::seeded(&small(), SHAPE, &Device::Cpu, 7).unwrap();
+        let (c, _) = Net::seeded(&small(), SHAPE, &Device::Cpu, 8).unwrap();
+        let (fresh, _) = Net::fresh(&small(), SHAPE, &Device::Cpu).unwrap();
+        let (a, b, c, fresh) = (weights(&a), weights(&b), weights(&c), weights(&fresh));
+        assert_eq!(a, b);
+        assert_ne!(a["stem.conv.weight"], c["stem.conv.weight"]);
+        assert_eq!(
+            a.keys().collect::<Vec<_>>(),
+            fresh.keys().collect::<Vec<_>>()
+        );
+        for (name, values) in &a {
+            let other = &fresh[name];
+            assert_eq!(values.len(), other.len(), "{name}");
+            if values == &c[name] {
+                // Constants (batch norm's scales, shifts and statistics) are candle's.
+                assert_eq!(values, other, "{name}");
+            } else if values.len() > 16 {
+                let (s, f) = (spread(values), spread(other));
+                assert!(
+                    (s / f - 1.0).abs() < 0.35,
+                    "{name}: spread {s} against candle's {f}"
+                );
+            }
         }
     }
 

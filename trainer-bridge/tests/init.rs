@@ -1,6 +1,7 @@
 //! `trainer-bridge init` writes a generation-0 checkpoint and model that load where they are
 //! used: the checkpoint in candle, the model in the engine's evaluator.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
 
@@ -9,6 +10,7 @@ use eval::Evaluator;
 use games::liuzhou::Liuzhou;
 use games::Game;
 use infer::{OrtEvaluator, OrtOptions};
+use safetensors::SafeTensors;
 use trainer_bridge::{Net, NetConfig};
 
 #[test]
@@ -42,6 +44,39 @@ fn init_writes_a_loadable_generation_zero() {
     let mut value = [0.0];
     ev.evaluate(&[&proto], &mut policy, &mut value).unwrap();
     assert!(policy.iter().all(|p| p.is_finite()));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn init_with_a_seed_writes_the_same_network_every_time() {
+    let dir = std::env::temp_dir().join(format!("tb-init-seed-{}", std::process::id()));
+    let config = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/liuzhou.yaml");
+    let write = |name: &str, seed: &str| {
+        let out = dir.join(name);
+        let status = Command::new(env!("CARGO_BIN_EXE_trainer-bridge"))
+            .args(["init", "--game", "liuzhou", "--seed", seed, "--config"])
+            .arg(&config)
+            .arg("--out")
+            .arg(&out)
+            .status()
+            .unwrap();
+        assert!(status.success());
+        // The checkpoint's tensors by name (its metadata's order is a hash map's).
+        let bytes = std::fs::read(out.with_extension("safetensors")).unwrap();
+        let tensors: BTreeMap<String, Vec<u8>> = SafeTensors::deserialize(&bytes)
+            .unwrap()
+            .tensors()
+            .into_iter()
+            .map(|(name, view)| (name, view.data().to_vec()))
+            .collect();
+        (tensors, std::fs::read(out.with_extension("onnx")).unwrap())
+    };
+    let (a, b, c) = (write("a", "5"), write("b", "5"), write("c", "6"));
+    assert!(a == b, "the same seed wrote different networks");
+    assert!(
+        a.0 != c.0 && a.1 != c.1,
+        "another seed wrote the same network"
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

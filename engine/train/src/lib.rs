@@ -900,6 +900,8 @@ fn first_model(
         "0000"
     };
     trainer(setup, &["init", "--game", game])
+        .arg("--seed")
+        .arg(train.seed.to_string())
         .arg("--config")
         .arg(trainer_config)
         .arg("--out")
