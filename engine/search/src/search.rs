@@ -1042,7 +1042,10 @@ impl<G: Game> Search<G> {
                 let late = (deadline.is_some_and(|d| Instant::now() >= d)
                     || this.halt.as_ref().is_some_and(|h| h.load(Relaxed)))
                     && this.tree.is_expanded(this.tree.root());
-                if stop.load(Relaxed) || late {
+                // A timed search of a proven root has its move: more time cannot change it
+                // (a visit budget is kept, since self-play's targets count its visits).
+                let settled = deadline.is_some() && this.tree.proven(this.tree.root()).is_some();
+                if stop.load(Relaxed) || late || settled {
                     break;
                 }
                 let taken = tickets.take(leaves as u64);

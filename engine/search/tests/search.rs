@@ -3,6 +3,7 @@
 mod common;
 
 use std::collections::HashMap;
+use std::time::Duration;
 
 use common::{action_value, solve, BonusNim, Mnk};
 use eval::fake::FakeEvaluator;
@@ -496,4 +497,28 @@ fn every_proof_of_the_solver_is_exact_on_one_thread_and_two() {
             "pile {pile}"
         );
     }
+}
+
+#[test]
+fn a_timed_search_ends_once_the_root_is_proven() {
+    // X wins at once (the middle column or the diagonal): a proof in a few playouts.
+    let start = Mnk::from_rows(3, 3, 3, "x.x .o. x.o", Player::First);
+    let fake = FakeEvaluator::new(4).seeded(5);
+    let mut s = Search::new(start.clone(), config(), 7);
+    let report = s
+        .run(
+            &fake,
+            Limit::time(Duration::from_secs(60)),
+            RunOptions::single(4),
+        )
+        .unwrap();
+    assert!(
+        report.elapsed < Duration::from_secs(30),
+        "{:?}",
+        report.elapsed
+    );
+    assert_eq!(s.root_value(), 1.0);
+    let mut next = start.clone();
+    next.play_unchecked(s.best_action().unwrap());
+    assert_eq!(next.outcome(), Some(Outcome::Win(Player::First)));
 }

@@ -467,16 +467,19 @@ pub fn run<G: OwnPlayers>(
             score_vs(&state.ladder, &mcts),
         );
         let rating = ladder::rating_of(&state.ladder, &me_name);
-        tracing::info!(
-            "iteration {i}: best {:04} scores {:.0}% against random, {:.0}% against pure MCTS ({} playouts){}",
-            state.best,
-            100.0 * vs_random,
-            100.0 * vs_mcts,
-            train.eval_mcts_playouts,
-            rating.map_or(String::new(), |(elo, half)| format!(
-                "; rated {elo:+.0} ± {half:.0} Elo (random = 0)"
-            ))
-        );
+        // With the ladder off (eval_games 0) there are no scores to tell.
+        if !vs_random.is_nan() || !vs_mcts.is_nan() {
+            tracing::info!(
+                "iteration {i}: best {:04} scores {:.0}% against random, {:.0}% against pure MCTS ({} playouts){}",
+                state.best,
+                100.0 * vs_random,
+                100.0 * vs_mcts,
+                train.eval_mcts_playouts,
+                rating.map_or(String::new(), |(elo, half)| format!(
+                    "; rated {elo:+.0} ± {half:.0} Elo (random = 0)"
+                ))
+            );
+        }
         state.iterations += 1;
         state.elapsed_seconds = elapsed(earlier);
         state.history.push(IterationRecord {
