@@ -672,18 +672,16 @@ impl SimpleBackend for SeededInit {
         dtype: DType,
         device: &Device,
     ) -> candle_core::Result<Tensor> {
-        let mut vars = self.map.data().lock().expect("varmap lock poisoned");
-        if let Some(var) = vars.get(name) {
-            if var.shape() != &shape {
-                candle_core::bail!("shape mismatch on {name}: {shape:?} <> {:?}", var.shape());
+        {
+            let mut vars = self.map.data().lock().expect("varmap lock poisoned");
+            if !vars.contains_key(name) {
+                let values = self.values(name, &shape, init);
+                let tensor = Tensor::from_vec(values, shape.clone(), device)?.to_dtype(dtype)?;
+                vars.insert(name.to_string(), Var::from_tensor(&tensor)?);
             }
-            return Ok(var.as_tensor().clone());
         }
-        let values = self.values(name, &shape, init);
-        let var = Var::from_tensor(&Tensor::from_vec(values, shape, device)?.to_dtype(dtype)?)?;
-        let tensor = var.as_tensor().clone();
-        vars.insert(name.to_string(), var);
-        Ok(tensor)
+        // The map checks the shape and hands the variable out, as for any other builder.
+        self.map.get(shape, name, init, dtype, device)
     }
 
     fn get_unchecked(

@@ -13,19 +13,26 @@ use infer::{OrtEvaluator, OrtOptions};
 use safetensors::SafeTensors;
 use trainer_bridge::{Net, NetConfig};
 
+/// Runs `trainer-bridge init --game liuzhou` with `config`, `out` and `extra`; it must succeed.
+fn init_liuzhou(config: &Path, out: &Path, extra: &[&str]) {
+    let status = Command::new(env!("CARGO_BIN_EXE_trainer-bridge"))
+        .args(["init", "--game", "liuzhou"])
+        .args(extra)
+        .arg("--config")
+        .arg(config)
+        .arg("--out")
+        .arg(out)
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
 #[test]
 fn init_writes_a_loadable_generation_zero() {
     let dir = std::env::temp_dir().join(format!("tb-init-{}", std::process::id()));
     let config = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/liuzhou.yaml");
     let out = dir.join("models/liuzhou/0000");
-    let status = Command::new(env!("CARGO_BIN_EXE_trainer-bridge"))
-        .args(["init", "--game", "liuzhou", "--config"])
-        .arg(&config)
-        .arg("--out")
-        .arg(&out)
-        .status()
-        .unwrap();
-    assert!(status.success());
+    init_liuzhou(&config, &out, &[]);
 
     let cfg = NetConfig::from_yaml_file(&config).unwrap();
     let proto = Liuzhou::default();
@@ -53,14 +60,7 @@ fn init_with_a_seed_writes_the_same_network_every_time() {
     let config = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/liuzhou.yaml");
     let write = |name: &str, seed: &str| {
         let out = dir.join(name);
-        let status = Command::new(env!("CARGO_BIN_EXE_trainer-bridge"))
-            .args(["init", "--game", "liuzhou", "--seed", seed, "--config"])
-            .arg(&config)
-            .arg("--out")
-            .arg(&out)
-            .status()
-            .unwrap();
-        assert!(status.success());
+        init_liuzhou(&config, &out, &["--seed", seed]);
         // The checkpoint's tensors by name (its metadata's order is a hash map's).
         let bytes = std::fs::read(out.with_extension("safetensors")).unwrap();
         let tensors: BTreeMap<String, Vec<u8>> = SafeTensors::deserialize(&bytes)

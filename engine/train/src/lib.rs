@@ -467,8 +467,8 @@ pub fn run<G: OwnPlayers>(
             score_vs(&state.ladder, &mcts),
         );
         let rating = ladder::rating_of(&state.ladder, &me_name);
-        // With the ladder off (eval_games 0) there are no scores to tell.
-        if !vs_random.is_nan() || !vs_mcts.is_nan() {
+        // With the ladder off there are no scores to tell.
+        if train.eval_games > 0 {
             tracing::info!(
                 "iteration {i}: best {:04} scores {:.0}% against random, {:.0}% against pure MCTS ({} playouts){}",
                 state.best,
