@@ -193,6 +193,14 @@ fn precision_int8_loads_the_model_beside_and_refuses_a_missing_or_stale_one() {
         .err()
         .unwrap();
     assert!(matches!(e, ModelError::MissingInt8 { .. }), "{e}");
+    // `auto` plays the fp32 model where there is no int8 one.
+    let auto_opts = OrtOptions {
+        precision: Precision::Auto,
+        ..int8_opts.clone()
+    };
+    let auto = OrtEvaluator::load(&model, &start, &auto_opts).unwrap();
+    assert_eq!(auto.model().path(), model);
+    assert_eq!(auto.model().info().precision, Precision::Fp32);
     let text = e.to_string();
     assert!(
         text.contains(&dir.join("best.int8.onnx").display().to_string()),
@@ -238,6 +246,17 @@ fn precision_int8_loads_the_model_beside_and_refuses_a_missing_or_stale_one() {
     assert_eq!(ev.model().info().generation, 126);
     let fp32 = OrtEvaluator::load(&model, &start, &OrtOptions::default()).unwrap();
     assert_eq!(fp32.model().info().precision, Precision::Fp32);
+    // `auto` now plays the int8 model on the CPU, and the fp32 one with a GPU provider asked.
+    let auto = OrtEvaluator::load(&model, &start, &auto_opts).unwrap();
+    assert_eq!(auto.model().path(), int8);
+    assert_eq!(auto.model().info().precision, Precision::Int8);
+    let on_gpu = OrtOptions {
+        provider: infer::Provider::Cuda,
+        ..auto_opts.clone()
+    };
+    let auto = OrtEvaluator::load(&model, &start, &on_gpu).unwrap();
+    assert_eq!(auto.model().path(), model);
+    assert_eq!(auto.model().info().precision, Precision::Fp32);
     // Named directly, the int8 file loads whatever the precision asked.
     let direct = OrtEvaluator::load(&int8, &start, &OrtOptions::default()).unwrap();
     assert_eq!(direct.model().info().precision, Precision::Int8);
@@ -275,6 +294,11 @@ fn precision_int8_loads_the_model_beside_and_refuses_a_missing_or_stale_one() {
         e.to_string().contains("trainer-bridge quantize --model"),
         "{e}"
     );
+    // `auto` passes a stale int8 model over and plays the fp32 one.
+    let auto = OrtEvaluator::load(&model, &start, &auto_opts).unwrap();
+    assert_eq!(auto.model().path(), model);
+    assert_eq!(auto.model().info().precision, Precision::Fp32);
+    assert_eq!(auto.model().info().generation, 127);
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

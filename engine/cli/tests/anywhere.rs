@@ -127,6 +127,12 @@ fn the_installed_binary_plays_from_an_empty_directory() {
         1,
         "one model load, said once: {log}"
     );
+    // The built-in configs' `precision: auto` plays the shipped network's int8 model.
+    assert!(
+        log.lines()
+            .any(|l| l.contains("loaded ") && l.contains("generation 126, int8,")),
+        "{log}"
+    );
     assert!(shards_in(&place.work().join("s")) >= 1);
 
     // Go without a network: uniform priors, asked for by name.

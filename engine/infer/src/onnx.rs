@@ -95,7 +95,8 @@ pub struct OrtOptions {
     /// [`OrtModel::provider`] and the logs, instead of failing.
     pub allow_fallback: bool,
     /// `int8` runs the quantised model beside the one named (`x.onnx` → `x.int8.onnx`);
-    /// `fp16` asks TensorRT for half-precision engines (GPUs only).
+    /// `auto` runs it where it is there (CPU only); `fp16` asks TensorRT for half-precision
+    /// engines (GPUs only).
     pub precision: Precision,
 }
 
@@ -309,8 +310,28 @@ impl OrtModel {
     /// ([`precision::int8_path`]; `path` itself when it names one): missing, it is
     /// [`ModelError::MissingInt8`], naming the command that makes it; quantised from another
     /// model than the one at `path`, it is [`ModelError::StaleInt8`].
+    ///
+    /// With [`Precision::Auto`] it is the int8 model where the provider is the CPU and that
+    /// file is there, else `path` in fp32; an int8 file quantised from another model is passed
+    /// over with a warning.
     pub fn load(path: &Path, opts: &OrtOptions) -> Result<OrtModel, ModelError> {
         check_batch(opts)?;
+        if opts.precision == Precision::Auto {
+            let mut chosen = opts.clone();
+            chosen.precision = Precision::Fp32;
+            let int8 = precision::int8_path(path);
+            if opts.provider == Provider::Cpu && !precision::is_int8_path(path) && int8.is_file() {
+                chosen.precision = Precision::Int8;
+                match Self::load(path, &chosen) {
+                    Err(e @ ModelError::StaleInt8 { .. }) => {
+                        tracing::warn!("{e}; playing {} in fp32", path.display());
+                        chosen.precision = Precision::Fp32;
+                    }
+                    loaded => return loaded,
+                }
+            }
+            return Self::load(path, &chosen);
+        }
         if opts.precision != Precision::Int8 || precision::is_int8_path(path) {
             return Self::build(path, &read_model(path)?, opts, None);
         }

@@ -25,10 +25,19 @@ pub enum Precision {
     /// Half precision, for GPUs: TensorRT builds fp16 engines from the fp32 model. Refused on
     /// the CPU and with CUDA.
     Fp16,
+    /// [`Precision::Int8`] on the CPU where the model has its int8 file (quantised from it),
+    /// [`Precision::Fp32`] otherwise: the faster and, where measured, the stronger player
+    /// wherever one was made, with nothing to ask for.
+    Auto,
 }
 
 impl Precision {
-    pub const ALL: [Precision; 3] = [Precision::Fp32, Precision::Int8, Precision::Fp16];
+    pub const ALL: [Precision; 4] = [
+        Precision::Fp32,
+        Precision::Int8,
+        Precision::Fp16,
+        Precision::Auto,
+    ];
 
     /// The spelling in configs, metadata and on the command line.
     pub fn as_str(self) -> &'static str {
@@ -36,6 +45,7 @@ impl Precision {
             Precision::Fp32 => "fp32",
             Precision::Int8 => "int8",
             Precision::Fp16 => "fp16",
+            Precision::Auto => "auto",
         }
     }
 }
@@ -52,7 +62,7 @@ impl FromStr for Precision {
         Precision::ALL
             .into_iter()
             .find(|p| p.as_str().eq_ignore_ascii_case(s))
-            .ok_or_else(|| format!("unknown precision {s:?}; expected fp32, int8 or fp16"))
+            .ok_or_else(|| format!("unknown precision {s:?}; expected fp32, int8, fp16 or auto"))
     }
 }
 

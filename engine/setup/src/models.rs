@@ -43,6 +43,7 @@ pub fn built_in_at(game: &str, precision: Precision) -> Option<&'static [u8]> {
     match precision {
         Precision::Int8 => (game == "liuzhou").then_some(LIUZHOU_INT8),
         Precision::Fp32 | Precision::Fp16 => built_in(game),
+        Precision::Auto => built_in_at(game, Precision::Int8).or(built_in(game)),
     }
 }
 
@@ -259,6 +260,15 @@ pub fn evaluator_with<G: Game>(
         return Ok(Arc::new(FakeEvaluator::new(opts.batch_size.max(1))));
     }
     let evaluator = if model == BUILT_IN {
+        if opts.precision == Precision::Auto {
+            let int8 =
+                opts.provider == Provider::Cpu && built_in_at(G::NAME, Precision::Int8).is_some();
+            opts.precision = if int8 {
+                Precision::Int8
+            } else {
+                Precision::Fp32
+            };
+        }
         let bytes = built_in_at(G::NAME, opts.precision).with_context(|| {
             format!(
                 "model {BUILT_IN}: no {} network is built into this engine for {}",
@@ -268,7 +278,7 @@ pub fn evaluator_with<G: Game>(
         })?;
         let file = match opts.precision {
             Precision::Int8 => "best.int8.onnx",
-            Precision::Fp32 | Precision::Fp16 => "best.onnx",
+            Precision::Fp32 | Precision::Fp16 | Precision::Auto => "best.onnx",
         };
         let name = PathBuf::from(format!("{BUILT_IN} models/{}/{file}", G::NAME));
         let model = OrtModel::from_bytes(&name, bytes, &opts)

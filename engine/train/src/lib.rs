@@ -16,7 +16,7 @@ use std::time::Instant;
 use anyhow::{bail, Context};
 use eval::InvalidSetting;
 use games::{Agent, Game};
-use infer::OrtOptions;
+use infer::{OrtOptions, Precision};
 use players::matchplay::{play_match_parallel, AgentPair, Colours, Openings};
 use progress::Progress;
 use selfplay::Backend;
@@ -527,6 +527,14 @@ pub fn run<G: OwnPlayers>(
     ))
 }
 
+/// The loop plays its own models in fp32 whatever the config's precision: its models have no
+/// int8 files unless `fit.int8` writes them, and a gate compares two models in one arithmetic.
+const FP32: models::Overrides = models::Overrides {
+    provider: None,
+    precision: Some(Precision::Fp32),
+    intra_threads: None,
+};
+
 /// The loop's matches (gate and evaluation): several games at once, agents built from
 /// `engine match`'s specs.
 struct Matches<'a> {
@@ -546,7 +554,10 @@ impl<'a> Matches<'a> {
         Matches {
             setup,
             parallel,
-            overrides: models::Overrides::sharing_cores(parallel),
+            overrides: models::Overrides {
+                precision: FP32.precision,
+                ..models::Overrides::sharing_cores(parallel)
+            },
         }
     }
 
@@ -675,7 +686,7 @@ fn local_selfplay<G: OwnPlayers>(
         return Ok(0.0);
     }
     let model = best_onnx.to_string_lossy();
-    let evaluator = models::evaluator(start, &model, setup.doc, setup.config_path)?;
+    let evaluator = models::evaluator_with(start, &model, setup.doc, setup.config_path, FP32)?;
     let bar = progress(todo as u64, &format!("iteration {i}: self-play"));
     let sink = selfplay::ShardSink {
         dir: shards_dir,

@@ -66,9 +66,13 @@ fn parse_seconds(text: &str) -> Result<Duration, String> {
 pub fn run(args: Args) -> anyhow::Result<()> {
     anyhow::ensure!(args.threads >= 1, "--threads must be at least 1");
     anyhow::ensure!(
-        args.precision != Some(infer::Precision::Fp16),
-        "--precision fp16: half precision runs on GPUs only (provider tensorrt); the inference \
-         bench measures the CPU: give fp32 or int8"
+        !matches!(
+            args.precision,
+            Some(infer::Precision::Fp16 | infer::Precision::Auto)
+        ),
+        "--precision {}: the inference bench measures fp32, or int8 beside it, on the CPU \
+         (half precision runs on GPUs only, with provider tensorrt): give fp32 or int8",
+        args.precision.map_or("", |p| p.as_str())
     );
     anyhow::ensure!(
         args.provider == infer::Provider::Cpu || args.precision != Some(infer::Precision::Int8),

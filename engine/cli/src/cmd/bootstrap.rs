@@ -56,7 +56,7 @@ impl ForGame for &Args {
     fn run<G: GameType>(self, start: G, c: &Loaded) -> anyhow::Result<String> {
         let settings: BootstrapConfig =
             config::checked(&c.doc, "bootstrap", &c.path, BootstrapConfig::validate)?;
-        let load = net_loader(&start, &c.doc, &c.path, 1);
+        let load = net_loader(&start, &c.doc, &c.path, 1, None);
         let build = |text: &str, seed: u64| -> Result<_, TeachError> {
             let parsed = AgentSpec::parse(text).map_err(|e| TeachError::Spec {
                 spec: text.to_string(),

@@ -111,15 +111,20 @@ impl GameArgs {
 /// Loads `net` agents' models the way every subcommand does (`setup::models`). With games
 /// played `parallel` at a time, each network gets an equal share of the cores for its
 /// intra-op threads (one side of a game thinks at a time): two games at once, each network
-/// on all cores, took 190 s for 20 games where a share each took 101 s. Specs pass through
-/// [`with_default_network`] first, so a model is always named here.
+/// on all cores, took 190 s for 20 games where a share each took 101 s. `precision` (a
+/// `--precision` flag) replaces the config's. Specs pass through [`with_default_network`]
+/// first, so a model is always named here.
 pub fn net_loader<'a, G: Game>(
     start: &'a G,
     doc: &'a serde_yaml::Value,
     config: &'a Path,
     parallel: u32,
+    precision: Option<infer::Precision>,
 ) -> impl Fn(Option<&Path>) -> anyhow::Result<Arc<dyn Evaluator<G>>> + 'a {
-    let overrides = models::Overrides::sharing_cores(parallel);
+    let overrides = models::Overrides {
+        precision,
+        ..models::Overrides::sharing_cores(parallel)
+    };
     move |model: Option<&Path>| {
         let model = match model {
             Some(m) => m.to_path_buf(),

@@ -44,6 +44,9 @@ pub struct Args {
     /// Games of a pairing played at once (see `engine match --parallel`).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
     parallel: u32,
+    /// The arithmetic of `net` agents' networks (see `engine match --precision`).
+    #[arg(long)]
+    precision: Option<infer::Precision>,
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
@@ -59,7 +62,7 @@ impl ForGame for &Args {
     type Output = ();
 
     fn run<G: GameType>(self, start: G, c: &Loaded) -> anyhow::Result<()> {
-        let load = net_loader(&start, &c.doc, &c.path, self.parallel);
+        let load = net_loader(&start, &c.doc, &c.path, self.parallel, self.precision);
         let names: Vec<String> = (0..self.agents.len())
             .map(|i| spec_text(&self.agents[i], &format!("{}", i + 1)))
             .collect();

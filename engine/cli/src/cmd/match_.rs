@@ -90,6 +90,12 @@ pub struct Args {
     /// `game.komi`. `gtp:` agents are sent the stones with set_free_handicap.
     #[arg(long, value_name = "N")]
     handicap: Option<usize>,
+    /// The arithmetic of `net` agents' networks, in place of the config's
+    /// `inference.precision`: fp32 (the file named), int8 (the quantised file beside it) or
+    /// auto (int8 where that file is there, the built-in configs' choice). A `model=` that
+    /// names an int8 file (`….int8.onnx`) plays it whatever this says.
+    #[arg(long)]
+    precision: Option<infer::Precision>,
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
@@ -101,7 +107,7 @@ impl ForGame for &Args {
     type Output = ();
 
     fn run<G: GameType>(self, start: G, c: &Loaded) -> anyhow::Result<()> {
-        let load = net_loader(&start, &c.doc, &c.path, self.parallel);
+        let load = net_loader(&start, &c.doc, &c.path, self.parallel, self.precision);
         run_match(&start, self, &load)
     }
 }

@@ -34,8 +34,8 @@ pub struct Args {
     /// `inference.provider`). What really runs is logged.
     #[arg(long)]
     provider: Option<infer::Provider>,
-    /// fp32, or int8 for the quantised model beside --model (x.onnx → x.int8.onnx; overrides
-    /// the config's `inference.precision`).
+    /// fp32; int8 for the quantised model beside --model (x.onnx → x.int8.onnx); auto for
+    /// that one where it is there (overrides the config's `inference.precision`).
     #[arg(long)]
     precision: Option<infer::Precision>,
     /// Seed for noise, temperature and playout caps.

@@ -43,10 +43,13 @@ impl ForGame for &Args {
         let train = train_section(self, &c.doc, &c.path)?;
         let inference = config::inference(&c.doc, &c.path)?;
         anyhow::ensure!(
-            inference.precision == infer::Precision::Fp32,
+            matches!(
+                inference.precision,
+                infer::Precision::Fp32 | infer::Precision::Auto
+            ),
             "config {}: section `inference`: `precision` is {}; engine train plays its own \
-             models in fp32 (model 0000 has no int8 version): set it to fp32, and `fit.int8: \
-             true` to have each new model's int8 version written beside it",
+             models in fp32 (model 0000 has no int8 version): set it to fp32 or auto, and \
+             `fit.int8: true` to have each new model's int8 version written beside it",
             c.path.display(),
             inference.precision
         );
