@@ -317,11 +317,12 @@ impl OrtModel {
     pub fn load(path: &Path, opts: &OrtOptions) -> Result<OrtModel, ModelError> {
         check_batch(opts)?;
         if opts.precision == Precision::Auto {
+            let has_int8 = !precision::is_int8_path(path) && precision::int8_path(path).is_file();
             let mut chosen = opts.clone();
-            chosen.precision = Precision::Fp32;
-            let int8 = precision::int8_path(path);
-            if opts.provider == Provider::Cpu && !precision::is_int8_path(path) && int8.is_file() {
-                chosen.precision = Precision::Int8;
+            chosen.precision = opts
+                .precision
+                .resolve(opts.provider == Provider::Cpu, has_int8);
+            if chosen.precision == Precision::Int8 {
                 match Self::load(path, &chosen) {
                     Err(e @ ModelError::StaleInt8 { .. }) => {
                         tracing::warn!("{e}; playing {} in fp32", path.display());

@@ -39,6 +39,16 @@ impl Precision {
         Precision::Auto,
     ];
 
+    /// What this asks for, for a model run on the CPU (`on_cpu`) or not that has its int8 file
+    /// (`has_int8`) or not: [`Precision::Auto`] comes to int8 or fp32, the others to themselves.
+    pub fn resolve(self, on_cpu: bool, has_int8: bool) -> Precision {
+        match self {
+            Precision::Auto if on_cpu && has_int8 => Precision::Int8,
+            Precision::Auto => Precision::Fp32,
+            p => p,
+        }
+    }
+
     /// The spelling in configs, metadata and on the command line.
     pub fn as_str(self) -> &'static str {
         match self {

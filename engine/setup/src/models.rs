@@ -260,15 +260,10 @@ pub fn evaluator_with<G: Game>(
         return Ok(Arc::new(FakeEvaluator::new(opts.batch_size.max(1))));
     }
     let evaluator = if model == BUILT_IN {
-        if opts.precision == Precision::Auto {
-            let int8 =
-                opts.provider == Provider::Cpu && built_in_at(G::NAME, Precision::Int8).is_some();
-            opts.precision = if int8 {
-                Precision::Int8
-            } else {
-                Precision::Fp32
-            };
-        }
+        opts.precision = opts.precision.resolve(
+            opts.provider == Provider::Cpu,
+            built_in_at(G::NAME, Precision::Int8).is_some(),
+        );
         let bytes = built_in_at(G::NAME, opts.precision).with_context(|| {
             format!(
                 "model {BUILT_IN}: no {} network is built into this engine for {}",
