@@ -7,7 +7,7 @@
 //! - [`UciTeacher`](crate::uci_teacher::UciTeacher): a UCI Xiangqi engine (Fairy-Stockfish) with
 //!   MultiPV.
 //! - [`AgentTeacher`]: any [`Agent`] (alpha-beta, MCTS, a network, random): its chosen move, or
-//!   the visit distribution when the agent analyses.
+//!   the visit distribution when the agent analyses, and the value it explains its choice by.
 
 use games::{Agent, AgentError, Decision, Game};
 
@@ -111,8 +111,9 @@ pub fn softmax(scores: &[f32], temperature: f32) -> Vec<f32> {
 }
 
 /// Any agent as a teacher: the policy is the visit distribution of [`Agent::analyse`] when the
-/// agent searches a tree, else all on the move it chooses. It gives no value: the game's
-/// result alone is the value target.
+/// agent searches a tree, else all on the move it chooses. The value is the one the agent
+/// explains its choice by (alpha-beta's score, a tree search's root value); an agent that
+/// explains none (random) leaves the game's result alone as the value target.
 pub struct AgentTeacher<G: Game> {
     agent: Box<dyn Agent<G>>,
 }
@@ -143,6 +144,15 @@ impl<G: Game> Teacher<G> for AgentTeacher<G> {
             None => Vec::new(),
         };
         let decision = self.agent.decide(state)?;
+        let value = match decision {
+            Decision::Play(_) => self
+                .agent
+                .explain()
+                .and_then(|e| e.value)
+                .filter(|v| v.is_finite())
+                .map(|v| v.clamp(-1.0, 1.0)),
+            Decision::Resign => None,
+        };
         let total: f32 = visited.iter().map(|(_, v)| v).sum();
         let policy = if total > 0.0 {
             visited.into_iter().map(|(a, v)| (a, v / total)).collect()
@@ -155,7 +165,7 @@ impl<G: Game> Teacher<G> for AgentTeacher<G> {
         };
         Ok(Advice {
             policy,
-            value: None,
+            value,
             decision,
         })
     }

@@ -500,3 +500,32 @@ fn the_xiangqi_section_reads_and_validates() {
     section.validate().unwrap();
     assert_eq!((section.multipv, section.depth), (8, Some(8)));
 }
+
+#[test]
+fn an_agent_teacher_gives_the_value_its_agent_explains() {
+    use games::liuzhou::{Liuzhou, Rules};
+    use players::alphabeta::SearchLimits;
+    use players::liuzhou_alphabeta::{score_value, LiuzhouAlphaBeta, LiuzhouAlphaBetaAgent};
+
+    // Black has a square to complete at d3: alpha-beta sees it, and its score is the value.
+    let state = Liuzhou::from_lfen("6/6/2BB2/2B3/WWW3/6 b place 0 6 0", Rules::default()).unwrap();
+    let limits = SearchLimits {
+        depth: Some(3),
+        ..SearchLimits::default()
+    };
+    let agent = LiuzhouAlphaBetaAgent::try_new(limits, 1).unwrap();
+    let mut teacher = AgentTeacher::new(Box::new(agent) as Box<dyn Agent<Liuzhou>>);
+    teacher.new_game(&state, 0).unwrap();
+    let advice = teacher.advise(&state).unwrap();
+    let score = LiuzhouAlphaBeta::new(1)
+        .search(&state, limits, |_| {})
+        .score;
+    assert_eq!(advice.value, Some(score_value(score)));
+    assert!(advice.value.unwrap() > 0.0, "{advice:?}");
+    assert_eq!(advice.policy.len(), 1);
+
+    // Random play explains nothing: the result alone will be the value target.
+    let mut teacher = AgentTeacher::new(Box::new(RandomAgent::new(1)) as Box<dyn Agent<Liuzhou>>);
+    teacher.new_game(&state, 0).unwrap();
+    assert_eq!(teacher.advise(&state).unwrap().value, None);
+}
