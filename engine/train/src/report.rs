@@ -17,6 +17,15 @@ struct LossLine {
     value_loss: f64,
 }
 
+/// A score as a whole percentage; "–" where no games were played (the ladder off).
+fn percent(score: f64) -> String {
+    if score.is_finite() {
+        format!("{:.0}%", 100.0 * score)
+    } else {
+        "–".to_string()
+    }
+}
+
 pub fn write(run_dir: &Path, state: &TrainState, train: &TrainConfig) -> anyhow::Result<()> {
     let losses: Vec<LossLine> = std::fs::read_to_string(run_dir.join("losses.jsonl"))
         .unwrap_or_default()
@@ -36,14 +45,14 @@ pub fn write(run_dir: &Path, state: &TrainState, train: &TrainConfig) -> anyhow:
             best = r.candidate;
         }
         md.push_str(&format!(
-            "| {} | {:04} | {:.0}% | {} | {:04} | {:.0}% | {:.0}% | {} | {:.1} | {:.1} |\n",
+            "| {} | {:04} | {:.0}% | {} | {:04} | {} | {} | {} | {:.1} | {:.1} |\n",
             r.iteration,
             r.candidate,
             100.0 * r.gate_score,
             if r.promoted { "yes" } else { "no" },
             best,
-            100.0 * r.vs_random,
-            100.0 * r.vs_mcts,
+            percent(r.vs_random),
+            percent(r.vs_mcts),
             match (r.rating, r.rating_half_width) {
                 (Some(elo), Some(half)) => format!("{elo:+.0} ± {half:.0}"),
                 _ => "–".to_string(),
@@ -194,4 +203,15 @@ fn plot(
         root.present()?;
     }
     Ok(svg)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::percent;
+
+    #[test]
+    fn scores_of_no_games_read_as_a_dash() {
+        assert_eq!(percent(0.754), "75%");
+        assert_eq!(percent(f64::NAN), "–");
+    }
 }
