@@ -144,13 +144,9 @@ impl<G: Game> Teacher<G> for AgentTeacher<G> {
             None => Vec::new(),
         };
         let decision = self.agent.decide(state)?;
+        // A resignation leaves the explanation of the agent's previous move in place.
         let value = match decision {
-            Decision::Play(_) => self
-                .agent
-                .explain()
-                .and_then(|e| e.value)
-                .filter(|v| v.is_finite())
-                .map(|v| v.clamp(-1.0, 1.0)),
+            Decision::Play(_) => self.agent.explain().and_then(|e| e.value),
             Decision::Resign => None,
         };
         let total: f32 = visited.iter().map(|(_, v)| v).sum();
