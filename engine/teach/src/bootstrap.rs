@@ -46,6 +46,11 @@ pub struct BootstrapConfig {
     pub opening_random_moves: u32,
     /// Then this many actions drawn from the teacher's policy instead of its best move.
     pub opening_sampled_moves: u32,
+    /// Positions before this many actions are played but not stored (nor asked about where
+    /// the opponent or the opening chooses): a teacher strong in one part of a game teaches
+    /// only that part. Left out of the run's record at 0, so older runs keep their names.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub store_from_action: u32,
     /// GTP teachers: the softmax temperature over GNU Go's move values (about points); 0 puts
     /// the whole policy on the best move.
     pub policy_temperature: f32,
@@ -75,6 +80,7 @@ impl Default for BootstrapConfig {
             games_per_shard: 50,
             opening_random_moves: 2,
             opening_sampled_moves: 12,
+            store_from_action: 0,
             policy_temperature: 2.0,
             cp_temperature: 100.0,
             value_result_weight: 0.5,
@@ -87,6 +93,10 @@ impl Default for BootstrapConfig {
             nodes: None,
         }
     }
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 impl BootstrapConfig {
@@ -508,26 +518,36 @@ fn play_game<'o, G: Game>(
             break outcome;
         }
         let mover = state.to_act();
-        let advice = teacher.advise(&state)?;
-        summary.positions += 1;
-        if let Some(p) = pending_sample(&state, &advice.policy, advice.value) {
-            pending.push(p);
+        let opponents_turn = opponent.is_some() && mover != teacher_side;
+        let store = ply >= config.store_from_action;
+        // The teacher is asked where its answer is stored or decides the action.
+        let advice = if store || (ply >= random && !opponents_turn) {
+            Some(teacher.advise(&state)?)
+        } else {
+            None
+        };
+        if let Some(advice) = advice.as_ref().filter(|_| store) {
+            summary.positions += 1;
+            if let Some(p) = pending_sample(&state, &advice.policy, advice.value) {
+                pending.push(p);
+            }
         }
-        let (decision, who) = if ply < random {
-            (
+        let (decision, who) = match advice {
+            _ if ply < random => (
                 random_action(&state, &mut rng).map(Decision::Play),
                 "opening",
-            )
-        } else if let Some(o) = opponent.as_deref_mut().filter(|_| mover != teacher_side) {
-            let d = o.decide(&state).map_err(BootstrapError::Opponent)?;
-            (Some(d), "the opponent")
-        } else if ply < sampled && !advice.policy.is_empty() {
-            (
+            ),
+            _ if opponents_turn => {
+                let o = opponent.as_deref_mut().expect("an opponent");
+                let d = o.decide(&state).map_err(BootstrapError::Opponent)?;
+                (Some(d), "the opponent")
+            }
+            Some(advice) if ply < sampled && !advice.policy.is_empty() => (
                 Some(Decision::Play(sample(&advice.policy, &mut rng))),
                 "the teacher's policy",
-            )
-        } else {
-            (Some(advice.decision), "the teacher")
+            ),
+            Some(advice) => (Some(advice.decision), "the teacher"),
+            None => unreachable!("the teacher is asked whenever it decides"),
         };
         let action = match decision {
             Some(Decision::Play(a)) => a,

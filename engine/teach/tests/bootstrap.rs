@@ -529,3 +529,108 @@ fn an_agent_teacher_gives_the_value_its_agent_explains() {
     teacher.new_game(&state, 0).unwrap();
     assert_eq!(teacher.advise(&state).unwrap().value, None);
 }
+
+/// Plays the first legal action and gives no value; logs each position it is asked about as
+/// (its game's number, the actions before it, the player to act).
+struct FirstLegal {
+    game: usize,
+    ply: u32,
+    asked: Vec<(usize, u32, games::Player)>,
+}
+
+impl<G: Game> Teacher<G> for FirstLegal {
+    fn name(&self) -> String {
+        "first-legal".into()
+    }
+    fn new_game(&mut self, _start: &G, _seed: u64) -> Result<(), TeachError> {
+        self.game += 1;
+        self.ply = 0;
+        Ok(())
+    }
+    fn advise(&mut self, state: &G) -> Result<Advice<G::Action>, TeachError> {
+        self.asked.push((self.game, self.ply, state.to_act()));
+        let mut actions = Vec::new();
+        state.legal_actions(&mut actions);
+        Ok(Advice {
+            policy: vec![(actions[0], 1.0)],
+            value: None,
+            decision: games::Decision::Play(actions[0]),
+        })
+    }
+    fn observe(&mut self, _before: &G, _action: G::Action) -> Result<(), TeachError> {
+        self.ply += 1;
+        Ok(())
+    }
+}
+
+#[test]
+fn positions_before_store_from_action_are_played_but_not_stored() {
+    use games::liuzhou::Liuzhou;
+
+    // The same four games (a deterministic teacher, a seeded opponent) stored from the start
+    // and from action 20 on.
+    let run = |store_from_action: u32| {
+        let config = BootstrapConfig {
+            games_per_shard: 2,
+            store_from_action,
+            ..BootstrapConfig::default()
+        };
+        let mut teacher = FirstLegal {
+            game: 0,
+            ply: 0,
+            asked: Vec::new(),
+        };
+        let mut opponent: Option<Box<dyn Agent<Liuzhou>>> = Some(Box::new(RandomAgent::new(2)));
+        let out = out_dir(&format!("store-from-{store_from_action}"));
+        let opts = BootstrapOptions {
+            out: &out,
+            games: 4,
+            seed: 5,
+            teacher: "first-legal",
+            opponent: Some("random:seed=2"),
+            progress: false,
+        };
+        let summary = bootstrap(
+            &Liuzhou::default(),
+            &mut teacher,
+            opponent.as_deref_mut(),
+            &config,
+            &opts,
+        )
+        .unwrap();
+        let shards = check_shards(&summary.shards, "liuzhou", "first-legal vs random", 4);
+        let _ = std::fs::remove_dir_all(&out);
+        let samples: Vec<Vec<f32>> = shards
+            .into_iter()
+            .flat_map(|s| s.samples)
+            .map(|s| s.planes)
+            .collect();
+        (summary, teacher.asked, samples)
+    };
+    let (all, all_asked, all_samples) = run(0);
+    let (late, late_asked, late_samples) = run(20);
+
+    // Every Liuzhou game is longer than 20 actions: each loses exactly its first 20.
+    assert_eq!(all.positions, all_asked.len() as u64);
+    assert_eq!(late.positions, all.positions - 4 * 20);
+    assert!(!late_samples.is_empty() && late_samples.len() < all_samples.len());
+    assert!(late_samples.iter().all(|p| all_samples.contains(p)));
+    // Before action 20 the teacher is asked only where it chooses: on its own side's turns
+    // (and not during the random opening), where the run that stores everything asks on both.
+    for game in 1..=4 {
+        let early = |asked: &[(usize, u32, games::Player)]| -> Vec<games::Player> {
+            asked
+                .iter()
+                .filter(|&&(g, ply, _)| g == game && ply < 20)
+                .map(|a| a.2)
+                .collect()
+        };
+        let (a, l) = (early(&all_asked), early(&late_asked));
+        assert_eq!(a.len(), 20);
+        assert!(a.contains(&games::Player::First) && a.contains(&games::Player::Second));
+        assert!(
+            !l.is_empty() && l.len() < 20 && l.iter().all(|&p| p == l[0]),
+            "{l:?}"
+        );
+    }
+}
