@@ -518,36 +518,40 @@ fn play_game<'o, G: Game>(
             break outcome;
         }
         let mover = state.to_act();
-        let opponents_turn = opponent.is_some() && mover != teacher_side;
         let store = ply >= config.store_from_action;
-        // The teacher is asked where its answer is stored or decides the action.
-        let advice = if store || (ply >= random && !opponents_turn) {
+        let advice = if store {
             Some(teacher.advise(&state)?)
         } else {
             None
         };
-        if let Some(advice) = advice.as_ref().filter(|_| store) {
+        if let Some(advice) = &advice {
             summary.positions += 1;
             if let Some(p) = pending_sample(&state, &advice.policy, advice.value) {
                 pending.push(p);
             }
         }
-        let (decision, who) = match advice {
-            _ if ply < random => (
+        let (decision, who) = if ply < random {
+            (
                 random_action(&state, &mut rng).map(Decision::Play),
                 "opening",
-            ),
-            _ if opponents_turn => {
-                let o = opponent.as_deref_mut().expect("an opponent");
-                let d = o.decide(&state).map_err(BootstrapError::Opponent)?;
-                (Some(d), "the opponent")
+            )
+        } else if let Some(o) = opponent.as_deref_mut().filter(|_| mover != teacher_side) {
+            let d = o.decide(&state).map_err(BootstrapError::Opponent)?;
+            (Some(d), "the opponent")
+        } else {
+            // The teacher chooses: asked here where its answer was not stored.
+            let advice = match advice {
+                Some(advice) => advice,
+                None => teacher.advise(&state)?,
+            };
+            if ply < sampled && !advice.policy.is_empty() {
+                (
+                    Some(Decision::Play(sample(&advice.policy, &mut rng))),
+                    "the teacher's policy",
+                )
+            } else {
+                (Some(advice.decision), "the teacher")
             }
-            Some(advice) if ply < sampled && !advice.policy.is_empty() => (
-                Some(Decision::Play(sample(&advice.policy, &mut rng))),
-                "the teacher's policy",
-            ),
-            Some(advice) => (Some(advice.decision), "the teacher"),
-            None => unreachable!("the teacher is asked whenever it decides"),
         };
         let action = match decision {
             Some(Decision::Play(a)) => a,
