@@ -60,6 +60,9 @@ pub struct MctsSpec {
     /// Resign when the chosen move's searched value is below this (`resign=V`, −1 < V < 1);
     /// never by default, so that match results count only games played out.
     pub resign_below: Option<f32>,
+    /// Weight of the implicit minimax value in each child's value (`minimax=W`, 0 to 1; see
+    /// [`search::SearchConfig::minimax_weight`]).
+    pub minimax_weight: Option<f32>,
 }
 
 impl Default for MctsSpec {
@@ -77,6 +80,7 @@ impl Default for MctsSpec {
             capture_prior: None,
             seed: None,
             resign_below: None,
+            minimax_weight: None,
         }
     }
 }
@@ -125,11 +129,11 @@ impl AgentSpec {
             "random" => &["seed"],
             "mcts" => &[
                 "visits", "time", "threads", "temp", "cpuct", "seed", "resign", "search",
-                "gumbel_m", "decisive", "captures",
+                "gumbel_m", "decisive", "captures", "minimax",
             ],
             "net" => &[
                 "model", "visits", "time", "threads", "batch", "temp", "cpuct", "seed", "resign",
-                "search", "gumbel_m", "decisive", "captures",
+                "search", "gumbel_m", "decisive", "captures", "minimax",
             ],
             "" => return Err(err(None, "no agent kind".into())),
             // Another kind: the game's own factory reads it (and names what is wrong).
@@ -208,6 +212,13 @@ impl AgentSpec {
                         return Err(bad("a share from 0 to 1"));
                     }
                     mcts.capture_prior = Some(e);
+                }
+                "minimax" => {
+                    let w = v.parse::<f32>().map_err(|_| bad("a number"))?;
+                    if !(0.0..=1.0).contains(&w) {
+                        return Err(bad("a weight from 0 to 1"));
+                    }
+                    mcts.minimax_weight = Some(w);
                 }
                 "resign" => {
                     let r = v.parse::<f32>().map_err(|_| bad("a number"))?;
@@ -431,6 +442,7 @@ pub fn build_mcts<G: Game>(
         c_puct: m.c_puct.unwrap_or(defaults.c_puct),
         decisive: m.decisive.unwrap_or(G::DECISIVE_SEARCH),
         capture_prior: m.capture_prior.unwrap_or(G::CAPTURE_PRIOR),
+        minimax_weight: m.minimax_weight.unwrap_or(defaults.minimax_weight),
         cache_entries: if cache { defaults.cache_entries } else { 0 },
         max_nodes: arena_nodes(m.visits),
         ..defaults
@@ -576,6 +588,17 @@ mod tests {
             };
             assert_eq!(m.decisive, Some(decisive), "{text}");
         }
+        let AgentSpec::Net { mcts, .. } = AgentSpec::parse("net:minimax=0.5").unwrap() else {
+            panic!("not net")
+        };
+        assert_eq!(mcts.minimax_weight, Some(0.5));
+        let no_net =
+            |_: Option<&Path>| -> anyhow::Result<Arc<dyn Evaluator<games::liuzhou::Liuzhou>>> {
+                anyhow::bail!("no network")
+            };
+        let spec = AgentSpec::parse("mcts:minimax=0.25").unwrap();
+        let agent = build_mcts::<games::liuzhou::Liuzhou>(&spec, "mcts", 1, &no_net).unwrap();
+        assert_eq!(agent.search_config().minimax_weight, 0.25);
     }
 
     #[test]
@@ -612,6 +635,8 @@ mod tests {
             ("net:decisive=yes", "decisive"),
             ("net:captures=1.5", "captures"),
             ("mcts:captures=x", "captures"),
+            ("net:minimax=2", "minimax"),
+            ("mcts:minimax=x", "minimax"),
         ] {
             let e = AgentSpec::parse(bad).unwrap_err();
             assert_eq!(e.key.as_deref(), Some(key), "{bad}: {e}");

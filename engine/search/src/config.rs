@@ -83,6 +83,9 @@ pub struct SearchConfig {
     /// Share of each expanded node's prior moved to its captures, in proportion to what they
     /// take ([`games::Game::capture_gain`]); 0 leaves the network's prior as it is.
     pub capture_prior: f32,
+    /// Weight of a child's implicit minimax value (the minimax of the evaluations below it) in
+    /// its PUCT value, beside the mean of its playouts; 0 keeps the mean alone.
+    pub minimax_weight: f32,
 }
 
 impl Default for SearchConfig {
@@ -102,6 +105,7 @@ impl Default for SearchConfig {
             reuse_tree: true,
             decisive: false,
             capture_prior: 0.0,
+            minimax_weight: 0.0,
         }
     }
 }

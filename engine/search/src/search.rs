@@ -297,7 +297,10 @@ impl<G: Game> Search<G> {
     pub fn new(state: G, config: SearchConfig, seed: u64) -> Self {
         let cache =
             (config.cache_entries > 0).then(|| Arc::new(EvalCache::new(config.cache_entries)));
-        let tree = Tree::new(config.max_nodes, state.to_act().opponent());
+        let mut tree = Tree::new(config.max_nodes, state.to_act().opponent());
+        if config.minimax_weight > 0.0 {
+            tree.track_minimax();
+        }
         let gumbel = (config.search == SearchKind::Gumbel).then_some(Gumbel {
             m: config.gumbel_m,
             c_visit: config.gumbel_c_visit,
@@ -308,6 +311,7 @@ impl<G: Game> Search<G> {
                 c_puct: config.c_puct,
                 fpu_reduction: config.fpu_reduction,
                 virtual_loss: config.virtual_loss,
+                minimax_weight: config.minimax_weight,
             },
             state,
             tree,

@@ -120,6 +120,7 @@ pub(crate) struct Puct {
     pub c_puct: f32,
     pub fpu_reduction: f32,
     pub virtual_loss: f32,
+    pub minimax_weight: f32,
 }
 
 /// Nodes a thread takes from the shared arena at a time, so that threads do not meet on the
@@ -160,6 +161,35 @@ pub struct Tree<A> {
     root: u32,
     /// Changes (under `&mut`) whenever the arena is cleared: voids every outstanding `Cursor`.
     id: u64,
+    /// Per node, when tracked: the minimax of the evaluations below it, from its mover's point
+    /// of view, as f32 bits (0: none yet; a zero value is stored as −0.0).
+    minimax: Option<Box<[AtomicU32]>>,
+}
+
+/// `n` atomics, all zero, in memory the OS maps lazily.
+fn zeroed_atomics(n: usize) -> Box<[AtomicU32]> {
+    if n == 0 {
+        return Box::new([]);
+    }
+    let layout = Layout::array::<AtomicU32>(n).expect("minimax table size overflows");
+    // SAFETY: non-zero size; all-zero bits are a valid AtomicU32, and the box frees the block
+    // with the same layout through the global allocator.
+    unsafe {
+        let p = alloc_zeroed(layout).cast::<AtomicU32>();
+        if p.is_null() {
+            std::alloc::handle_alloc_error(layout);
+        }
+        Box::from_raw(std::ptr::slice_from_raw_parts_mut(p, n))
+    }
+}
+
+#[inline]
+fn encode_minimax(v: f32) -> u32 {
+    if v == 0.0 {
+        (-0.0f32).to_bits()
+    } else {
+        v.to_bits()
+    }
 }
 
 // SAFETY: the only non-atomic interior state is `Node::action`, whose writes happen-before its
@@ -182,6 +212,45 @@ impl<A: Copy> Tree<A> {
             len: CacheLine(AtomicUsize::new(1)),
             root: 0,
             id: NEXT_TREE_ID.fetch_add(1, Relaxed),
+            minimax: None,
+        }
+    }
+
+    /// Keeps the minimax of the evaluations below each node from now on (see `minimax_q`).
+    pub fn track_minimax(&mut self) {
+        if self.minimax.is_none() {
+            self.minimax = Some(zeroed_atomics(self.nodes.len()));
+        }
+    }
+
+    /// The minimax of the evaluations below node `i`, from its mover's point of view.
+    #[inline]
+    pub fn minimax_q(&self, i: u32) -> Option<f32> {
+        let bits = self.minimax.as_ref()?[i as usize].load(Relaxed);
+        (bits != 0).then(|| f32::from_bits(bits))
+    }
+
+    /// Recomputes node `i`'s minimax from its children's; false if no child has one.
+    fn refresh_minimax(&self, mm: &[AtomicU32], i: u32) -> bool {
+        let range = self.children(i);
+        let mut best = f32::NEG_INFINITY;
+        for c in range.clone() {
+            let bits = mm[c as usize].load(Relaxed);
+            if bits != 0 {
+                best = best.max(f32::from_bits(bits));
+            }
+        }
+        if best > f32::NEG_INFINITY {
+            let chooser = self.node(range.start).mover.load(Relaxed);
+            let v = if self.node(i).mover.load(Relaxed) == chooser {
+                best
+            } else {
+                -best
+            };
+            mm[i as usize].store(encode_minimax(v), Relaxed);
+            true
+        } else {
+            false
         }
     }
 
@@ -465,7 +534,13 @@ impl<A: Copy> Tree<A> {
                 // descents elsewhere until it returns.
                 let w = child.value.load(Relaxed) as f32 * (1.0 / VALUE_SCALE as f32)
                     - p.virtual_loss * flying as f32;
-                w / n as f32
+                let q = w / n as f32;
+                match self.minimax_q(c) {
+                    Some(m) if p.minimax_weight > 0.0 => {
+                        (1.0 - p.minimax_weight) * q + p.minimax_weight * m
+                    }
+                    _ => q,
+                }
             };
             let score = q + explore * prior / (1 + n) as f32;
             // A child proven lost for the chooser is never worth a descent (the status is on
@@ -488,6 +563,20 @@ impl<A: Copy> Tree<A> {
             let s = if node.mover.load(Relaxed) == 0 { w } else { -w };
             node.value.fetch_add(s, Relaxed);
             node.counts.fetch_add(VISIT_DONE, Relaxed);
+        }
+        if let (Some(mm), Some(&leaf)) = (&self.minimax, path.last()) {
+            let own = if self.node(leaf).mover.load(Relaxed) == 0 {
+                value_first
+            } else {
+                -value_first
+            };
+            // A leaf just evaluated (or a game's end) is worth its own value.
+            if !self.refresh_minimax(mm, leaf) {
+                mm[leaf as usize].store(encode_minimax(own), Relaxed);
+            }
+            for &i in path.iter().rev().skip(1) {
+                self.refresh_minimax(mm, i);
+            }
         }
     }
 
@@ -519,6 +608,9 @@ impl<A: Copy> Tree<A> {
         // SAFETY: `used` ≤ capacity; all-zero is a valid `Node` (see `Arena`), and
         // `&mut self` means no other thread can see the nodes.
         unsafe { std::ptr::write_bytes(self.nodes.as_mut_ptr(), 0, used) };
+        if let Some(mm) = &self.minimax {
+            mm[..used].iter().for_each(|m| m.store(0, Relaxed));
+        }
         self.nodes[0].mover.store(root_mover.index() as u8, Relaxed);
         self.len.store(1, Relaxed);
         self.root = 0;
@@ -529,6 +621,15 @@ impl<A: Copy> Tree<A> {
     /// stay contiguous and the rest of this tree is left behind. No search may run meanwhile.
     pub fn extract_into(&self, new_root: u32, out: &mut Tree<A>) {
         out.clear(self.mover(new_root));
+        if self.minimax.is_some() {
+            out.track_minimax();
+        }
+        let copy_minimax = |old: u32, new: usize| {
+            if let (Some(from), Some(to)) = (&self.minimax, &out.minimax) {
+                to[new].store(from[old as usize].load(Relaxed), Relaxed);
+            }
+        };
+        copy_minimax(new_root, 0);
         let cap = out.nodes.len();
         // Breadth first: (old index, new index) of nodes whose children are still to copy.
         let mut queue = std::collections::VecDeque::new();
@@ -549,6 +650,7 @@ impl<A: Copy> Tree<A> {
             for (k, c) in range.clone().enumerate() {
                 let src = &self.nodes[c as usize];
                 copy_node(src, &out.nodes[first + k], Some(self.action(c)));
+                copy_minimax(c, first + k);
                 queue.push_back((c, (first + k) as u32));
             }
             len += range.len();
@@ -692,6 +794,7 @@ mod tests {
             c_puct: 1.0,
             fpu_reduction: 0.0,
             virtual_loss: 1.0,
+            minimax_weight: 0.0,
         };
         // All unvisited: the highest prior wins.
         assert_eq!(t.select_child(root, Player::First, &p, true), 2);
@@ -730,6 +833,68 @@ mod tests {
         assert!(t.try_claim(0).is_ok());
         assert!(t.expand(0, Player::Second, &[1, 2], &[0.5; 2], &mut cur));
         assert_eq!(t.children(0), 1..3, "a cleared tree starts a new run");
+    }
+
+    /// One playout along `path` (root first) that backs up `value_first`.
+    fn visit(t: &Tree<u32>, path: &[u32], value_first: f32) {
+        path.iter().for_each(|&i| t.add_in_flight(i));
+        t.backup(path, value_first);
+    }
+
+    /// A tree whose root (First to act) has children 1 and 2; child 1 has children 3 and 4
+    /// (Second to act). Values are given from First's point of view.
+    fn two_ply(minimax: bool) -> Tree<u32> {
+        let mut t = Tree::<u32>::new(16, Player::Second);
+        if minimax {
+            t.track_minimax();
+        }
+        let mut cur = Cursor::default();
+        assert!(t.try_claim(0).is_ok());
+        assert!(t.expand(0, Player::First, &[10, 20], &[0.5, 0.5], &mut cur));
+        visit(&t, &[0], 0.0);
+        assert!(t.try_claim(1).is_ok());
+        assert!(t.expand(1, Player::Second, &[30, 40], &[0.5, 0.5], &mut cur));
+        // Child 1 looks good on its own evaluation...
+        visit(&t, &[0, 1], 0.6);
+        // ...but Second has a refutation (3) beside a poor reply (4).
+        visit(&t, &[0, 1, 3], -0.8);
+        visit(&t, &[0, 1, 4], 0.9);
+        visit(&t, &[0, 2], 0.1);
+        t
+    }
+
+    #[test]
+    fn minimax_values_follow_each_players_best_reply() {
+        let t = two_ply(true);
+        // Leaves keep their own evaluations, from their movers' points of view.
+        assert_eq!(t.minimax_q(3), Some(0.8));
+        assert_eq!(t.minimax_q(4), Some(-0.9));
+        assert_eq!(t.minimax_q(2), Some(0.1));
+        // Node 1 (entered by First) is worth Second's best reply: −0.8 for First.
+        assert_eq!(t.minimax_q(1), Some(-0.8));
+        // The root (entered by Second) is worth First's best child, 2 (0.1), negated.
+        assert_eq!(t.minimax_q(0), Some(-0.1));
+        // The mean still likes child 1 ((0.6 − 0.8 + 0.9) / 3 ≈ 0.23 against 0.1).
+        assert!(t.stats(1).q() > t.stats(2).q());
+        let mean = Puct {
+            c_puct: 0.0,
+            fpu_reduction: 0.0,
+            virtual_loss: 1.0,
+            minimax_weight: 0.0,
+        };
+        assert_eq!(t.select_child(0, Player::First, &mean, true), 1);
+        // With the minimax in the value, the refutation steers First to child 2.
+        let mixed = Puct {
+            minimax_weight: 0.5,
+            ..mean
+        };
+        assert_eq!(t.select_child(0, Player::First, &mixed, true), 2);
+        // Untracked trees have none, and extracting keeps them.
+        assert_eq!(two_ply(false).minimax_q(1), None);
+        let mut sub = Tree::new(8, Player::First);
+        t.extract_into(1, &mut sub);
+        assert_eq!(sub.minimax_q(sub.root()), Some(-0.8));
+        assert_eq!(sub.minimax_q(1), Some(0.8));
     }
 
     #[test]

@@ -79,3 +79,35 @@ fn the_captures_that_leave_a_stuck_stone_win() {
         q("xa6")
     );
 }
+
+#[test]
+fn minimax_backups_read_turns_that_continue() {
+    // The position of `the_step_that_earns_two_captures_wins`, searched with implicit minimax
+    // backups: Black's three actions in a row are one turn, so the win is Black's best line
+    // and the root (entered by White) is worth −1 from White's side.
+    let state = Liuzhou::from_lfen("W1W3/6/6/6/5B/BBBBB1 b move 0 60 3", Rules::default()).unwrap();
+    let config = SearchConfig {
+        minimax_weight: 0.5,
+        ..SearchConfig::default()
+    };
+    let mut s = Search::new(state.clone(), config, 1);
+    s.run(
+        &FakeEvaluator::new(1),
+        Limit::visits(3000),
+        RunOptions::single(1),
+    )
+    .unwrap();
+    assert_eq!(state.format_action(s.best_action().unwrap()), "f2-f1");
+    let tree = s.tree();
+    assert_eq!(tree.minimax_q(tree.root()), Some(-1.0));
+    // Without the weight nothing is tracked.
+    let mut plain = Search::new(state, SearchConfig::default(), 1);
+    plain
+        .run(
+            &FakeEvaluator::new(1),
+            Limit::visits(100),
+            RunOptions::single(1),
+        )
+        .unwrap();
+    assert_eq!(plain.tree().minimax_q(plain.tree().root()), None);
+}
