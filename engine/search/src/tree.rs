@@ -535,11 +535,11 @@ impl<A: Copy> Tree<A> {
                 let w = child.value.load(Relaxed) as f32 * (1.0 / VALUE_SCALE as f32)
                     - p.virtual_loss * flying as f32;
                 let q = w / n as f32;
-                match self.minimax_q(c) {
-                    Some(m) if p.minimax_weight > 0.0 => {
-                        (1.0 - p.minimax_weight) * q + p.minimax_weight * m
-                    }
-                    _ => q,
+                if p.minimax_weight > 0.0 {
+                    self.minimax_q(c)
+                        .map_or(q, |m| (1.0 - p.minimax_weight) * q + p.minimax_weight * m)
+                } else {
+                    q
                 }
             };
             let score = q + explore * prior / (1 + n) as f32;
