@@ -565,13 +565,13 @@ impl<A: Copy> Tree<A> {
             node.counts.fetch_add(VISIT_DONE, Relaxed);
         }
         if let (Some(mm), Some(&leaf)) = (&self.minimax, path.last()) {
-            let own = if self.node(leaf).mover.load(Relaxed) == 0 {
-                value_first
-            } else {
-                -value_first
-            };
             // A leaf just evaluated (or a game's end) is worth its own value.
             if !self.refresh_minimax(mm, leaf) {
+                let own = if self.node(leaf).mover.load(Relaxed) == 0 {
+                    value_first
+                } else {
+                    -value_first
+                };
                 mm[leaf as usize].store(encode_minimax(own), Relaxed);
             }
             for &i in path.iter().rev().skip(1) {

@@ -7,10 +7,14 @@ use games::{Game, Outcome, Player};
 use search::{Limit, RunOptions, Search, SearchConfig};
 
 fn best(lfen: &str, visits: u64) -> (String, Search<Liuzhou>) {
+    best_with(lfen, visits, SearchConfig::default())
+}
+
+fn best_with(lfen: &str, visits: u64, config: SearchConfig) -> (String, Search<Liuzhou>) {
     let state = Liuzhou::from_lfen(lfen, Rules::default()).unwrap();
     // A value-free evaluator: only the rules' exact results can steer the search.
     let fake = FakeEvaluator::new(1);
-    let mut s = Search::new(state.clone(), SearchConfig::default(), 1);
+    let mut s = Search::new(state.clone(), config, 1);
     s.run(&fake, Limit::visits(visits), RunOptions::single(1))
         .unwrap();
     let a = s.best_action().unwrap();
@@ -85,29 +89,16 @@ fn minimax_backups_read_turns_that_continue() {
     // The position of `the_step_that_earns_two_captures_wins`, searched with implicit minimax
     // backups: Black's three actions in a row are one turn, so the win is Black's best line
     // and the root (entered by White) is worth −1 from White's side.
-    let state = Liuzhou::from_lfen("W1W3/6/6/6/5B/BBBBB1 b move 0 60 3", Rules::default()).unwrap();
+    let lfen = "W1W3/6/6/6/5B/BBBBB1 b move 0 60 3";
     let config = SearchConfig {
         minimax_weight: 0.5,
         ..SearchConfig::default()
     };
-    let mut s = Search::new(state.clone(), config, 1);
-    s.run(
-        &FakeEvaluator::new(1),
-        Limit::visits(3000),
-        RunOptions::single(1),
-    )
-    .unwrap();
-    assert_eq!(state.format_action(s.best_action().unwrap()), "f2-f1");
+    let (action, s) = best_with(lfen, 3000, config);
+    assert_eq!(action, "f2-f1");
     let tree = s.tree();
     assert_eq!(tree.minimax_q(tree.root()), Some(-1.0));
     // Without the weight nothing is tracked.
-    let mut plain = Search::new(state, SearchConfig::default(), 1);
-    plain
-        .run(
-            &FakeEvaluator::new(1),
-            Limit::visits(100),
-            RunOptions::single(1),
-        )
-        .unwrap();
+    let (_, plain) = best(lfen, 100);
     assert_eq!(plain.tree().minimax_q(plain.tree().root()), None);
 }
