@@ -13,7 +13,7 @@ pub mod onnx;
 pub mod quantize;
 
 pub use config::{ConfigError, NetConfig};
-pub use net::{Checkpoint, Net, NetError};
+pub use net::{describe, Checkpoint, Net, NetError};
 pub use onnx::{export_onnx, ModelMeta, OnnxError};
 
 use std::path::{Path, PathBuf};

@@ -36,6 +36,21 @@ enum Command {
     /// Writes the int8 model of an fp32 one beside it (x.onnx → x.int8.onnx), its activation
     /// ranges calibrated on positions from shards.
     Quantize(QuantizeArgs),
+    /// Carries a checkpoint over to its game's encoding where the game has added input
+    /// planes: writes <out>.safetensors and <out>.onnx, which play exactly as before (the new
+    /// planes weigh nothing until the next fit). Quantise it again for int8.
+    Upgrade(UpgradeArgs),
+}
+
+#[derive(Args)]
+struct UpgradeArgs {
+    /// The checkpoint (.safetensors) written for the game's earlier encoding.
+    #[arg(long)]
+    model: PathBuf,
+    /// Output path without extension, e.g. models/liuzhou/0130 (an extension given is
+    /// replaced). Missing directories are created.
+    #[arg(long)]
+    out: PathBuf,
 }
 
 #[derive(Args)]
@@ -139,6 +154,7 @@ fn main() -> std::process::ExitCode {
         Command::Fit(args) => fit(&args),
         Command::Bench(args) => bench(&args),
         Command::Quantize(args) => quantize(&args),
+        Command::Upgrade(args) => upgrade(&args),
     };
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,
@@ -162,6 +178,43 @@ fn init(args: &InitArgs) -> anyhow::Result<()> {
     };
     let (weights, model) = write_model(&varmap, &meta, &args.out.with_extension(""))?;
     println!("{}\n{}", weights.display(), model.display());
+    Ok(())
+}
+
+fn upgrade(args: &UpgradeArgs) -> anyhow::Result<()> {
+    let checkpoint = Checkpoint::read(&args.model, &Device::Cpu)?;
+    let Some(meta) = checkpoint.meta.clone() else {
+        anyhow::bail!(
+            "--model {}: the checkpoint records no game: it cannot be carried over",
+            args.model.display()
+        );
+    };
+    let board =
+        (meta.game == <games::go::GoState as games::Game>::NAME).then_some(meta.shape.height);
+    let shape = game_shape(&meta.game, board)?;
+    anyhow::ensure!(
+        (shape.height, shape.width, shape.policy_size)
+            == (meta.shape.height, meta.shape.width, meta.shape.policy_size),
+        "--model {}: {} now takes {}; only added input planes can be carried over, \
+         not the checkpoint's {}",
+        args.model.display(),
+        meta.game,
+        trainer_bridge::describe(shape),
+        trainer_bridge::describe(meta.shape)
+    );
+    let checkpoint = checkpoint.with_planes(shape.planes)?;
+    let (varmap, _) = Net::from_checkpoint(&checkpoint, &meta.network, shape, &Device::Cpu)?;
+    let meta = ModelMeta { shape, ..meta };
+    let (weights, model) = write_model(&varmap, &meta, &args.out.with_extension(""))?;
+    println!(
+        "{}: {} generation {} carried over to {}\n{}\n{}",
+        args.model.display(),
+        meta.game,
+        meta.generation,
+        trainer_bridge::describe(shape),
+        weights.display(),
+        model.display()
+    );
     Ok(())
 }
 

@@ -504,6 +504,45 @@ impl Checkpoint {
         Some((dim("stem.conv.weight", 1)?, dim("policy.fc.weight", 0)?))
     }
 
+    /// This checkpoint for its game's encoding grown to `planes` input planes, the new ones
+    /// after the old: the stem's weights on the new planes are zero, so the network computes
+    /// exactly what it did on the old planes and learns to use the new ones when next fitted.
+    /// Only a checkpoint that records its game and shape can be grown, and only to more planes.
+    pub fn with_planes(mut self, planes: usize) -> Result<Checkpoint, NetError> {
+        let refuse = |reason: String| NetError::WrongShape {
+            path: self.path.clone(),
+            reason,
+        };
+        let Some(meta) = &self.meta else {
+            return Err(refuse(
+                "the checkpoint records no game or shape: it cannot be carried over".into(),
+            ));
+        };
+        let had = meta.shape.planes;
+        if planes <= had {
+            return Err(refuse(format!(
+                "the checkpoint already takes {had} input planes: nothing to add for {planes}"
+            )));
+        }
+        let stem = self
+            .tensors
+            .get("stem.conv.weight")
+            .ok_or_else(|| refuse("no tensor `stem.conv.weight`".into()))?;
+        let (out, inp, kh, kw) = stem.dims4()?;
+        if inp != had {
+            return Err(refuse(format!(
+                "`stem.conv.weight` takes {inp} planes, the metadata says {had}"
+            )));
+        }
+        let zeros = Tensor::zeros((out, planes - had, kh, kw), DType::F32, stem.device())?;
+        let grown = Tensor::cat(&[stem, &zeros], 1)?;
+        self.tensors.insert("stem.conv.weight".into(), grown);
+        if let Some(meta) = &mut self.meta {
+            meta.shape.planes = planes;
+        }
+        Ok(self)
+    }
+
     /// Why data of `shape` cannot go through this checkpoint's network, if it cannot.
     pub fn shape_mismatch(&self, shape: TensorShape) -> Option<String> {
         match &self.meta {
@@ -553,7 +592,7 @@ impl Checkpoint {
 }
 
 /// `15 planes, 6×6, 216 policy entries`.
-pub(crate) fn describe(s: TensorShape) -> String {
+pub fn describe(s: TensorShape) -> String {
     format!(
         "{} planes, {}×{}, {} policy entries",
         s.planes, s.height, s.width, s.policy_size
@@ -860,6 +899,60 @@ mod tests {
                 r => panic!("expected WrongShape, got {:?}", r.err()),
             }
         }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_checkpoint_grown_to_more_planes_computes_the_same() {
+        let dir = temp_dir("grow");
+        let path = dir.join("net.safetensors");
+        let (varmap, net) = Net::seeded(&small(), SHAPE, &Device::Cpu, 3).unwrap();
+        Net::save(&varmap, &meta(SHAPE), &path).unwrap();
+        let grown_shape = TensorShape { planes: 8, ..SHAPE };
+        let checkpoint = Checkpoint::read(&path, &Device::Cpu)
+            .unwrap()
+            .with_planes(8)
+            .unwrap();
+        assert_eq!(checkpoint.meta, Some(meta(grown_shape)));
+        let (_, grown) =
+            Net::from_checkpoint(&checkpoint, &small(), grown_shape, &Device::Cpu).unwrap();
+        // The old planes, then three new ones holding anything: the same outputs.
+        let x = Tensor::randn(0f32, 1.0, (4, 5, 6, 6), &Device::Cpu).unwrap();
+        let extra = Tensor::randn(0f32, 1.0, (4, 3, 6, 6), &Device::Cpu).unwrap();
+        let x8 = Tensor::cat(&[&x, &extra], 1).unwrap();
+        let (p0, v0) = net.forward_t(&x, false).unwrap();
+        let (p1, v1) = grown.forward_t(&x8, false).unwrap();
+        let diff = |a: Tensor, b: Tensor| {
+            (a - b)
+                .unwrap()
+                .abs()
+                .unwrap()
+                .max_all()
+                .unwrap()
+                .to_scalar::<f32>()
+                .unwrap()
+        };
+        assert!(diff(p0, p1) < 1e-5 && diff(v0, v1) < 1e-5);
+        // Fewer or as many planes, or a checkpoint with no metadata: refused, naming why.
+        for planes in [5, 4] {
+            let e = Checkpoint::read(&path, &Device::Cpu)
+                .unwrap()
+                .with_planes(planes)
+                .err()
+                .unwrap();
+            assert!(
+                e.to_string().contains("already takes 5 input planes"),
+                "{e}"
+            );
+        }
+        let legacy = dir.join("legacy.safetensors");
+        varmap.save(&legacy).unwrap();
+        let e = Checkpoint::read(&legacy, &Device::Cpu)
+            .unwrap()
+            .with_planes(8)
+            .err()
+            .unwrap();
+        assert!(e.to_string().contains("records no game or shape"), "{e}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -155,3 +155,73 @@ fn io_errors_are_reported_once() {
     assert!(err.contains("absent.yaml: cannot read"), "{err}");
     assert_eq!(err.matches("No such file").count(), 1, "{err}");
 }
+
+/// `upgrade` carries a checkpoint of the game's earlier, smaller encoding over to the current
+/// one, and refuses one that needs nothing or that it cannot read.
+#[test]
+fn upgrade_grows_the_input_planes_and_refuses_what_it_cannot() {
+    use candle_core::Device;
+    use trainer_bridge::{Checkpoint, ModelMeta, Net, NetConfig};
+    let dir = tmpdir("upgrade");
+    let shape = games::shape_of("liuzhou", None).unwrap();
+    let older = games::TensorShape {
+        planes: shape.planes - 4,
+        ..shape
+    };
+    let network = NetConfig::from_yaml_file(&config()).unwrap();
+    let (varmap, _) = Net::seeded(&network, older, &Device::Cpu, 5).unwrap();
+    let old = dir.join("old.safetensors");
+    let meta = ModelMeta {
+        game: "liuzhou".into(),
+        shape: older,
+        network: network.clone(),
+        generation: 7,
+    };
+    Net::save(&varmap, &meta, &old).unwrap();
+    let new = dir.join("sub/new");
+    let out = run(&args(
+        &["upgrade", "--model"],
+        [old.clone(), "--out".into(), new.clone()],
+    ));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("liuzhou generation 7 carried over to"),
+        "{stdout}"
+    );
+    let grown = new.with_extension("safetensors");
+    assert!(new.with_extension("onnx").is_file());
+    let checkpoint = Checkpoint::read(&grown, &Device::Cpu).unwrap();
+    assert_eq!(
+        checkpoint.meta,
+        Some(ModelMeta {
+            shape,
+            ..meta.clone()
+        })
+    );
+    Net::from_checkpoint(&checkpoint, &network, shape, &Device::Cpu).unwrap();
+
+    let e = refused(&args(
+        &["upgrade", "--model"],
+        [grown, "--out".into(), dir.join("again")],
+    ));
+    assert!(e.contains("already takes 19 input planes"), "{e}");
+    assert!(!dir.join("again.onnx").exists());
+    let e = refused(&args(
+        &["upgrade", "--model"],
+        [
+            dir.join("missing.safetensors"),
+            "--out".into(),
+            dir.join("x"),
+        ],
+    ));
+    assert!(
+        e.contains("missing.safetensors") && e.contains("cannot read"),
+        "{e}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

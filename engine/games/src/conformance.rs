@@ -165,6 +165,20 @@ pub fn check_position<G: Game>(state: &G, cov: &mut Coverage) {
     assert!(!syms.is_empty() && syms[0] == crate::Symmetry::IDENTITY);
     for &sym in syms {
         let image = state.transform(sym);
+        // Training shows stored planes through a symmetry without the rules (`shards::augment`):
+        // the image's encoding must be the planes moved point by point.
+        let mut image_planes = vec![f32::NAN; shape.input_len()];
+        image.encode(&mut image_planes);
+        let (h, w) = (shape.height, shape.width);
+        for (i, &x) in planes.iter().enumerate() {
+            let (plane, rank, file) = (i / (h * w), i / w % h, i % w);
+            let (r2, f2) = sym.map(rank, file, h, w);
+            assert_eq!(
+                image_planes[plane * h * w + r2 * w + f2],
+                x,
+                "symmetry {sym:?} does not move plane {plane} point by point in {text}"
+            );
+        }
         let mut image_legal = Vec::new();
         image.legal_actions(&mut image_legal);
         let mapped: HashSet<_> = legal

@@ -446,3 +446,91 @@ fn draw_tiebreak_is_the_stone_balance() {
     assert_eq!(s.draw_tiebreak(Player::First), 4.0 / 18.0);
     assert_eq!(s.draw_tiebreak(Player::Second), -4.0 / 18.0);
 }
+
+/// Every square and line of the board, as point sets: the oracle for the shape planes.
+fn all_shapes() -> Vec<u64> {
+    let mut shapes = Vec::new();
+    for r in 0..5 {
+        for f in 0..5 {
+            let s = 6 * r + f;
+            shapes.push(1u64 << s | 1 << (s + 1) | 1 << (s + 6) | 1 << (s + 7));
+        }
+    }
+    for i in 0..6 {
+        shapes.push(0x3Fu64 << (6 * i));
+        shapes.push((0..6).fold(0u64, |b, r| b | 1 << (6 * r + i)));
+    }
+    shapes
+}
+
+fn members(stones: u64) -> u64 {
+    all_shapes()
+        .into_iter()
+        .filter(|&s| stones & s == s)
+        .fold(0, |b, s| b | s)
+}
+
+/// The points `state`'s player to act completes a shape on, found by playing each legal
+/// placement or step and looking for a complete shape through its point.
+fn completing_by_play(state: &Liuzhou) -> u64 {
+    let mover = state.to_act();
+    let mut actions = Vec::new();
+    state.legal_actions(&mut actions);
+    let mut out = 0;
+    for a in actions {
+        let p = match a.kind() {
+            ActionKind::Place(p) | ActionKind::Step { to: p, .. } => p,
+            ActionKind::Select(_) => continue,
+        };
+        let mut after = state.clone();
+        after.play(a).unwrap();
+        let own = after.stones(mover) & !after.marked();
+        if all_shapes()
+            .into_iter()
+            .any(|s| s & 1 << p != 0 && own & s == s)
+        {
+            out |= 1 << p;
+        }
+    }
+    out
+}
+
+fn plane(planes: &[f32], i: usize) -> u64 {
+    (0..36).fold(0, |b, s| {
+        let x = planes[i * 36 + s];
+        assert!(x == 0.0 || x == 1.0, "plane {i} holds {x}");
+        b | u64::from(x == 1.0) << s
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(60))]
+
+    /// Planes 15–18 (where each side's next placement or step completes a shape, and the
+    /// stones in shapes) agree with playing the actions and with a plain list of shapes.
+    #[test]
+    fn shape_planes_agree_with_play(seed in any::<u64>(), lb in prop_oneof![Just(1u8), Just(4u8)]) {
+        let shape = Liuzhou::default().shape();
+        let mut planes = vec![0.0; shape.input_len()];
+        random_game(seed, lb, |before, _, _| {
+            if !matches!(before.phase(), Phase::Place | Phase::Move) {
+                return;
+            }
+            before.encode(&mut planes);
+            let me = before.to_act();
+            let unmarked = |p: Player| before.stones(p) & !before.marked();
+            assert_eq!(plane(&planes, 17), members(unmarked(me)), "{}", before.lfen());
+            assert_eq!(plane(&planes, 18), members(unmarked(me.opponent())), "{}", before.lfen());
+            assert_eq!(plane(&planes, 15), completing_by_play(before), "{}", before.lfen());
+            // The opponent's points: the same position with the opponent to act and both
+            // counters at 0, so that no draw rule ends it.
+            let lfen = before.lfen();
+            let f: Vec<&str> = lfen.split(' ').collect();
+            let turned = format!("{} {} {} 0 0 0", f[0], if f[1] == "b" { "w" } else { "b" }, f[2]);
+            let turned = Liuzhou::from_lfen(&turned, Rules { lose_below: lb }).unwrap();
+            if turned.outcome().is_none() {
+                assert_eq!(plane(&planes, 16), completing_by_play(&turned), "{lfen}");
+            }
+        });
+    }
+}

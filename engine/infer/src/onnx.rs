@@ -232,11 +232,13 @@ pub enum ModelError {
         expected: String,
         found: String,
     },
-    #[error("{path}: the model's tensors are {found}, the game needs {expected}")]
+    #[error("{path}: the model's tensors are {found}, the game needs {expected}{hint}")]
     WrongShape {
         path: PathBuf,
         expected: ShapeText,
         found: ShapeText,
+        /// How to carry the model over, where it only lacks planes the game added.
+        hint: &'static str,
     },
     #[error("{path}: inputs/outputs: {reason}")]
     Interface { path: PathBuf, reason: String },
@@ -822,11 +824,23 @@ impl<G: Game> OrtEvaluator<G> {
                 found: info.game.clone(),
             });
         }
-        if info.shape != proto.shape() {
+        let (found, expected) = (info.shape, proto.shape());
+        if found != expected {
+            let only_planes_added = found.planes < expected.planes
+                && TensorShape {
+                    planes: expected.planes,
+                    ..found
+                } == expected;
             return Err(ModelError::WrongShape {
                 path: model.path.clone(),
-                expected: ShapeText(proto.shape()),
-                found: ShapeText(info.shape),
+                expected: ShapeText(expected),
+                found: ShapeText(found),
+                hint: if only_planes_added {
+                    "; the model is for an earlier encoding of the game: `trainer-bridge \
+                     upgrade --model ITS.safetensors --out NEW` carries its checkpoint over"
+                } else {
+                    ""
+                },
             });
         }
         Ok(OrtEvaluator {

@@ -47,6 +47,38 @@ pub fn reward(stones: u64, p: u8) -> u8 {
     u8::from(corners & full != 0)
 }
 
+/// The empty points where `own` (one colour's unmarked stones) completes a shape with its
+/// next action: a placement there when `placing`, else a step onto it by one of its stones
+/// (that stone leaving its own point, which may break the shape it would complete).
+pub fn completing_points(own: u64, empty: u64, placing: bool) -> u64 {
+    let mut out = 0;
+    let mut points = empty & BOARD;
+    while points != 0 {
+        let p = points.trailing_zeros() as u8;
+        points &= points - 1;
+        let to = 1u64 << p;
+        let completes = if placing {
+            reward(own | to, p) > 0
+        } else {
+            // Neighbours of p among own stones: each may step onto p.
+            let mut from = own
+                & ((to << 6) | (to >> 6) | ((to << 1) & !FILE_A) | ((to >> 1) & !FILE_F))
+                & BOARD;
+            let mut found = false;
+            while from != 0 && !found {
+                let s = from & from.wrapping_neg();
+                from &= from - 1;
+                found = reward((own & !s) | to, p) > 0;
+            }
+            found
+        };
+        if completes {
+            out |= to;
+        }
+    }
+    out
+}
+
 /// Where `sym` takes point `p`.
 #[inline]
 pub fn transform_point(sym: Symmetry, p: u8) -> u8 {
@@ -111,6 +143,32 @@ mod tests {
         // Shapes not through p do not reward.
         assert_eq!(
             reward(sq | pts(&["a6"]), pts(&["a6"]).trailing_zeros() as u8),
+            0
+        );
+    }
+
+    #[test]
+    fn completing_points_by_placement_and_by_step() {
+        let three = pts(&["c3", "d3", "c4"]);
+        let empty = BOARD & !three;
+        assert_eq!(completing_points(three, empty, true), pts(&["d4"]));
+        // No stone of `three` can step onto d4 and keep the other three in place.
+        assert_eq!(completing_points(three, empty, false), 0);
+        // e4 steps to d4 and completes the square; a stone that would leave the square it
+        // completes (c4 to b4, say) does not.
+        let four = three | pts(&["e4"]);
+        let empty = BOARD & !four;
+        assert_eq!(completing_points(four, empty, false), pts(&["d4"]));
+        // Five of a row and a stone below the gap: the step completes the line.
+        let row = pts(&["a2", "b2", "c2", "e2", "f2", "d1"]);
+        assert_eq!(completing_points(row, BOARD & !row, false), pts(&["d2"]));
+        assert_eq!(completing_points(row, BOARD & !row, true), pts(&["d2"]));
+        // A point that is not empty is never counted.
+        assert_eq!(completing_points(four, empty & !pts(&["d4"]), false), 0);
+        // No wrap-around from file f to file a of the next rank.
+        let edge = pts(&["a3", "b3", "b4", "f3"]);
+        assert_eq!(
+            completing_points(edge, BOARD & !edge, false) & pts(&["a4"]),
             0
         );
     }

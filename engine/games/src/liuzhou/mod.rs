@@ -29,7 +29,7 @@ pub const STONES_PER_PLAYER: u32 = 18;
 /// Length of the policy vector: 36 placements, 36 selections, 36 × 4 steps.
 pub const POLICY_SIZE: usize = 216;
 /// Input planes of the network encoding (see [`Liuzhou::encode`]).
-pub const PLANES: usize = 15;
+pub const PLANES: usize = 19;
 /// `move_count` at which the game is drawn.
 pub const MOVE_LIMIT: u16 = 144;
 /// `moves_since_capture` at which the game is drawn.
@@ -561,19 +561,32 @@ impl Game for Liuzhou {
     /// Planes, each 6 × 6, from the acting player's point of view:
     /// 0–1 own / opponent unmarked stones, 2–3 own / opponent marked stones, 4 empty points,
     /// 5–10 the phase (one-hot, constant planes), 11 pending ÷ 2, 12 move_count ÷ 144,
-    /// 13 moves_since_capture ÷ 36, 14 the `lose_below = 4` variant.
+    /// 13 moves_since_capture ÷ 36, 14 the `lose_below = 4` variant;
+    /// 15–16 the empty points where own / the opponent's next placement (before the board
+    /// fills) or step completes a shape, 17–18 own / opponent stones in a shape (safe from
+    /// selection). The last four the network could find for itself, but the movement's
+    /// tactics turn on them (a stone stepping out of a shape and back captures every other
+    /// move), and a small network learns them late.
     fn encode(&self, out: &mut [f32]) {
         let out = &mut out[..PLANES * 36];
         out.fill(0.0);
         let me = self.to_act.index();
+        let own = self.stones[me] & !self.marked;
+        let opp = self.stones[1 - me] & !self.marked;
+        let empty = !(self.stones[0] | self.stones[1]) & BOARD;
+        let placing = !self.phase.after_placement();
         let boards = [
-            self.stones[me] & !self.marked,
-            self.stones[1 - me] & !self.marked,
-            self.stones[me] & self.marked,
-            self.stones[1 - me] & self.marked,
-            !(self.stones[0] | self.stones[1]) & BOARD,
+            (0, own),
+            (1, opp),
+            (2, self.stones[me] & self.marked),
+            (3, self.stones[1 - me] & self.marked),
+            (4, empty),
+            (15, completing_points(own, empty, placing)),
+            (16, completing_points(opp, empty, placing)),
+            (17, shape_members(own)),
+            (18, shape_members(opp)),
         ];
-        for (plane, board) in boards.into_iter().enumerate() {
+        for (plane, board) in boards {
             let mut b = board;
             while b != 0 {
                 out[plane * 36 + b.trailing_zeros() as usize] = 1.0;
