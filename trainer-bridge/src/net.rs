@@ -828,6 +828,18 @@ mod tests {
         dir
     }
 
+    /// The largest |a − b| over two tensors of one shape.
+    fn max_diff(a: Tensor, b: Tensor) -> f32 {
+        (a - b)
+            .unwrap()
+            .abs()
+            .unwrap()
+            .max_all()
+            .unwrap()
+            .to_scalar::<f32>()
+            .unwrap()
+    }
+
     #[test]
     fn forward_shapes_and_value_range() {
         let (_, net) = Net::fresh(&small(), SHAPE, &Device::Cpu).unwrap();
@@ -858,23 +870,7 @@ mod tests {
         let (_, loaded) = Net::load(&path, &small(), SHAPE, &Device::Cpu).unwrap();
         let (p0, v0) = net.forward_t(&x, false).unwrap();
         let (p1, v1) = loaded.forward_t(&x, false).unwrap();
-        let dp = (p0 - p1)
-            .unwrap()
-            .abs()
-            .unwrap()
-            .max_all()
-            .unwrap()
-            .to_scalar::<f32>()
-            .unwrap();
-        let dv = (v0 - v1)
-            .unwrap()
-            .abs()
-            .unwrap()
-            .max_all()
-            .unwrap()
-            .to_scalar::<f32>()
-            .unwrap();
-        assert_eq!((dp, dv), (0.0, 0.0));
+        assert_eq!((max_diff(p0, p1), max_diff(v0, v1)), (0.0, 0.0));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
@@ -922,17 +918,7 @@ mod tests {
         let x8 = Tensor::cat(&[&x, &extra], 1).unwrap();
         let (p0, v0) = net.forward_t(&x, false).unwrap();
         let (p1, v1) = grown.forward_t(&x8, false).unwrap();
-        let diff = |a: Tensor, b: Tensor| {
-            (a - b)
-                .unwrap()
-                .abs()
-                .unwrap()
-                .max_all()
-                .unwrap()
-                .to_scalar::<f32>()
-                .unwrap()
-        };
-        assert!(diff(p0, p1) < 1e-5 && diff(v0, v1) < 1e-5);
+        assert!(max_diff(p0, p1) < 1e-5 && max_diff(v0, v1) < 1e-5);
         // Fewer or as many planes, or a checkpoint with no metadata: refused, naming why.
         for planes in [5, 4] {
             let e = Checkpoint::read(&path, &Device::Cpu)
