@@ -150,12 +150,19 @@ pub struct UciTeacherSpec {
     /// 0 for ICCS ranks 0–9, 1 for ranks 1–10 (Fairy-Stockfish).
     pub rank_base: u32,
     pub timeout: Duration,
+    /// Search limits named in the spec; when any is named they replace the config's three.
+    pub depth: Option<u32>,
+    pub movetime_ms: Option<u64>,
+    pub nodes: Option<u64>,
+    /// Lines per position named in the spec, in place of the config's `multipv`.
+    pub multipv: Option<u32>,
 }
 
 impl UciTeacherSpec {
     /// `fairy-stockfish[:path=PATH]` (the Debian binary by default) or
     /// `uci:cmd=COMMAND LINE[,rankbase=0|1][,variant=NAME]`; both take `timeout=S` (seconds
-    /// any one answer may take, default 60). `None` for specs of other kinds.
+    /// any one answer may take, default 60) and the search settings `depth=N`, `movetime=MS`,
+    /// `nodes=N` and `multipv=K`, which override the config's. `None` for specs of other kinds.
     pub fn parse(spec: &str) -> Result<Option<UciTeacherSpec>, TeachError> {
         let bad = |reason: String| TeachError::Spec {
             spec: spec.to_string(),
@@ -170,8 +177,17 @@ impl UciTeacherSpec {
         let (mut path, mut cmd, mut variant) = (None, None, None);
         let mut rank_base = if fairy { 1 } else { 0 };
         let mut timeout = Duration::from_secs(60);
+        let (mut depth, mut movetime_ms, mut nodes, mut multipv) = (None, None, None, None);
+        let positive = |key: &str, v: &str, max: u64| match v.parse::<u64>() {
+            Ok(n) if (1..=max).contains(&n) => Ok(n),
+            _ => Err(bad(format!("{key} '{v}': a whole number from 1 to {max}"))),
+        };
         for (k, v) in params {
             match (k, fairy) {
+                ("depth", _) => depth = Some(positive(k, v, 255)? as u32),
+                ("movetime", _) => movetime_ms = Some(positive(k, v, u64::from(u32::MAX))?),
+                ("nodes", _) => nodes = Some(positive(k, v, u64::MAX)?),
+                ("multipv", _) => multipv = Some(positive(k, v, 500)? as u32),
                 ("path", true) => path = Some(v.to_string()),
                 ("cmd", false) if !v.is_empty() => cmd = Some(v.to_string()),
                 ("variant", false) => variant = Some(v.to_string()),
@@ -212,6 +228,10 @@ impl UciTeacherSpec {
             options,
             rank_base,
             timeout,
+            depth,
+            movetime_ms,
+            nodes,
+            multipv,
         }))
     }
 }
@@ -237,16 +257,23 @@ impl UciTeacher {
             engine: program.clone(),
             reason: e.to_string(),
         })?;
+        let (depth, nodes, movetime) =
+            if spec.depth.is_some() || spec.nodes.is_some() || spec.movetime_ms.is_some() {
+                (spec.depth, spec.nodes, spec.movetime_ms)
+            } else {
+                (config.depth, config.nodes, config.movetime_ms)
+            };
         let mut go = "go".to_string();
-        if let Some(d) = config.depth {
+        if let Some(d) = depth {
             go += &format!(" depth {d}");
         }
-        if let Some(n) = config.nodes {
+        if let Some(n) = nodes {
             go += &format!(" nodes {n}");
         }
-        if let Some(t) = config.movetime_ms {
+        if let Some(t) = movetime {
             go += &format!(" movetime {t}");
         }
+        let multipv = spec.multipv.unwrap_or(config.multipv);
         let mut teacher = UciTeacher {
             process,
             name: program,
@@ -263,7 +290,7 @@ impl UciTeacher {
             teacher.name = name.trim().to_string();
         }
         let mut options = teacher.spec.options.clone();
-        options.push(("MultiPV".into(), config.multipv.to_string()));
+        options.push(("MultiPV".into(), multipv.to_string()));
         for (n, v) in options {
             teacher.send(&format!("setoption name {n} value {v}"))?;
         }

@@ -13,7 +13,9 @@ use shards::Shard;
 use teach::bootstrap::{bootstrap, BootstrapConfig, BootstrapOptions, BootstrapSummary};
 use teach::gtp_teacher::{parse_score_estimate, parse_top_moves, GtpTeacher};
 use teach::teacher::{Advice, AgentTeacher, TeachError, Teacher};
-use teach::uci_teacher::{final_lines, parse_info_line, UciLine, UciScore, UciTeacher, MATE_CP};
+use teach::uci_teacher::{
+    final_lines, parse_info_line, UciLine, UciScore, UciTeacher, UciTeacherSpec, MATE_CP,
+};
 
 /// `path` when it exists, else `None` after saying why (or a panic under
 /// `ENGINE_REQUIRE_ORACLES=1`).
@@ -184,13 +186,12 @@ fn fairy_stockfish_teaches_xiangqi() {
     let Some(path) = oracle("/usr/games/fairy-stockfish", "fairy-stockfish") else {
         return;
     };
-    let spec = format!("fairy-stockfish:path={path}");
+    // The spec's search settings replace the config's (depth 8, MultiPV 8 by default).
+    let spec = format!("fairy-stockfish:path={path},depth=1,multipv=4");
     let config = BootstrapConfig {
         games_per_shard: 2,
         opening_random_moves: 2,
         opening_sampled_moves: 4,
-        multipv: 4,
-        depth: Some(1),
         ..BootstrapConfig::default()
     };
     let mut teacher = Checked(UciTeacher::from_spec(&spec, &config).unwrap().unwrap());
@@ -268,6 +269,22 @@ fn bad_teacher_specs_and_settings_say_why() {
         .err()
         .unwrap();
     assert!(e.to_string().contains("rankbase"), "{e}");
+    let spec = UciTeacherSpec::parse("uci:cmd=x,depth=9,movetime=300,nodes=5000,multipv=12")
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (spec.depth, spec.movetime_ms, spec.nodes, spec.multipv),
+        (Some(9), Some(300), Some(5000), Some(12))
+    );
+    for (spec, needle) in [
+        ("fairy-stockfish:path=x,depth=0", "depth '0'"),
+        ("fairy-stockfish:path=x,multipv=501", "multipv '501'"),
+        ("uci:cmd=x,movetime=soon", "movetime 'soon'"),
+        ("uci:cmd=x,nodes=-3", "nodes '-3'"),
+    ] {
+        let e = UciTeacherSpec::parse(spec).err().expect(spec);
+        assert!(e.to_string().contains(needle), "{spec}: {e}");
+    }
 
     let bad = BootstrapConfig {
         value_result_weight: 2.0,
