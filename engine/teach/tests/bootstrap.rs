@@ -282,7 +282,7 @@ fn bad_teacher_specs_and_settings_say_why() {
         ("uci:cmd=x,movetime=soon", "movetime 'soon'"),
         ("uci:cmd=x,nodes=-3", "nodes '-3'"),
     ] {
-        let e = UciTeacherSpec::parse(spec).err().expect(spec);
+        let e = UciTeacherSpec::parse(spec).expect_err(spec);
         assert!(e.to_string().contains(needle), "{spec}: {e}");
     }
 
