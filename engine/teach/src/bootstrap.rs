@@ -51,6 +51,11 @@ pub struct BootstrapConfig {
     /// only that part. Left out of the run's record at 0, so older runs keep their names.
     #[serde(skip_serializing_if = "is_zero")]
     pub store_from_action: u32,
+    /// Positions from this many actions on are played but not stored, the other end of the
+    /// same window (0: no end): a teacher that searches the opening of a game deeply teaches
+    /// only the opening. Left out of the run's record at 0.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub store_until_action: u32,
     /// GTP teachers: the softmax temperature over GNU Go's move values (about points); 0 puts
     /// the whole policy on the best move.
     pub policy_temperature: f32,
@@ -81,6 +86,7 @@ impl Default for BootstrapConfig {
             opening_random_moves: 2,
             opening_sampled_moves: 12,
             store_from_action: 0,
+            store_until_action: 0,
             policy_temperature: 2.0,
             cp_temperature: 100.0,
             value_result_weight: 0.5,
@@ -108,6 +114,12 @@ impl BootstrapConfig {
             "games_per_shard",
             self.games_per_shard,
             "1 or more",
+        )?;
+        I::check(
+            self.store_until_action == 0 || self.store_until_action > self.store_from_action,
+            "store_until_action",
+            self.store_until_action,
+            "0 (no end), or more than store_from_action",
         )?;
         for (key, t) in [
             ("policy_temperature", self.policy_temperature),
@@ -518,7 +530,8 @@ fn play_game<'o, G: Game>(
             break outcome;
         }
         let mover = state.to_act();
-        let store = ply >= config.store_from_action;
+        let store = ply >= config.store_from_action
+            && (config.store_until_action == 0 || ply < config.store_until_action);
         let advice = if store {
             Some(teacher.advise(&state)?)
         } else {
@@ -648,6 +661,13 @@ mod tests {
             c.validate().unwrap_err().key
         };
         assert_eq!(bad(|c| c.games_per_shard = 0), "games_per_shard");
+        assert_eq!(
+            bad(|c| {
+                c.store_from_action = 36;
+                c.store_until_action = 36;
+            }),
+            "store_until_action"
+        );
         assert_eq!(bad(|c| c.value_result_weight = 1.5), "value_result_weight");
         assert_eq!(
             bad(|c| c.policy_temperature = f32::NAN),

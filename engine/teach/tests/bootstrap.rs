@@ -581,15 +581,16 @@ impl<G: Game> Teacher<G> for FirstLegal {
 }
 
 #[test]
-fn positions_before_store_from_action_are_played_but_not_stored() {
+fn positions_outside_the_store_window_are_played_but_not_stored() {
     use games::liuzhou::Liuzhou;
 
-    // The same four games (a deterministic teacher, a seeded opponent) stored from the start
-    // and from action 20 on.
-    let run = |store_from_action: u32| {
+    // The same four games (a deterministic teacher, a seeded opponent) stored from the start,
+    // from action 20 on, and up to action 20.
+    let run = |store_from_action: u32, store_until_action: u32| {
         let config = BootstrapConfig {
             games_per_shard: 2,
             store_from_action,
+            store_until_action,
             ..BootstrapConfig::default()
         };
         let mut teacher = FirstLegal {
@@ -598,7 +599,7 @@ fn positions_before_store_from_action_are_played_but_not_stored() {
             asked: Vec::new(),
         };
         let mut opponent: Option<Box<dyn Agent<Liuzhou>>> = Some(Box::new(RandomAgent::new(2)));
-        let out = out_dir(&format!("store-from-{store_from_action}"));
+        let out = out_dir(&format!("store-{store_from_action}-{store_until_action}"));
         let opts = BootstrapOptions {
             out: &out,
             games: 4,
@@ -624,14 +625,19 @@ fn positions_before_store_from_action_are_played_but_not_stored() {
             .collect();
         (summary, teacher.asked, samples)
     };
-    let (all, all_asked, all_samples) = run(0);
-    let (late, late_asked, late_samples) = run(20);
+    let (all, all_asked, all_samples) = run(0, 0);
+    let (late, late_asked, late_samples) = run(20, 0);
+    let (early, _, early_samples) = run(0, 20);
 
     // Every Liuzhou game is longer than 20 actions: each loses exactly its first 20.
     assert_eq!(all.positions, all_asked.len() as u64);
     assert_eq!(late.positions, all.positions - 4 * 20);
     assert!(!late_samples.is_empty() && late_samples.len() < all_samples.len());
     assert!(late_samples.iter().all(|p| all_samples.contains(p)));
+    // Up to action 20: exactly the first 20 of each game, the positions the other run left out.
+    assert_eq!(early.positions, 4 * 20);
+    assert!(!early_samples.is_empty() && early_samples.iter().all(|p| all_samples.contains(p)));
+    assert!(early_samples.iter().all(|p| !late_samples.contains(p)));
     // Before action 20 the teacher is asked only where it chooses: on its own side's turns
     // (and not during the random opening), where the run that stores everything asks on both.
     for game in 1..=4 {
