@@ -26,7 +26,8 @@ pub struct Args {
     #[command(flatten)]
     game: GameArgs,
     /// The teacher: `gtp:cmd=gnugo --mode gtp --chinese-rules --positional-superko
-    /// --capture-all-dead` (Go), `fairy-stockfish:depth=8` or `uci:cmd=…` (Xiangqi), or any agent
+    /// --capture-all-dead` (Go), `fairy-stockfish[:depth=N,movetime=MS,nodes=N,multipv=K]` or
+    /// `uci:cmd=…` (Xiangqi; those keys override the config's `bootstrap` section), or any agent
     /// spec of `engine match`.
     #[arg(long)]
     teacher: String,
