@@ -56,6 +56,10 @@ pub struct BootstrapConfig {
     /// only the opening. Left out of the run's record at 0.
     #[serde(skip_serializing_if = "is_zero")]
     pub store_until_action: u32,
+    /// Who plays the actions after the window's end. Left out of the run's record at its
+    /// default, so older runs keep their names.
+    #[serde(skip_serializing_if = "Finish::is_teacher")]
+    pub finish: Finish,
     /// GTP teachers: the softmax temperature over GNU Go's move values (about points); 0 puts
     /// the whole policy on the best move.
     pub policy_temperature: f32,
@@ -87,6 +91,7 @@ impl Default for BootstrapConfig {
             opening_sampled_moves: 12,
             store_from_action: 0,
             store_until_action: 0,
+            finish: Finish::Teacher,
             policy_temperature: 2.0,
             cp_temperature: 100.0,
             value_result_weight: 0.5,
@@ -98,6 +103,24 @@ impl Default for BootstrapConfig {
             movetime_ms: None,
             nodes: None,
         }
+    }
+}
+
+/// Who plays a game on after `store_until_action`, where nothing more is stored.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Finish {
+    /// The teacher and its opponent, as before the window's end.
+    #[default]
+    Teacher,
+    /// The opponent agent, for both sides: the result then costs the opponent's time instead of
+    /// the teacher's, which for a deep teacher is most of a game's time. Needs an opponent.
+    Opponent,
+}
+
+impl Finish {
+    fn is_teacher(&self) -> bool {
+        *self == Finish::Teacher
     }
 }
 
@@ -358,6 +381,13 @@ pub fn bootstrap<'o, G: Game>(
     opts: &BootstrapOptions<'_>,
 ) -> Result<BootstrapSummary, BootstrapError> {
     config.validate().map_err(BootstrapError::Config)?;
+    InvalidSetting::check(
+        config.finish == Finish::Teacher || opponent.is_some(),
+        "finish",
+        "opponent",
+        "teacher, or opponent with an --opponent agent",
+    )
+    .map_err(BootstrapError::Config)?;
     prepare_dir(opts.out)?;
     let record = RunRecord {
         game: G::NAME,
@@ -530,8 +560,10 @@ fn play_game<'o, G: Game>(
             break outcome;
         }
         let mover = state.to_act();
-        let store = ply >= config.store_from_action
-            && (config.store_until_action == 0 || ply < config.store_until_action);
+        let past_window = config.store_until_action != 0 && ply >= config.store_until_action;
+        let store = ply >= config.store_from_action && !past_window;
+        let opponent_moves =
+            mover != teacher_side || (past_window && config.finish == Finish::Opponent);
         let advice = if store {
             Some(teacher.advise(&state)?)
         } else {
@@ -548,7 +580,7 @@ fn play_game<'o, G: Game>(
                 random_action(&state, &mut rng).map(Decision::Play),
                 "opening",
             )
-        } else if let Some(o) = opponent.as_deref_mut().filter(|_| mover != teacher_side) {
+        } else if let Some(o) = opponent.as_deref_mut().filter(|_| opponent_moves) {
             let d = o.decide(&state).map_err(BootstrapError::Opponent)?;
             (Some(d), "the opponent")
         } else {

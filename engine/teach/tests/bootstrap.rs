@@ -10,7 +10,9 @@ use games::go::{GoState, Move, Point};
 use games::xiangqi::Xiangqi;
 use games::{Agent, Game, RandomAgent};
 use shards::Shard;
-use teach::bootstrap::{bootstrap, BootstrapConfig, BootstrapOptions, BootstrapSummary};
+use teach::bootstrap::{
+    bootstrap, BootstrapConfig, BootstrapError, BootstrapOptions, BootstrapSummary, Finish,
+};
 use teach::gtp_teacher::{parse_score_estimate, parse_top_moves, GtpTeacher};
 use teach::teacher::{Advice, AgentTeacher, TeachError, Teacher};
 use teach::uci_teacher::{
@@ -586,11 +588,12 @@ fn positions_outside_the_store_window_are_played_but_not_stored() {
 
     // The same four games (a deterministic teacher, a seeded opponent) stored from the start,
     // from action 20 on, and up to action 20.
-    let run = |store_from_action: u32, store_until_action: u32| {
+    let run = |store_from_action: u32, store_until_action: u32, finish: Finish| {
         let config = BootstrapConfig {
             games_per_shard: 2,
             store_from_action,
             store_until_action,
+            finish,
             ..BootstrapConfig::default()
         };
         let mut teacher = FirstLegal {
@@ -599,7 +602,9 @@ fn positions_outside_the_store_window_are_played_but_not_stored() {
             asked: Vec::new(),
         };
         let mut opponent: Option<Box<dyn Agent<Liuzhou>>> = Some(Box::new(RandomAgent::new(2)));
-        let out = out_dir(&format!("store-{store_from_action}-{store_until_action}"));
+        let out = out_dir(&format!(
+            "store-{store_from_action}-{store_until_action}-{finish:?}"
+        ));
         let opts = BootstrapOptions {
             out: &out,
             games: 4,
@@ -625,9 +630,10 @@ fn positions_outside_the_store_window_are_played_but_not_stored() {
             .collect();
         (summary, teacher.asked, samples)
     };
-    let (all, all_asked, all_samples) = run(0, 0);
-    let (late, late_asked, late_samples) = run(20, 0);
-    let (early, _, early_samples) = run(0, 20);
+    let (all, all_asked, all_samples) = run(0, 0, Finish::Teacher);
+    let (late, late_asked, late_samples) = run(20, 0, Finish::Teacher);
+    let (early, early_asked, early_samples) = run(0, 20, Finish::Teacher);
+    let (opp, opp_asked, opp_samples) = run(0, 20, Finish::Opponent);
 
     // Every Liuzhou game is longer than 20 actions: each loses exactly its first 20.
     assert_eq!(all.positions, all_asked.len() as u64);
@@ -638,6 +644,43 @@ fn positions_outside_the_store_window_are_played_but_not_stored() {
     assert_eq!(early.positions, 4 * 20);
     assert!(!early_samples.is_empty() && early_samples.iter().all(|p| all_samples.contains(p)));
     assert!(early_samples.iter().all(|p| !late_samples.contains(p)));
+    // Finished by the opponent: the same window, stored alike, and the teacher never asked
+    // after it, where the teacher's own finish asks it on its turns to the end.
+    assert_eq!(opp.positions, 4 * 20);
+    assert_eq!(opp.games, 4);
+    // Game 0 is the same game up to the window's end (later ones draw the opponent's dice
+    // differently after it).
+    assert_eq!(opp_samples[..10], early_samples[..10]);
+    assert!(
+        opp_asked.iter().all(|&(_, ply, _)| ply < 20),
+        "{opp_asked:?}"
+    );
+    assert!(early_asked.iter().any(|&(_, ply, _)| ply >= 20));
+    // Without an opponent there is nobody to finish: refused before any game.
+    let config = BootstrapConfig {
+        store_until_action: 20,
+        finish: Finish::Opponent,
+        ..BootstrapConfig::default()
+    };
+    let out = out_dir("finish-without-opponent");
+    let opts = BootstrapOptions {
+        out: &out,
+        games: 1,
+        seed: 5,
+        teacher: "first-legal",
+        opponent: None,
+        progress: false,
+    };
+    let mut teacher = FirstLegal {
+        game: 0,
+        ply: 0,
+        asked: Vec::new(),
+    };
+    match bootstrap(&Liuzhou::default(), &mut teacher, None, &config, &opts) {
+        Err(BootstrapError::Config(e)) => assert_eq!(e.key, "finish"),
+        other => panic!("{other:?}"),
+    }
+    assert!(teacher.asked.is_empty());
     // Before action 20 the teacher is asked only where it chooses: on its own side's turns
     // (and not during the random opening), where the run that stores everything asks on both.
     for game in 1..=4 {
