@@ -551,6 +551,7 @@ fn an_agent_teacher_gives_the_value_its_agent_explains() {
 
 /// Plays the first legal action and gives no value; logs each position it is asked about as
 /// (its game's number, the actions before it, the player to act).
+#[derive(Default)]
 struct FirstLegal {
     game: usize,
     ply: u32,
@@ -596,11 +597,7 @@ fn positions_outside_the_store_window_are_played_but_not_stored() {
             finish,
             ..BootstrapConfig::default()
         };
-        let mut teacher = FirstLegal {
-            game: 0,
-            ply: 0,
-            asked: Vec::new(),
-        };
+        let mut teacher = FirstLegal::default();
         let mut opponent: Option<Box<dyn Agent<Liuzhou>>> = Some(Box::new(RandomAgent::new(2)));
         let out = out_dir(&format!(
             "store-{store_from_action}-{store_until_action}-{finish:?}"
@@ -671,11 +668,7 @@ fn positions_outside_the_store_window_are_played_but_not_stored() {
         opponent: None,
         progress: false,
     };
-    let mut teacher = FirstLegal {
-        game: 0,
-        ply: 0,
-        asked: Vec::new(),
-    };
+    let mut teacher = FirstLegal::default();
     match bootstrap(&Liuzhou::default(), &mut teacher, None, &config, &opts) {
         Err(BootstrapError::Config(e)) => assert_eq!(e.key, "finish"),
         other => panic!("{other:?}"),
