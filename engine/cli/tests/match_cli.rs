@@ -294,9 +294,14 @@ fn the_games_of_a_match_are_saved_as_records_that_read_back() {
 /// `engine ladder` plays every pairing and prints a rating table anchored at the first agent.
 #[test]
 fn a_ladder_rates_every_agent_of_its_panel() {
+    let dir = std::env::temp_dir().join(format!("ladder-plot-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let plot = dir.join("ladder.svg");
     let out = engine()
         .args(["ladder", "--game", "liuzhou", "--agents", "random"])
         .args(["mcts:visits=20", "alphabeta:depth=1", "--games", "2"])
+        .args(["--openings", "2", "--plot"])
+        .arg(&plot)
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
@@ -321,11 +326,25 @@ fn a_ladder_rates_every_agent_of_its_panel() {
         "{text}"
     );
 
+    // The plot names every agent of the panel.
+    let svg = std::fs::read_to_string(&plot).unwrap();
+    for name in ["random[1]", "alphabeta"] {
+        assert!(svg.contains(name), "{name} not in the plot");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+
     let out = engine()
         .args(["ladder", "--agents", "random"])
         .output()
         .unwrap();
     assert!(!out.status.success(), "a panel of one is refused");
+    let out = engine()
+        .args(["ladder", "--agents", "random", "random", "--plot"])
+        .arg(dir.join("missing").join("ladder.svg"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "a plot into no directory");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--plot"));
 }
 
 fn gnugo() -> Option<&'static str> {

@@ -7,6 +7,7 @@
 pub mod cluster;
 pub mod ladder;
 mod report;
+pub use report::ladder_svg;
 pub mod state;
 
 use std::path::{Path, PathBuf};

@@ -205,9 +205,92 @@ fn plot(
     Ok(svg)
 }
 
+/// A ladder's ratings as an SVG: one point with its 95 % interval per agent, in the panel's
+/// order (a lineage of models reads left to right), the anchor at 0.
+pub fn ladder_svg(names: &[String], elo: &[f64], half_width: &[f64]) -> anyhow::Result<String> {
+    anyhow::ensure!(
+        !names.is_empty() && names.len() == elo.len() && names.len() == half_width.len(),
+        "a ladder plot needs one rating and one interval per agent"
+    );
+    draw_ladder(names, elo, half_width).map_err(|e| anyhow::anyhow!("drawing the ladder: {e}"))
+}
+
+fn draw_ladder(
+    names: &[String],
+    elo: &[f64],
+    half_width: &[f64],
+) -> Result<String, Box<dyn std::error::Error>> {
+    let n = names.len();
+    // An agent whose interval is not finite (no games) is drawn without one.
+    let half = |i: usize| {
+        if half_width[i].is_finite() {
+            half_width[i]
+        } else {
+            0.0
+        }
+    };
+    let top = (0..n).map(|i| elo[i] + half(i)).fold(0.0f64, f64::max);
+    let bottom = (0..n).map(|i| elo[i] - half(i)).fold(0.0f64, f64::min);
+    let margin = ((top - bottom) * 0.08).max(20.0);
+    let mut svg = String::new();
+    {
+        let width = (170 * n as u32).max(520);
+        let root = SVGBackend::with_string(&mut svg, (width, 440)).into_drawing_area();
+        root.fill(&WHITE)?;
+        let mut chart = ChartBuilder::on(&root)
+            .caption("ratings on the ladder (95 % intervals)", ("sans-serif", 18))
+            .margin(16)
+            .x_label_area_size(40)
+            .y_label_area_size(56)
+            .build_cartesian_2d(-0.5f64..n as f64 - 0.5, bottom - margin..top + margin)?;
+        let label = |x: &f64| {
+            let i = x.round();
+            if (x - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < n {
+                names[i as usize].clone()
+            } else {
+                String::new()
+            }
+        };
+        chart
+            .configure_mesh()
+            .x_labels(n)
+            .x_label_formatter(&label)
+            .x_label_style(("sans-serif", 11))
+            .disable_x_mesh()
+            .y_desc("Elo")
+            .draw()?;
+        chart.draw_series(LineSeries::new(
+            (0..n).map(|i| (i as f64, elo[i])),
+            BLUE.mix(0.4),
+        ))?;
+        chart.draw_series((0..n).map(|i| {
+            let (x, y, h) = (i as f64, elo[i], half(i));
+            ErrorBar::new_vertical(x, y - h, y, y + h, BLUE.filled(), 8)
+        }))?;
+        root.present()?;
+    }
+    Ok(svg)
+}
+
 #[cfg(test)]
 mod tests {
     use super::percent;
+
+    #[test]
+    fn a_ladder_plot_names_every_agent_and_refuses_a_mismatch() {
+        let names = [
+            "random".to_string(),
+            "alphabeta".into(),
+            "model 0002".into(),
+        ];
+        let svg =
+            super::ladder_svg(&names, &[0.0, 420.0, 610.0], &[0.0, 90.0, f64::INFINITY]).unwrap();
+        assert!(svg.starts_with("<svg") || svg.starts_with("<?xml"), "{svg}");
+        for name in &names {
+            assert!(svg.contains(name.as_str()), "{name} missing");
+        }
+        assert!(super::ladder_svg(&names, &[0.0], &[0.0]).is_err());
+    }
 
     #[test]
     fn scores_of_no_games_read_as_a_dash() {

@@ -41,6 +41,14 @@ pub struct Args {
     /// A game still running after this many actions is scored a draw.
     #[arg(long, default_value_t = 100_000)]
     max_actions: usize,
+    /// Start each pair of games from a position N uniformly random actions in (see `engine
+    /// match --openings`); every pairing plays the same openings. 0 plays from the start.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    openings: usize,
+    /// Also draw the ratings with their 95 % intervals as an SVG to FILE, the agents in the
+    /// panel's order (a lineage of models reads left to right).
+    #[arg(long, value_name = "FILE")]
+    plot: Option<std::path::PathBuf>,
     /// Games of a pairing played at once (see `engine match --parallel`).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
     parallel: u32,
@@ -55,6 +63,14 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         args.prior_draws >= 0.0 && args.prior_draws.is_finite(),
         "--prior-draws must be 0 or more"
     );
+    // Refused before the games, not after them.
+    if let Some(dir) = args.plot.as_deref().and_then(std::path::Path::parent) {
+        anyhow::ensure!(
+            dir.as_os_str().is_empty() || dir.is_dir(),
+            "--plot: the directory {} does not exist",
+            dir.display()
+        );
+    }
     args.game.dispatch(&args)
 }
 
@@ -94,7 +110,10 @@ impl ForGame for &Args {
                     self.games,
                     self.max_actions,
                     Colours::Alternate,
-                    Openings::default(),
+                    Openings {
+                        moves: self.openings,
+                        seed: self.seed,
+                    },
                     |_, _, _, _| bar.inc(1),
                 )?;
                 bar.suspend(|| {
@@ -118,6 +137,11 @@ impl ForGame for &Args {
         }
         bar.finish();
         let ratings = ladder::rate(n, &pairings, 0, self.prior_draws)?;
+        if let Some(path) = &self.plot {
+            let svg = train::ladder_svg(&names, &ratings.elo, &ratings.half_width95)?;
+            shards::write_atomically(path, svg.as_bytes())
+                .with_context(|| format!("writing {}", path.display()))?;
+        }
         let mut order: Vec<usize> = (0..n).collect();
         order.sort_by(|&x, &y| ratings.elo[y].total_cmp(&ratings.elo[x]));
         let width = names.iter().map(|s| s.chars().count()).max().unwrap_or(5);
