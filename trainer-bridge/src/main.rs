@@ -37,8 +37,9 @@ enum Command {
     /// ranges calibrated on positions from shards.
     Quantize(QuantizeArgs),
     /// Carries a checkpoint over to its game's encoding where the game has added input
-    /// planes: writes <out>.safetensors and <out>.onnx, which play exactly as before (the new
-    /// planes weigh nothing until the next fit). Quantise it again for int8.
+    /// planes, and widens its policy and value heads to a config's: writes
+    /// <out>.safetensors and <out>.onnx, which play exactly as before (the new planes and
+    /// channels weigh nothing until the next fit). Quantise it again for int8.
     Upgrade(UpgradeArgs),
 }
 
@@ -51,6 +52,14 @@ struct UpgradeArgs {
     /// replaced). Missing directories are created.
     #[arg(long)]
     out: PathBuf,
+    /// YAML config whose `network` section has wider heads (`policy_channels`,
+    /// `value_channels`) than the checkpoint; its other network keys must be the checkpoint's.
+    /// Without it only input planes are added.
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// Seed of the widened heads' new convolution weights.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
 }
 
 #[derive(Args)]
@@ -202,16 +211,43 @@ fn upgrade(args: &UpgradeArgs) -> anyhow::Result<()> {
         trainer_bridge::describe(shape),
         trainer_bridge::describe(meta.shape)
     );
-    let checkpoint = checkpoint.with_planes(shape.planes)?;
-    let (varmap, _) = Net::from_checkpoint(&checkpoint, &meta.network, shape, &Device::Cpu)?;
-    let meta = ModelMeta { shape, ..meta };
+    // Without a config the planes must grow (its error says there is nothing to add); with
+    // one, either may.
+    let mut checkpoint = if args.config.is_none() || shape.planes > meta.shape.planes {
+        checkpoint.with_planes(shape.planes)?
+    } else {
+        checkpoint
+    };
+    let network = match &args.config {
+        Some(path) => {
+            let network = NetConfig::from_yaml_file(path)?;
+            anyhow::ensure!(
+                network != meta.network || shape.planes > meta.shape.planes,
+                "--config {}: its network is the checkpoint's and {} takes no more input \
+                 planes: nothing to carry over",
+                path.display(),
+                meta.game
+            );
+            checkpoint = checkpoint.with_heads(&network, args.seed)?;
+            network
+        }
+        None => meta.network.clone(),
+    };
+    let (varmap, _) = Net::from_checkpoint(&checkpoint, &network, shape, &Device::Cpu)?;
+    let meta = ModelMeta {
+        shape,
+        network,
+        ..meta
+    };
     let (weights, model) = write_model(&varmap, &meta, &args.out.with_extension(""))?;
     println!(
-        "{}: {} generation {} carried over to {}\n{}\n{}",
+        "{}: {} generation {} carried over to {}, heads of {} policy and {} value channels\n{}\n{}",
         args.model.display(),
         meta.game,
         meta.generation,
         trainer_bridge::describe(shape),
+        meta.network.policy_channels,
+        meta.network.value_channels,
         weights.display(),
         model.display()
     );

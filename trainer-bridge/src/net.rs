@@ -543,6 +543,119 @@ impl Checkpoint {
         Ok(self)
     }
 
+    /// This checkpoint with its policy and value heads widened to `network`'s
+    /// `policy_channels` and `value_channels`, the new channels after the old. The fully
+    /// connected weights that read the new channels are zero, so the network computes exactly
+    /// what it did; the new channels' 1×1 convolutions start random (a zero one would never
+    /// get a gradient), drawn from `seed`, and start to count when next fitted. Every other
+    /// key of `network` must be the checkpoint's, and no head may shrink.
+    pub fn with_heads(mut self, network: &NetConfig, seed: u64) -> Result<Checkpoint, NetError> {
+        let path = self.path.clone();
+        let refuse = |reason: String| NetError::WrongShape {
+            path: path.clone(),
+            reason,
+        };
+        let Some(meta) = self.meta.clone() else {
+            return Err(refuse(
+                "the checkpoint records no network: its heads cannot be widened".into(),
+            ));
+        };
+        let had = &meta.network;
+        let others = NetConfig {
+            policy_channels: had.policy_channels,
+            value_channels: had.value_channels,
+            ..network.clone()
+        };
+        if &others != had {
+            return Err(refuse(format!(
+                "only the heads' channels can grow{}",
+                self.network_diff(network)
+            )));
+        }
+        let cells = meta.shape.height * meta.shape.width;
+        for (head, fc, from, to) in [
+            ("policy", "fc", had.policy_channels, network.policy_channels),
+            ("value", "fc1", had.value_channels, network.value_channels),
+        ] {
+            if to < from {
+                return Err(refuse(format!(
+                    "network.{head}_channels: {from} in the checkpoint, {to} asked: a head \
+                     cannot shrink"
+                )));
+            }
+            if to > from {
+                self.widen_head(head, fc, from, to, cells, seed)?;
+            }
+        }
+        if let Some(m) = &mut self.meta {
+            m.network = network.clone();
+        }
+        Ok(self)
+    }
+
+    /// Grows head `head` from `from` to `to` channels (see [`Checkpoint::with_heads`]).
+    fn widen_head(
+        &mut self,
+        head: &str,
+        fc: &str,
+        from: usize,
+        to: usize,
+        cells: usize,
+        seed: u64,
+    ) -> Result<(), NetError> {
+        let get = |name: &str| {
+            self.tensors
+                .get(name)
+                .cloned()
+                .ok_or_else(|| NetError::WrongShape {
+                    path: self.path.clone(),
+                    reason: format!("no tensor `{name}`"),
+                })
+        };
+        let added = to - from;
+        let conv = get(&format!("{head}.conv.weight"))?;
+        let (_, trunk, kh, kw) = conv.dims4()?;
+        let mut rng = SmallRng::seed_from_u64(seed);
+        // As a fresh network's convolutions: Kaiming normal over the fan-in.
+        let fresh = normal(
+            &mut rng,
+            added * trunk * kh * kw,
+            0.0,
+            (2.0 / trunk as f64).sqrt(),
+        );
+        let fresh = Tensor::from_vec(fresh, (added, trunk, kh, kw), conv.device())?;
+        let mut grown = vec![(
+            format!("{head}.conv.weight"),
+            Tensor::cat(&[&conv, &fresh], 0)?,
+        )];
+        for (name, fill) in [
+            ("weight", 1.0),
+            ("bias", 0.0),
+            ("running_mean", 0.0),
+            ("running_var", 1.0),
+        ] {
+            let key = format!("{head}.bn.{name}");
+            let old = get(&key)?;
+            let new = Tensor::full(fill as f32, added, old.device())?;
+            grown.push((key, Tensor::cat(&[&old, &new], 0)?));
+        }
+        // The fully connected layer reads channel-major (channel × cells + cell): the new
+        // channels' inputs come after the old ones.
+        let key = format!("{head}.{fc}.weight");
+        let old = get(&key)?;
+        let (outputs, inputs) = old.dims2()?;
+        if inputs != from * cells {
+            return Err(NetError::WrongShape {
+                path: self.path.clone(),
+                reason: format!("`{key}` reads {inputs} inputs, not {from} channels × {cells}"),
+            });
+        }
+        let zeros = Tensor::zeros((outputs, added * cells), DType::F32, old.device())?;
+        grown.push((key, Tensor::cat(&[&old, &zeros], 1)?));
+        self.tensors.extend(grown);
+        Ok(())
+    }
+
     /// Why data of `shape` cannot go through this checkpoint's network, if it cannot.
     pub fn shape_mismatch(&self, shape: TensorShape) -> Option<String> {
         match &self.meta {

@@ -225,3 +225,156 @@ fn upgrade_grows_the_input_planes_and_refuses_what_it_cannot() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `upgrade --config` widens the policy and value heads to the config's channels; the widened
+/// network computes what the checkpoint's did, and a config that changes anything else, or
+/// shrinks a head, is refused.
+#[test]
+fn upgrade_widens_the_heads_and_keeps_what_the_network_computes() {
+    use candle_core::{Device, Tensor};
+    use trainer_bridge::{Checkpoint, ModelMeta, Net, NetConfig};
+    let dir = tmpdir("widen");
+    let shape = games::shape_of("liuzhou", None).unwrap();
+    let narrow = NetConfig {
+        blocks: 1,
+        channels: 8,
+        policy_channels: 2,
+        value_channels: 1,
+        value_hidden: 16,
+    };
+    let (varmap, _) = Net::seeded(&narrow, shape, &Device::Cpu, 3).unwrap();
+    let old = dir.join("old.safetensors");
+    let meta = ModelMeta {
+        game: "liuzhou".into(),
+        shape,
+        network: narrow.clone(),
+        generation: 9,
+    };
+    Net::save(&varmap, &meta, &old).unwrap();
+    let write_config = |name: &str, network: &NetConfig| {
+        let path = dir.join(name);
+        let text = format!(
+            "network:\n  blocks: {}\n  channels: {}\n  policy_channels: {}\n  \
+             value_channels: {}\n  value_hidden: {}\n",
+            network.blocks,
+            network.channels,
+            network.policy_channels,
+            network.value_channels,
+            network.value_hidden
+        );
+        std::fs::write(&path, text).unwrap();
+        path
+    };
+    let wide = NetConfig {
+        policy_channels: 8,
+        value_channels: 4,
+        ..narrow.clone()
+    };
+    let new = dir.join("wide");
+    let out = run(&args(
+        &["upgrade", "--model"],
+        [
+            old.clone(),
+            "--out".into(),
+            new.clone(),
+            "--config".into(),
+            write_config("wide.yaml", &wide),
+        ],
+    ));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("heads of 8 policy and 4 value channels"),
+        "{stdout}"
+    );
+    assert!(new.with_extension("onnx").is_file());
+    let widened = Checkpoint::read(&new.with_extension("safetensors"), &Device::Cpu).unwrap();
+    assert_eq!(
+        widened.meta,
+        Some(ModelMeta {
+            network: wide.clone(),
+            ..meta.clone()
+        })
+    );
+
+    // The same positions through both networks: the same logits and values.
+    let (_, before) = Net::load(&old, &narrow, shape, &Device::Cpu).unwrap();
+    let (_, after) = Net::from_checkpoint(&widened, &wide, shape, &Device::Cpu).unwrap();
+    let n = 5 * shape.planes * shape.height * shape.width;
+    let x: Vec<f32> = (0..n).map(|i| ((i * 7919) % 13) as f32 / 13.0).collect();
+    let x = Tensor::from_vec(
+        x,
+        (5, shape.planes, shape.height, shape.width),
+        &Device::Cpu,
+    )
+    .unwrap();
+    let (p0, v0) = before.forward_t(&x, false).unwrap();
+    let (p1, v1) = after.forward_t(&x, false).unwrap();
+    let gap = |a: &Tensor, b: &Tensor| {
+        let (a, b) = (
+            a.flatten_all().unwrap().to_vec1::<f32>().unwrap(),
+            b.flatten_all().unwrap().to_vec1::<f32>().unwrap(),
+        );
+        assert_eq!(a.len(), b.len());
+        a.iter()
+            .zip(&b)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0, f32::max)
+    };
+    assert!(gap(&p0, &p1) < 1e-5, "policy moved by {}", gap(&p0, &p1));
+    assert!(gap(&v0, &v1) < 1e-5, "value moved by {}", gap(&v0, &v1));
+
+    // Anything but wider heads is refused, and nothing is written.
+    let deeper = NetConfig {
+        blocks: 2,
+        ..wide.clone()
+    };
+    let e = refused(&args(
+        &["upgrade", "--model"],
+        [
+            old.clone(),
+            "--out".into(),
+            dir.join("deeper"),
+            "--config".into(),
+            write_config("deeper.yaml", &deeper),
+        ],
+    ));
+    assert!(
+        e.contains("only the heads' channels can grow") && e.contains("network.blocks"),
+        "{e}"
+    );
+    let narrower = NetConfig {
+        policy_channels: 1,
+        ..narrow.clone()
+    };
+    let e = refused(&args(
+        &["upgrade", "--model"],
+        [
+            old.clone(),
+            "--out".into(),
+            dir.join("narrower"),
+            "--config".into(),
+            write_config("narrower.yaml", &narrower),
+        ],
+    ));
+    assert!(e.contains("cannot shrink"), "{e}");
+    let e = refused(&args(
+        &["upgrade", "--model"],
+        [
+            old,
+            "--out".into(),
+            dir.join("same"),
+            "--config".into(),
+            write_config("same.yaml", &narrow),
+        ],
+    ));
+    assert!(e.contains("nothing to carry over"), "{e}");
+    for name in ["deeper", "narrower", "same"] {
+        assert!(!dir.join(name).with_extension("onnx").exists(), "{name}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
