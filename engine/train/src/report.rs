@@ -232,9 +232,13 @@ fn draw_ladder(
     let top = (0..n).map(|i| elo[i] + half(i)).fold(0.0f64, f64::max);
     let bottom = (0..n).map(|i| elo[i] - half(i)).fold(0.0f64, f64::min);
     let margin = ((top - bottom) * 0.08).max(20.0);
+    let names: Vec<String> = names.iter().map(|name| without_directories(name)).collect();
+    // Each agent's label gets a slot of its own along the axis, wide enough for the longest.
+    let longest = names.iter().map(|l| l.chars().count()).max().unwrap_or(0) as u32;
+    let slot = (7 * longest).max(170);
     let mut svg = String::new();
     {
-        let width = (170 * n as u32).max(520);
+        let width = (slot * n as u32 + 90).max(520);
         let root = SVGBackend::with_string(&mut svg, (width, 440)).into_drawing_area();
         root.fill(&WHITE)?;
         let mut chart = ChartBuilder::on(&root)
@@ -272,9 +276,42 @@ fn draw_ladder(
     Ok(svg)
 }
 
+/// `name` with every path in it cut to its file name: `net(models/g/0126.onnx, 0.1 s)` →
+/// `net(0126.onnx, 0.1 s)`, so that labels fit beside each other.
+fn without_directories(name: &str) -> String {
+    let mut out = String::new();
+    let mut word = String::new();
+    let flush = |word: &mut String, out: &mut String| {
+        out.push_str(word.rsplit('/').next().unwrap_or(word));
+        word.clear();
+    };
+    for c in name.chars() {
+        if matches!(c, '(' | ')' | ',' | ' ' | '=' | '[' | ']') {
+            flush(&mut word, &mut out);
+            out.push(c);
+        } else {
+            word.push(c);
+        }
+    }
+    flush(&mut word, &mut out);
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::percent;
+
+    #[test]
+    fn plot_labels_keep_file_names_only() {
+        assert_eq!(
+            super::without_directories("net(models/liuzhou/candidates/0126.int8.onnx, 0.1 s)[4]"),
+            "net(0126.int8.onnx, 0.1 s)[4]"
+        );
+        assert_eq!(
+            super::without_directories("alphabeta:movetime=100[3]"),
+            "alphabeta:movetime=100[3]"
+        );
+    }
 
     #[test]
     fn a_ladder_plot_names_every_agent_and_refuses_a_mismatch() {
