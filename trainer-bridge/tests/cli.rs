@@ -1,6 +1,7 @@
 //! The `trainer-bridge` command line refuses bad arguments with exit code 2 and one line that
 //! names the argument or file at fault, and writes nothing.
 
+use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -26,6 +27,17 @@ fn run(args: &[OsString]) -> Output {
 }
 
 /// Runs and expects a refusal; returns stderr.
+/// Runs the command, asserts that it succeeded, and returns its standard output.
+fn succeeded(args: &[OsString]) -> String {
+    let out = run(args);
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 fn refused(args: &[OsString]) -> String {
     let out = run(args);
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
@@ -38,15 +50,10 @@ fn refused(args: &[OsString]) -> String {
 /// A generation-0 Liuzhou model in `dir`/0000.
 fn init(dir: &Path) -> PathBuf {
     let stem = dir.join("0000");
-    let out = run(&args(
+    succeeded(&args(
         &["init", "--game", "liuzhou", "--config"],
         [config(), "--out".into(), stem.clone()],
     ));
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
     stem.with_extension("safetensors")
 }
 
@@ -179,16 +186,10 @@ fn upgrade_grows_the_input_planes_and_refuses_what_it_cannot() {
     };
     Net::save(&varmap, &meta, &old).unwrap();
     let new = dir.join("sub/new");
-    let out = run(&args(
+    let stdout = succeeded(&args(
         &["upgrade", "--model"],
         [old.clone(), "--out".into(), new.clone()],
     ));
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
     assert!(
         stdout.contains("liuzhou generation 7 carried over to"),
         "{stdout}"
@@ -253,15 +254,7 @@ fn upgrade_widens_the_heads_and_keeps_what_the_network_computes() {
     Net::save(&varmap, &meta, &old).unwrap();
     let write_config = |name: &str, network: &NetConfig| {
         let path = dir.join(name);
-        let text = format!(
-            "network:\n  blocks: {}\n  channels: {}\n  policy_channels: {}\n  \
-             value_channels: {}\n  value_hidden: {}\n",
-            network.blocks,
-            network.channels,
-            network.policy_channels,
-            network.value_channels,
-            network.value_hidden
-        );
+        let text = serde_yaml::to_string(&BTreeMap::from([("network", network)])).unwrap();
         std::fs::write(&path, text).unwrap();
         path
     };
@@ -271,7 +264,7 @@ fn upgrade_widens_the_heads_and_keeps_what_the_network_computes() {
         ..narrow.clone()
     };
     let new = dir.join("wide");
-    let out = run(&args(
+    let stdout = succeeded(&args(
         &["upgrade", "--model"],
         [
             old.clone(),
@@ -281,12 +274,6 @@ fn upgrade_widens_the_heads_and_keeps_what_the_network_computes() {
             write_config("wide.yaml", &wide),
         ],
     ));
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
     assert!(
         stdout.contains("heads of 8 policy and 4 value channels"),
         "{stdout}"
