@@ -63,6 +63,9 @@ pub struct MctsSpec {
     /// Weight of the implicit minimax value in each child's value (`minimax=W`, 0 to 1; see
     /// [`search::SearchConfig::minimax_weight`]).
     pub minimax_weight: Option<f32>,
+    /// What a draw costs the agent in its search (`contempt=C`, 0 to 1; see
+    /// [`search::SearchConfig::contempt`]).
+    pub contempt: Option<f32>,
 }
 
 impl Default for MctsSpec {
@@ -81,6 +84,7 @@ impl Default for MctsSpec {
             seed: None,
             resign_below: None,
             minimax_weight: None,
+            contempt: None,
         }
     }
 }
@@ -129,11 +133,11 @@ impl AgentSpec {
             "random" => &["seed"],
             "mcts" => &[
                 "visits", "time", "threads", "temp", "cpuct", "seed", "resign", "search",
-                "gumbel_m", "decisive", "captures", "minimax",
+                "gumbel_m", "decisive", "captures", "minimax", "contempt",
             ],
             "net" => &[
                 "model", "visits", "time", "threads", "batch", "temp", "cpuct", "seed", "resign",
-                "search", "gumbel_m", "decisive", "captures", "minimax",
+                "search", "gumbel_m", "decisive", "captures", "minimax", "contempt",
             ],
             "" => return Err(err(None, "no agent kind".into())),
             // Another kind: the game's own factory reads it (and names what is wrong).
@@ -219,6 +223,13 @@ impl AgentSpec {
                         return Err(bad("a weight from 0 to 1"));
                     }
                     mcts.minimax_weight = Some(w);
+                }
+                "contempt" => {
+                    let c = v.parse::<f32>().map_err(|_| bad("a number"))?;
+                    if !(0.0..=1.0).contains(&c) {
+                        return Err(bad("a value from 0 to 1"));
+                    }
+                    mcts.contempt = Some(c);
                 }
                 "resign" => {
                     let r = v.parse::<f32>().map_err(|_| bad("a number"))?;
@@ -443,6 +454,7 @@ pub fn build_mcts<G: Game>(
         decisive: m.decisive.unwrap_or(G::DECISIVE_SEARCH),
         capture_prior: m.capture_prior.unwrap_or(G::CAPTURE_PRIOR),
         minimax_weight: m.minimax_weight.unwrap_or(defaults.minimax_weight),
+        contempt: m.contempt.unwrap_or(defaults.contempt),
         cache_entries: if cache { defaults.cache_entries } else { 0 },
         max_nodes: arena_nodes(m.visits),
         ..defaults
@@ -599,6 +611,9 @@ mod tests {
         let spec = AgentSpec::parse("mcts:minimax=0.25").unwrap();
         let agent = build_mcts::<games::liuzhou::Liuzhou>(&spec, "mcts", 1, &no_net).unwrap();
         assert_eq!(agent.search_config().minimax_weight, 0.25);
+        let spec = AgentSpec::parse("mcts:contempt=0.2").unwrap();
+        let agent = build_mcts::<games::liuzhou::Liuzhou>(&spec, "mcts", 1, &no_net).unwrap();
+        assert_eq!(agent.search_config().contempt, 0.2);
     }
 
     #[test]
@@ -636,6 +651,8 @@ mod tests {
             ("net:captures=1.5", "captures"),
             ("mcts:captures=x", "captures"),
             ("net:minimax=2", "minimax"),
+            ("net:contempt=-0.1", "contempt"),
+            ("mcts:contempt=x", "contempt"),
             ("mcts:minimax=x", "minimax"),
         ] {
             let e = AgentSpec::parse(bad).unwrap_err();

@@ -86,6 +86,11 @@ pub struct SearchConfig {
     /// Weight of a child's implicit minimax value (the minimax of the evaluations below it) in
     /// its PUCT value, beside the mean of its playouts; 0 keeps the mean alone.
     pub minimax_weight: f32,
+    /// What a draw reached in the tree costs the player to act at the root: it backs up as
+    /// −contempt for that player (and +contempt for the other) in place of 0, so that an
+    /// agent expecting to be the stronger plays on rather than into a draw. Keep 0 where
+    /// one tree serves both sides (self-play), whose values must stay one game's.
+    pub contempt: f32,
 }
 
 impl Default for SearchConfig {
@@ -106,6 +111,7 @@ impl Default for SearchConfig {
             decisive: false,
             capture_prior: 0.0,
             minimax_weight: 0.0,
+            contempt: 0.0,
         }
     }
 }

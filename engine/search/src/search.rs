@@ -787,6 +787,15 @@ impl<G: Game> Search<G> {
             .and_then(|plan| plan.select(t, node, chooser, g, views, work))
     }
 
+    /// A finished game's value from `Player::First`'s point of view, a draw priced by
+    /// [`SearchConfig::contempt`] for the root's player.
+    fn terminal_value(&self, outcome: Outcome) -> f32 {
+        match outcome {
+            Outcome::Draw => side_value(-self.config.contempt, self.state.to_act()),
+            won => won.value_for(Player::First),
+        }
+    }
+
     /// One descent from the root. Returns false when it could not start (a Gumbel root
     /// waiting for its phase's visits).
     fn descend(&self, batch: &mut LeafBatch<G>, tag: u32, c: &mut GatherCounts) -> bool {
@@ -820,7 +829,7 @@ impl<G: Game> Search<G> {
                     }
                     if let Some(outcome) = state.outcome() {
                         t.set_terminal(node, outcome);
-                        t.backup(&batch.paths[path_start..], outcome.value_for(Player::First));
+                        t.backup(&batch.paths[path_start..], self.terminal_value(outcome));
                         t.prove_up(&batch.paths[path_start..]);
                         c.terminal += 1;
                         c.playouts += 1;
@@ -894,7 +903,7 @@ impl<G: Game> Search<G> {
                 }
                 s => {
                     let outcome: Outcome = exact_outcome(s).expect("terminal status");
-                    t.backup(&batch.paths[path_start..], outcome.value_for(Player::First));
+                    t.backup(&batch.paths[path_start..], self.terminal_value(outcome));
                     t.prove_up(&batch.paths[path_start..]);
                     c.terminal += 1;
                     c.playouts += 1;

@@ -102,3 +102,27 @@ fn minimax_backups_read_turns_that_continue() {
     let (_, plain) = best(lfen, 100);
     assert_eq!(plain.tree().minimax_q(plain.tree().root()), None);
 }
+
+#[test]
+fn contempt_prices_draws_for_the_roots_player() {
+    // 35 actions without a capture: any step, by either side, draws. With contempt c every
+    // root child is worth −c to the player who searches, whichever colour that is.
+    for (side, contempt) in [("b", 0.0), ("b", 0.3), ("w", 0.3)] {
+        let lfen = format!("WWW3/6/6/6/6/BBB3 {side} move 0 60 35");
+        let config = SearchConfig {
+            contempt,
+            ..SearchConfig::default()
+        };
+        let (_, s) = best_with(&lfen, 200, config);
+        let children = s.root_children();
+        assert!(children.len() > 1);
+        for c in children.iter().filter(|c| c.visits > 0) {
+            assert_eq!(c.proven, Some(Outcome::Draw));
+            assert!(
+                (c.q + f64::from(contempt)).abs() < 1e-6,
+                "{lfen}: a draw valued {} with contempt {contempt}",
+                c.q
+            );
+        }
+    }
+}
