@@ -26,7 +26,6 @@ fn run(args: &[OsString]) -> Output {
         .unwrap()
 }
 
-/// Runs and expects a refusal; returns stderr.
 /// Runs the command, asserts that it succeeded, and returns its standard output.
 fn succeeded(args: &[OsString]) -> String {
     let out = run(args);
@@ -38,6 +37,7 @@ fn succeeded(args: &[OsString]) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
+/// Runs and expects a refusal; returns stderr.
 fn refused(args: &[OsString]) -> String {
     let out = run(args);
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
