@@ -37,9 +37,9 @@ enum Command {
     /// ranges calibrated on positions from shards.
     Quantize(QuantizeArgs),
     /// Carries a checkpoint over to its game's encoding where the game has added input
-    /// planes, and widens its policy and value heads to a config's: writes
-    /// <out>.safetensors and <out>.onnx, which play exactly as before (the new planes and
-    /// channels weigh nothing until the next fit). Quantise it again for int8.
+    /// planes, and grows its network to a config's (wider heads, more blocks): writes
+    /// <out>.safetensors and <out>.onnx, which play exactly as before (the new planes,
+    /// channels and blocks weigh nothing until the next fit). Quantise it again for int8.
     Upgrade(UpgradeArgs),
 }
 
@@ -53,11 +53,11 @@ struct UpgradeArgs {
     #[arg(long)]
     out: PathBuf,
     /// YAML config whose `network` section has wider heads (`policy_channels`,
-    /// `value_channels`) than the checkpoint; its other network keys must be the checkpoint's.
-    /// Without it only input planes are added.
+    /// `value_channels`) or more residual `blocks` than the checkpoint; its other network keys
+    /// must be the checkpoint's. Without it only input planes are added.
     #[arg(long)]
     config: Option<PathBuf>,
-    /// Seed of the widened heads' new convolution weights.
+    /// Seed of the new convolution weights (widened heads, added blocks).
     #[arg(long, default_value_t = 1)]
     seed: u64,
 }
@@ -228,7 +228,7 @@ fn upgrade(args: &UpgradeArgs) -> anyhow::Result<()> {
                 path.display(),
                 meta.game
             );
-            checkpoint = checkpoint.with_heads(&network, args.seed)?;
+            checkpoint = checkpoint.grown_to(&network, args.seed)?;
             network
         }
         None => meta.network.clone(),
@@ -241,11 +241,14 @@ fn upgrade(args: &UpgradeArgs) -> anyhow::Result<()> {
     };
     let (weights, model) = write_model(&varmap, &meta, &args.out.with_extension(""))?;
     println!(
-        "{}: {} generation {} carried over to {}, heads of {} policy and {} value channels\n{}\n{}",
+        "{}: {} generation {} carried over to {}, {} blocks of {} channels, heads of {} policy and \
+         {} value channels\n{}\n{}",
         args.model.display(),
         meta.game,
         meta.generation,
         trainer_bridge::describe(shape),
+        meta.network.blocks,
+        meta.network.channels,
         meta.network.policy_channels,
         meta.network.value_channels,
         weights.display(),

@@ -543,13 +543,15 @@ impl Checkpoint {
         Ok(self)
     }
 
-    /// This checkpoint with its policy and value heads widened to `network`'s
-    /// `policy_channels` and `value_channels`, the new channels after the old. The fully
-    /// connected weights that read the new channels are zero, so the network computes exactly
-    /// what it did; the new channels' 1×1 convolutions start random (a zero one would never
-    /// get a gradient), drawn from `seed`, and start to count when next fitted. Every other
-    /// key of `network` must be the checkpoint's, and no head may shrink.
-    pub fn with_heads(mut self, network: &NetConfig, seed: u64) -> Result<Checkpoint, NetError> {
+    /// This checkpoint grown to `network`: its policy and value heads widened to
+    /// `policy_channels` and `value_channels` (the new channels after the old), and its tower
+    /// deepened to `blocks` (the new blocks after the old). The network computes exactly what it
+    /// did: the fully connected weights that read the new channels are zero, and each new block
+    /// ends in a batch norm of zero scale, so it adds nothing to the skip connection it sits
+    /// on. The new convolutions start random (a zero one would never get a gradient), drawn
+    /// from `seed`, and start to count when next fitted. The trunk's width and the value
+    /// head's hidden layer must be the checkpoint's, and nothing may shrink.
+    pub fn grown_to(mut self, network: &NetConfig, seed: u64) -> Result<Checkpoint, NetError> {
         let path = self.path.clone();
         let refuse = |reason: String| NetError::WrongShape {
             path: path.clone(),
@@ -557,35 +559,50 @@ impl Checkpoint {
         };
         let Some(meta) = self.meta.clone() else {
             return Err(refuse(
-                "the checkpoint records no network: its heads cannot be widened".into(),
+                "the checkpoint records no network: it cannot be grown".into(),
             ));
         };
         let had = &meta.network;
         let others = NetConfig {
+            blocks: had.blocks,
             policy_channels: had.policy_channels,
             value_channels: had.value_channels,
             ..network.clone()
         };
         if &others != had {
             return Err(refuse(format!(
-                "only the heads' channels can grow{}",
+                "only the heads' channels and the number of blocks can grow{}",
                 self.network_diff(network)
             )));
         }
         let cells = meta.shape.height * meta.shape.width;
+        for (key, from, to) in [
+            ("blocks", had.blocks, network.blocks),
+            (
+                "policy_channels",
+                had.policy_channels,
+                network.policy_channels,
+            ),
+            ("value_channels", had.value_channels, network.value_channels),
+        ] {
+            if to < from {
+                return Err(refuse(format!(
+                    "network.{key}: {from} in the checkpoint, {to} asked: a network cannot \
+                     shrink"
+                )));
+            }
+        }
+        let mut rng = SmallRng::seed_from_u64(seed);
         for (head, fc, from, to) in [
             ("policy", "fc", had.policy_channels, network.policy_channels),
             ("value", "fc1", had.value_channels, network.value_channels),
         ] {
-            if to < from {
-                return Err(refuse(format!(
-                    "network.{head}_channels: {from} in the checkpoint, {to} asked: a head \
-                     cannot shrink"
-                )));
-            }
             if to > from {
-                self.widen_head(head, fc, from, to, cells, seed)?;
+                self.widen_head(head, fc, from, to, cells, &mut rng)?;
             }
+        }
+        for block in had.blocks..network.blocks {
+            self.add_block(block, had.channels, &mut rng)?;
         }
         if let Some(m) = &mut self.meta {
             m.network = network.clone();
@@ -593,7 +610,48 @@ impl Checkpoint {
         Ok(self)
     }
 
-    /// Grows head `head` from `from` to `to` channels (see [`Checkpoint::with_heads`]).
+    /// Appends residual block `index` of `channels` channels that adds nothing yet (see
+    /// [`Checkpoint::grown_to`]).
+    fn add_block(
+        &mut self,
+        index: usize,
+        channels: usize,
+        rng: &mut SmallRng,
+    ) -> Result<(), NetError> {
+        let device = self
+            .tensors
+            .get("stem.conv.weight")
+            .map(|t| t.device().clone())
+            .ok_or_else(|| NetError::WrongShape {
+                path: self.path.clone(),
+                reason: "no tensor `stem.conv.weight`".into(),
+            })?;
+        for (layer, scale) in [("1", 1.0), ("2", 0.0)] {
+            // As a fresh network's convolutions: Kaiming normal over the fan-in.
+            let fresh = normal(
+                rng,
+                channels * channels * 9,
+                0.0,
+                (2.0 / (channels * 9) as f64).sqrt(),
+            );
+            let conv = Tensor::from_vec(fresh, (channels, channels, 3, 3), &device)?;
+            self.tensors
+                .insert(format!("blocks.{index}.conv{layer}.weight"), conv);
+            for (name, fill) in [
+                ("weight", scale),
+                ("bias", 0.0),
+                ("running_mean", 0.0),
+                ("running_var", 1.0),
+            ] {
+                let t = Tensor::full(fill as f32, channels, &device)?;
+                self.tensors
+                    .insert(format!("blocks.{index}.bn{layer}.{name}"), t);
+            }
+        }
+        Ok(())
+    }
+
+    /// Grows head `head` from `from` to `to` channels (see [`Checkpoint::grown_to`]).
     fn widen_head(
         &mut self,
         head: &str,
@@ -601,7 +659,7 @@ impl Checkpoint {
         from: usize,
         to: usize,
         cells: usize,
-        seed: u64,
+        rng: &mut SmallRng,
     ) -> Result<(), NetError> {
         let get = |name: &str| {
             self.tensors
@@ -615,10 +673,9 @@ impl Checkpoint {
         let added = to - from;
         let conv = get(&format!("{head}.conv.weight"))?;
         let (_, trunk, kh, kw) = conv.dims4()?;
-        let mut rng = SmallRng::seed_from_u64(seed);
         // As a fresh network's convolutions: Kaiming normal over the fan-in.
         let fresh = normal(
-            &mut rng,
+            rng,
             added * trunk * kh * kw,
             0.0,
             (2.0 / trunk as f64).sqrt(),

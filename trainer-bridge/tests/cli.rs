@@ -227,11 +227,11 @@ fn upgrade_grows_the_input_planes_and_refuses_what_it_cannot() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-/// `upgrade --config` widens the policy and value heads to the config's channels; the widened
-/// network computes what the checkpoint's did, and a config that changes anything else, or
-/// shrinks a head, is refused.
+/// `upgrade --config` widens the policy and value heads to the config's channels and adds its
+/// residual blocks; the grown network computes what the checkpoint's did, and a config that
+/// changes anything else, or shrinks the network, is refused.
 #[test]
-fn upgrade_widens_the_heads_and_keeps_what_the_network_computes() {
+fn upgrade_grows_the_network_and_keeps_what_it_computes() {
     use candle_core::{Device, Tensor};
     use trainer_bridge::{Checkpoint, ModelMeta, Net, NetConfig};
     let dir = tmpdir("widen");
@@ -259,6 +259,7 @@ fn upgrade_widens_the_heads_and_keeps_what_the_network_computes() {
         path
     };
     let wide = NetConfig {
+        blocks: 3,
         policy_channels: 8,
         value_channels: 4,
         ..narrow.clone()
@@ -275,7 +276,7 @@ fn upgrade_widens_the_heads_and_keeps_what_the_network_computes() {
         ],
     ));
     assert!(
-        stdout.contains("heads of 8 policy and 4 value channels"),
+        stdout.contains("3 blocks of 8 channels, heads of 8 policy and 4 value channels"),
         "{stdout}"
     );
     assert!(new.with_extension("onnx").is_file());
@@ -314,10 +315,15 @@ fn upgrade_widens_the_heads_and_keeps_what_the_network_computes() {
     };
     assert!(gap(&p0, &p1) < 1e-5, "policy moved by {}", gap(&p0, &p1));
     assert!(gap(&v0, &v1) < 1e-5, "value moved by {}", gap(&v0, &v1));
+    // So does a training step's forward pass (batch statistics), where the fit starts.
+    let (p0, v0) = before.forward_t(&x, true).unwrap();
+    let (p1, v1) = after.forward_t(&x, true).unwrap();
+    assert!(gap(&p0, &p1) < 1e-4, "policy moved by {}", gap(&p0, &p1));
+    assert!(gap(&v0, &v1) < 1e-4, "value moved by {}", gap(&v0, &v1));
 
-    // Anything but wider heads is refused, and nothing is written.
-    let deeper = NetConfig {
-        blocks: 2,
+    // A wider trunk is refused, and nothing is written.
+    let wider = NetConfig {
+        channels: 16,
         ..wide.clone()
     };
     let e = refused(&args(
@@ -325,13 +331,14 @@ fn upgrade_widens_the_heads_and_keeps_what_the_network_computes() {
         [
             old.clone(),
             "--out".into(),
-            dir.join("deeper"),
+            dir.join("wider"),
             "--config".into(),
-            write_config("deeper.yaml", &deeper),
+            write_config("wider.yaml", &wider),
         ],
     ));
     assert!(
-        e.contains("only the heads' channels can grow") && e.contains("network.blocks"),
+        e.contains("only the heads' channels and the number of blocks can grow")
+            && e.contains("network.channels"),
         "{e}"
     );
     let narrower = NetConfig {
@@ -360,7 +367,7 @@ fn upgrade_widens_the_heads_and_keeps_what_the_network_computes() {
         ],
     ));
     assert!(e.contains("nothing to carry over"), "{e}");
-    for name in ["deeper", "narrower", "same"] {
+    for name in ["wider", "narrower", "same"] {
         assert!(!dir.join(name).with_extension("onnx").exists(), "{name}");
     }
     std::fs::remove_dir_all(&dir).unwrap();
