@@ -627,22 +627,10 @@ impl Checkpoint {
                 reason: "no tensor `stem.conv.weight`".into(),
             })?;
         for (layer, scale) in [("1", 1.0), ("2", 0.0)] {
-            // As a fresh network's convolutions: Kaiming normal over the fan-in.
-            let fresh = normal(
-                rng,
-                channels * channels * 9,
-                0.0,
-                (2.0 / (channels * 9) as f64).sqrt(),
-            );
-            let conv = Tensor::from_vec(fresh, (channels, channels, 3, 3), &device)?;
+            let conv = fresh_conv(rng, (channels, channels, 3, 3), &device)?;
             self.tensors
                 .insert(format!("blocks.{index}.conv{layer}.weight"), conv);
-            for (name, fill) in [
-                ("weight", scale),
-                ("bias", 0.0),
-                ("running_mean", 0.0),
-                ("running_var", 1.0),
-            ] {
+            for (name, fill) in fresh_batch_norm(scale) {
                 let t = Tensor::full(fill as f32, channels, &device)?;
                 self.tensors
                     .insert(format!("blocks.{index}.bn{layer}.{name}"), t);
@@ -673,24 +661,12 @@ impl Checkpoint {
         let added = to - from;
         let conv = get(&format!("{head}.conv.weight"))?;
         let (_, trunk, kh, kw) = conv.dims4()?;
-        // As a fresh network's convolutions: Kaiming normal over the fan-in.
-        let fresh = normal(
-            rng,
-            added * trunk * kh * kw,
-            0.0,
-            (2.0 / trunk as f64).sqrt(),
-        );
-        let fresh = Tensor::from_vec(fresh, (added, trunk, kh, kw), conv.device())?;
+        let fresh = fresh_conv(rng, (added, trunk, kh, kw), conv.device())?;
         let mut grown = vec![(
             format!("{head}.conv.weight"),
             Tensor::cat(&[&conv, &fresh], 0)?,
         )];
-        for (name, fill) in [
-            ("weight", 1.0),
-            ("bias", 0.0),
-            ("running_mean", 0.0),
-            ("running_var", 1.0),
-        ] {
+        for (name, fill) in fresh_batch_norm(1.0) {
             let key = format!("{head}.bn.{name}");
             let old = get(&key)?;
             let new = Tensor::full(fill as f32, added, old.device())?;
@@ -864,6 +840,30 @@ impl SeededInit {
             }
         }
     }
+}
+
+/// Convolution weights of `shape` (out, in, kh, kw) as a fresh network draws them: Kaiming
+/// normal over the fan-in.
+fn fresh_conv(
+    rng: &mut SmallRng,
+    shape: (usize, usize, usize, usize),
+    device: &Device,
+) -> candle_core::Result<Tensor> {
+    let (out, inp, kh, kw) = shape;
+    let fan_in = inp * kh * kw;
+    let values = normal(rng, out * fan_in, 0.0, (2.0 / fan_in as f64).sqrt());
+    Tensor::from_vec(values, shape, device)
+}
+
+/// A fresh batch norm's per-channel values, by tensor name, with scale `scale`: the identity
+/// (times `scale`) on normalised inputs.
+fn fresh_batch_norm(scale: f64) -> [(&'static str, f64); 4] {
+    [
+        ("weight", scale),
+        ("bias", 0.0),
+        ("running_mean", 0.0),
+        ("running_var", 1.0),
+    ]
 }
 
 fn normal(rng: &mut SmallRng, n: usize, mean: f64, stdev: f64) -> Vec<f32> {
