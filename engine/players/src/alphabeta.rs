@@ -7,60 +7,22 @@
 //! checked on every one of its moves of the cycle (and the other side did not) loses, any other
 //! repetition scores as a draw; so does the natural limit.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use games::xiangqi::board::*;
 use games::xiangqi::{Move, Side, Xiangqi, NATURAL_LIMIT};
 use games::{Agent, AgentError, Explanation};
 
+use crate::abcore::{alloc_table, explanation, from_tt, to_tt, Budget};
+pub use crate::abcore::{HashError, SearchLimits, MAX_HASH_MB, MAX_PLY};
+
 /// Scores at or beyond `MATE - MAX_PLY` are mates (in `MATE - score` plies).
-pub const MATE: i32 = 30_000;
+pub const MATE: i32 = crate::abcore::DECISIVE;
 /// A win by the perpetual-check rule (not a mate, but as final).
 pub const RULE_WIN: i32 = 25_000;
 const INF: i32 = 32_000;
-/// Deepest ply alpha-beta reaches; mate scores count plies up to it.
-pub const MAX_PLY: usize = 128;
-
-/// The largest transposition table offered, in MiB: more than any game here fills, and few
-/// machines spare more.
-pub const MAX_HASH_MB: usize = 4096;
-
-/// Why a transposition table of the asked size cannot be had.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum HashError {
-    #[error("hash size {0} MiB is outside 1..={MAX_HASH_MB}")]
-    Range(usize),
-    #[error("cannot allocate a {0} MiB transposition table")]
-    Alloc(usize),
-}
-
-/// When to stop searching. Any limit that is set stops the search; none set means depth 64.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct SearchLimits {
-    /// Deepest iteration to complete.
-    pub depth: Option<u32>,
-    /// Wall-clock time for the whole search.
-    pub movetime: Option<Duration>,
-    /// Nodes (search + quiescence) after which to stop.
-    pub nodes: Option<u64>,
-}
-
-impl SearchLimits {
-    pub fn depth(d: u32) -> Self {
-        SearchLimits {
-            depth: Some(d),
-            ..Default::default()
-        }
-    }
-    pub fn movetime(t: Duration) -> Self {
-        SearchLimits {
-            movetime: Some(t),
-            ..Default::default()
-        }
-    }
-}
 
 /// Progress after one completed iteration.
 #[derive(Clone, Debug)]
@@ -208,35 +170,18 @@ pub struct AlphaBeta {
     history: Vec<i32>,
     path: Vec<PathEntry>,
     nodes: u64,
-    deadline: Option<Instant>,
-    node_limit: Option<u64>,
-    aborted: bool,
-    stop: Arc<AtomicBool>,
+    budget: Budget,
     /// Root moves the next searches must not play (UCCI's `banmoves`).
     excluded: Vec<Move>,
 }
 
-/// A transposition table of about `bytes` (at least 1024 entries), or `None` when the memory
-/// cannot be had: the allocation is fallible so a protocol can refuse a size and go on.
-fn alloc_table(bytes: usize) -> Option<Vec<TtEntry>> {
-    let entries = (bytes / std::mem::size_of::<TtEntry>()).max(1024);
-    // The largest power of two that fits, so a key masks to a slot.
-    let entries = 1usize << (usize::BITS - 1 - entries.leading_zeros());
-    let mut tt = Vec::new();
-    tt.try_reserve_exact(entries).ok()?;
-    tt.resize(entries, TtEntry::default());
-    Some(tt)
-}
-
 impl AlphaBeta {
     /// A searcher with a transposition table of about `hash_mb` MiB, clamped to
-    /// 1..=[`MAX_HASH_MB`]. Aborts, as any `Vec` does, if even that cannot be allocated; faces
-    /// that take a size from a user call [`AlphaBeta::try_new`].
+    /// 1..=[`MAX_HASH_MB`]. Panics if even that cannot be allocated; faces that take a size
+    /// from a user call [`AlphaBeta::try_new`].
     pub fn new(hash_mb: usize) -> AlphaBeta {
-        let mb = hash_mb.clamp(1, MAX_HASH_MB);
-        let tt = alloc_table(mb << 20)
-            .unwrap_or_else(|| std::alloc::handle_alloc_error(table_layout(mb)));
-        AlphaBeta::with_table(tt)
+        AlphaBeta::try_new(hash_mb.clamp(1, MAX_HASH_MB))
+            .expect("a transposition table of this size")
     }
 
     /// A searcher with a `hash_mb` MiB table, or why there cannot be one.
@@ -255,10 +200,7 @@ impl AlphaBeta {
             history: vec![0; 8100],
             path: Vec::with_capacity(256),
             nodes: 0,
-            deadline: None,
-            node_limit: None,
-            aborted: false,
-            stop: Arc::new(AtomicBool::new(false)),
+            budget: Budget::new(),
             excluded: Vec::new(),
         }
     }
@@ -272,12 +214,12 @@ impl AlphaBeta {
     /// A flag that stops the running search when set (UCI `stop`). Whoever sets it clears it
     /// before the next search.
     pub fn stop_handle(&self) -> Arc<AtomicBool> {
-        self.stop.clone()
+        self.budget.stop_handle()
     }
 
     /// Makes `flag` the stop flag (shared with a protocol loop).
     pub fn set_stop_handle(&mut self, flag: Arc<AtomicBool>) {
-        self.stop = flag;
+        self.budget.set_stop_handle(flag);
     }
 
     /// Forgets everything learned (new game).
@@ -295,11 +237,8 @@ impl AlphaBeta {
         limits: SearchLimits,
         mut on_info: impl FnMut(&SearchInfo),
     ) -> SearchResult {
-        let start = Instant::now();
         self.nodes = 0;
-        self.aborted = false;
-        self.deadline = limits.movetime.map(|t| start + t);
-        self.node_limit = limits.nodes;
+        self.budget.start(limits);
         let max_depth = limits.depth.unwrap_or(64).clamp(1, MAX_PLY as u32 - 8);
         for h in self.history.iter_mut() {
             *h /= 8;
@@ -331,7 +270,7 @@ impl AlphaBeta {
 
         for depth in 1..=max_depth {
             let score = self.root(&mut pos, depth as i32, clock0);
-            if self.aborted && depth > 1 {
+            if self.budget.aborted && depth > 1 {
                 break;
             }
             let mut pv = self.pv(&mut pos, depth as usize);
@@ -348,19 +287,14 @@ impl AlphaBeta {
                 depth,
                 score,
                 nodes: self.nodes,
-                time: start.elapsed(),
+                time: self.budget.elapsed(),
                 pv,
             });
-            if self.aborted || score.abs() >= MATE - depth as i32 {
+            if self.budget.aborted || score.abs() >= MATE - depth as i32 {
                 break;
             }
-            // An iteration rarely takes less than the previous one: do not start one that
-            // cannot finish.
-            if let Some(dl) = self.deadline {
-                let now = Instant::now();
-                if now + (now - start) > dl {
-                    break;
-                }
+            if self.budget.no_time_for_another() {
+                break;
             }
         }
         result.nodes = self.nodes;
@@ -397,17 +331,7 @@ impl AlphaBeta {
 
     #[inline]
     fn out_of_time(&mut self) -> bool {
-        if self.aborted {
-            return true;
-        }
-        if self.nodes & 1023 == 0 {
-            let late = self.deadline.is_some_and(|d| Instant::now() >= d);
-            let many = self.node_limit.is_some_and(|n| self.nodes >= n);
-            if late || many || self.stop.load(Ordering::Relaxed) {
-                self.aborted = true;
-            }
-        }
-        self.aborted
+        self.budget.spent(self.nodes)
     }
 
     /// The rules' verdict on a repetition of the current position (the last path entry), from
@@ -516,7 +440,7 @@ impl AlphaBeta {
                 let s = -self.negamax(pos, depth - 1 - r, -beta, -beta + 1, ply + 1, 0, false);
                 self.path.pop();
                 pos.unmake_null();
-                if self.aborted {
+                if self.budget.aborted {
                     return 0;
                 }
                 if s >= beta {
@@ -593,7 +517,7 @@ impl AlphaBeta {
             }
             self.path.pop();
             pos.unmake(m, undo);
-            if self.aborted {
+            if self.budget.aborted {
                 return 0;
             }
             if s > best {
@@ -699,7 +623,7 @@ impl AlphaBeta {
             let s = -self.quiesce(pos, -beta, -alpha, ply + 1);
             self.path.pop();
             pos.unmake(m, undo);
-            if self.aborted {
+            if self.budget.aborted {
                 return 0;
             }
             if s > best {
@@ -714,33 +638,6 @@ impl AlphaBeta {
         }
         best
     }
-}
-
-/// Mate scores are stored relative to the node, not the root.
-fn to_tt(score: i32, ply: usize) -> i32 {
-    if score >= MATE - MAX_PLY as i32 {
-        score + ply as i32
-    } else if score <= -MATE + MAX_PLY as i32 {
-        score - ply as i32
-    } else {
-        score
-    }
-}
-
-fn from_tt(score: i32, ply: usize) -> i32 {
-    if score >= MATE - MAX_PLY as i32 {
-        score - ply as i32
-    } else if score <= -MATE + MAX_PLY as i32 {
-        score + ply as i32
-    } else {
-        score
-    }
-}
-
-/// The memory layout `handle_alloc_error` reports for a table of `mb` MiB.
-fn table_layout(mb: usize) -> std::alloc::Layout {
-    std::alloc::Layout::array::<TtEntry>((mb << 20) / std::mem::size_of::<TtEntry>())
-        .unwrap_or_else(|_| std::alloc::Layout::new::<TtEntry>())
 }
 
 /// The alpha-beta searcher as an [`Agent`]: searches each move within fixed limits.
@@ -794,11 +691,7 @@ impl AlphaBetaAgent {
 
 impl Agent<Xiangqi> for AlphaBetaAgent {
     fn name(&self) -> String {
-        match (self.limits.depth, self.limits.movetime) {
-            (Some(d), _) => format!("alphabeta-d{d}"),
-            (None, Some(t)) => format!("alphabeta-{}ms", t.as_millis()),
-            _ => "alphabeta".into(),
-        }
+        self.limits.agent_name()
     }
 
     fn select_action(&mut self, state: &Xiangqi) -> Result<Move, AgentError> {
@@ -810,16 +703,12 @@ impl Agent<Xiangqi> for AlphaBetaAgent {
             agent: Agent::<Xiangqi>::name(self),
             reason: "no legal move: the game is over".into(),
         })?;
-        // The last completed iteration's line, if it starts with the move played.
-        if pv.first() != Some(&best) {
-            pv = vec![best];
-        }
-        self.last = Some(Explanation {
-            value: Some(score_value(result.score)),
+        self.last = Some(explanation(
+            best,
             pv,
-            visits: None,
-            nodes: Some(result.nodes),
-        });
+            score_value(result.score),
+            result.nodes,
+        ));
         Ok(best)
     }
 
@@ -852,6 +741,7 @@ fn pick_next(list: &mut MoveList, scores: &mut [i32], k: usize) -> Move {
 mod tests {
     use super::*;
     use games::Game;
+    use std::sync::atomic::Ordering;
 
     #[test]
     fn the_agent_explains_its_score_line_and_nodes() {
@@ -877,8 +767,8 @@ mod tests {
 
     #[test]
     fn a_table_too_large_is_an_error_not_an_abort() {
-        assert!(alloc_table(usize::MAX).is_none());
-        assert!(alloc_table(isize::MAX as usize).is_none());
+        assert!(alloc_table::<TtEntry>(usize::MAX).is_none());
+        assert!(alloc_table::<TtEntry>(isize::MAX as usize).is_none());
         assert_eq!(AlphaBeta::try_new(0).err(), Some(HashError::Range(0)));
         assert_eq!(
             AlphaBeta::try_new(MAX_HASH_MB + 1).err(),

@@ -5,7 +5,8 @@
 //!   builder every face uses, so a spec plays the same in a match, over GTP or UCI and on the
 //!   web page.
 //! - Classical and external players: Xiangqi's [`alphabeta`] searcher and Liuzhou's
-//!   ([`liuzhou_alphabeta`], named by [`liuzhou`]); other programs as child processes
+//!   ([`liuzhou_alphabeta`], named by [`liuzhou`]), which share their limits, budget and
+//!   table in [`abcore`]; other programs as child processes
 //!   ([`process`]) under the GTP ([`gtp_client`]; Liuzhou's dialect: [`liuzhou_gtp`]) and UCI
 //!   ([`uci_client`]) clients;
 //!   Fairy-Stockfish as a rules oracle ([`fairy`]).
@@ -13,6 +14,7 @@
 //!
 //! Nothing below this crate starts a process.
 
+pub mod abcore;
 pub mod alphabeta;
 pub mod fairy;
 pub mod go;

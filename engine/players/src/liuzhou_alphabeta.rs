@@ -9,20 +9,19 @@
 //! score kept as it is. Scores are from the point of view of the player to act; a finished
 //! game scores exactly: ±([`WIN`] − plies to the end), 0 for a draw.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use games::liuzhou::{Action, ActionKind, Liuzhou, Phase, POLICY_SIZE, STONES_PER_PLAYER};
 use games::{Agent, AgentError, Explanation, Game, Outcome, Player};
 
-pub use crate::alphabeta::{HashError, SearchLimits, MAX_HASH_MB};
+use crate::abcore::{alloc_table, explanation, from_tt, to_tt, Budget};
+pub use crate::abcore::{HashError, SearchLimits, MAX_HASH_MB, MAX_PLY};
 
 /// A won game scores `WIN − plies to its end`; scores beyond `WIN − MAX_PLY` are decisive.
-pub const WIN: i32 = 30_000;
+pub const WIN: i32 = crate::abcore::DECISIVE;
 const INF: i32 = 32_000;
-/// Deepest ply from the root, quiescence included; deeper nodes are evaluated.
-pub const MAX_PLY: usize = 128;
 /// Actions the quiescence search plays beyond the horizon before it only evaluates.
 const QUIESCENCE_PLIES: u32 = 8;
 /// Deepest iteration when no limit names one.
@@ -321,23 +320,7 @@ pub struct LiuzhouAlphaBeta {
     lists: Vec<Vec<(Action, i32)>>,
     weights: Weights,
     nodes: u64,
-    /// The node count at which the clock, the node limit and the stop flag are next looked at.
-    next_check: u64,
-    deadline: Option<Instant>,
-    node_limit: Option<u64>,
-    aborted: bool,
-    stop: Arc<AtomicBool>,
-}
-
-/// A table of about `bytes` (a power of two of entries, at least 1024), or `None` when the
-/// memory cannot be had.
-fn alloc_table(bytes: usize) -> Option<Vec<TtEntry>> {
-    let entries = (bytes / std::mem::size_of::<TtEntry>()).max(1024);
-    let entries = 1usize << (usize::BITS - 1 - entries.leading_zeros());
-    let mut tt = Vec::new();
-    tt.try_reserve_exact(entries).ok()?;
-    tt.resize(entries, TtEntry::default());
-    Some(tt)
+    budget: Budget,
 }
 
 impl LiuzhouAlphaBeta {
@@ -356,11 +339,7 @@ impl LiuzhouAlphaBeta {
             lists: (0..MAX_PLY + 1).map(|_| Vec::with_capacity(64)).collect(),
             weights: Weights::default(),
             nodes: 0,
-            next_check: 0,
-            deadline: None,
-            node_limit: None,
-            aborted: false,
-            stop: Arc::new(AtomicBool::new(false)),
+            budget: Budget::new(),
         })
     }
 
@@ -384,7 +363,7 @@ impl LiuzhouAlphaBeta {
     /// A flag that stops the running search when set; whoever sets it clears it before the
     /// next search.
     pub fn stop_handle(&self) -> Arc<AtomicBool> {
-        self.stop.clone()
+        self.budget.stop_handle()
     }
 
     /// Forgets everything learned (a new game).
@@ -405,12 +384,8 @@ impl LiuzhouAlphaBeta {
         limits: SearchLimits,
         mut on_info: impl FnMut(&SearchInfo),
     ) -> SearchResult {
-        let start = Instant::now();
         self.nodes = 0;
-        self.next_check = 0;
-        self.aborted = false;
-        self.deadline = limits.movetime.map(|t| start + t);
-        self.node_limit = limits.nodes;
+        self.budget.start(limits);
         let max_depth = limits
             .depth
             .unwrap_or(DEFAULT_DEPTH)
@@ -447,13 +422,13 @@ impl LiuzhouAlphaBeta {
                     self.child(me, &child, d - 1, -INF, INF, 1)
                 } else {
                     let s = self.child(me, &child, d - 1, alpha, alpha + 1, 1);
-                    if s > alpha && !self.aborted {
+                    if s > alpha && !self.budget.aborted {
                         self.child(me, &child, d - 1, alpha, INF, 1)
                     } else {
                         s
                     }
                 };
-                if self.aborted {
+                if self.budget.aborted {
                     break;
                 }
                 entry.1 = s;
@@ -462,7 +437,7 @@ impl LiuzhouAlphaBeta {
                     best = Some((i, s));
                 }
             }
-            let complete = !self.aborted;
+            let complete = !self.budget.aborted;
             // An iteration cut short still counts for a move that beat the previous best
             // (searched first) in full.
             if let Some((i, s)) = best.filter(|&(i, _)| complete || i > 0 || depth == 1) {
@@ -485,19 +460,14 @@ impl LiuzhouAlphaBeta {
                 depth,
                 score: result.score,
                 nodes: self.nodes,
-                time: start.elapsed(),
+                time: self.budget.elapsed(),
                 pv: self.pv(state, depth as usize + 8),
             });
             if plies_to_end(result.score).is_some_and(|n| n.unsigned_abs() <= depth) {
                 break;
             }
-            if let Some(dl) = self.deadline {
-                // An iteration rarely takes less than the one before: do not start one that
-                // cannot finish.
-                let now = Instant::now();
-                if now + (now - start) > dl {
-                    break;
-                }
+            if self.budget.no_time_for_another() {
+                break;
             }
         }
         result.nodes = self.nodes;
@@ -529,15 +499,7 @@ impl LiuzhouAlphaBeta {
 
     #[inline]
     fn out_of_time(&mut self) -> bool {
-        if !self.aborted && self.nodes >= self.next_check {
-            self.next_check = self.nodes + 1024;
-            let late = self.deadline.is_some_and(|d| Instant::now() >= d);
-            let many = self.node_limit.is_some_and(|n| self.nodes >= n);
-            if late || many || self.stop.load(Ordering::Relaxed) {
-                self.aborted = true;
-            }
-        }
-        self.aborted
+        self.budget.spent(self.nodes)
     }
 
     /// Searches `child` of a node where `parent` acted, and returns its score for `parent`:
@@ -632,15 +594,15 @@ impl LiuzhouAlphaBeta {
                 // Late quiet actions are searched one ply shallower first.
                 let r = i32::from(quiet_phase && quiet && depth >= 3 && i >= 4);
                 let mut score = self.child(me, &c, depth - 1 - r, alpha, alpha + 1, ply + 1);
-                if r > 0 && score > alpha && !self.aborted {
+                if r > 0 && score > alpha && !self.budget.aborted {
                     score = self.child(me, &c, depth - 1, alpha, alpha + 1, ply + 1);
                 }
-                if score > alpha && score < beta && !self.aborted {
+                if score > alpha && score < beta && !self.budget.aborted {
                     score = self.child(me, &c, depth - 1, alpha, beta, ply + 1);
                 }
                 score
             };
-            if self.aborted {
+            if self.budget.aborted {
                 self.lists[ply] = list;
                 return 0;
             }
@@ -719,7 +681,7 @@ impl LiuzhouAlphaBeta {
             let mut c = s.clone();
             c.play_unchecked(a);
             let score = self.child_quiet(me, &c, alpha, beta, ply + 1, q + 1);
-            if self.aborted {
+            if self.budget.aborted {
                 self.lists[ply] = list;
                 return 0;
             }
@@ -869,27 +831,6 @@ fn terminal(o: Outcome, to_act: Player, ply: usize) -> i32 {
     }
 }
 
-/// Decisive scores are stored relative to the node, not the root.
-fn to_tt(score: i32, ply: usize) -> i32 {
-    if score >= WIN - MAX_PLY as i32 {
-        score + ply as i32
-    } else if score <= -WIN + MAX_PLY as i32 {
-        score - ply as i32
-    } else {
-        score
-    }
-}
-
-fn from_tt(score: i32, ply: usize) -> i32 {
-    if score >= WIN - MAX_PLY as i32 {
-        score - ply as i32
-    } else if score <= -WIN + MAX_PLY as i32 {
-        score + ply as i32
-    } else {
-        score
-    }
-}
-
 /// A score as an expected result in −1..=1: ±1 for a decided game, otherwise a tanh that
 /// makes a stone up about 0.32 and three stones up about 0.76.
 pub fn score_value(score: i32) -> f32 {
@@ -941,12 +882,7 @@ impl LiuzhouAlphaBetaAgent {
 
 impl Agent<Liuzhou> for LiuzhouAlphaBetaAgent {
     fn name(&self) -> String {
-        match (self.own.depth, self.own.movetime, self.own.nodes) {
-            (Some(d), _, _) => format!("alphabeta-d{d}"),
-            (None, Some(t), _) => format!("alphabeta-{}ms", t.as_millis()),
-            (None, None, Some(n)) => format!("alphabeta-{n}n"),
-            _ => "alphabeta".into(),
-        }
+        self.own.agent_name()
     }
 
     fn select_action(&mut self, state: &Liuzhou) -> Result<Action, AgentError> {
@@ -958,15 +894,12 @@ impl Agent<Liuzhou> for LiuzhouAlphaBetaAgent {
             agent: Agent::<Liuzhou>::name(self),
             reason: "no legal action: the game is over".into(),
         })?;
-        if pv.first() != Some(&best) {
-            pv = vec![best];
-        }
-        self.last = Some(Explanation {
-            value: Some(score_value(result.score)),
+        self.last = Some(explanation(
+            best,
             pv,
-            visits: None,
-            nodes: Some(result.nodes),
-        });
+            score_value(result.score),
+            result.nodes,
+        ));
         Ok(best)
     }
 
