@@ -2,7 +2,7 @@
 //! Fairy-Stockfish know instead of from nothing.
 //!
 //! [`bootstrap`] plays games of the teacher against itself (or against an opponent agent, the
-//! teacher taking Black/Red in even games), asks the teacher about every position, and writes
+//! teacher taking Black/Red in even games, or the side `teacher_side` names), asks the teacher about every position, and writes
 //! one sample per position into ordinary shards (the format `trainer-bridge fit` reads):
 //! - policy: the teacher's distribution over the legal actions, as sparse entries;
 //! - value: `value_result_weight · result + (1 − value_result_weight) · teacher's value`, the
@@ -60,6 +60,11 @@ pub struct BootstrapConfig {
     /// default, so older runs keep their names.
     #[serde(skip_serializing_if = "Finish::is_teacher")]
     pub finish: Finish,
+    /// The side the teacher plays against an opponent: both in turn, or always the first
+    /// (Black, Red) or the second, so that the labels gather where the network is to be
+    /// stronger. Left out of the run's record at its default.
+    #[serde(skip_serializing_if = "TeacherSide::is_both")]
+    pub teacher_side: TeacherSide,
     /// GTP teachers: the softmax temperature over GNU Go's move values (about points); 0 puts
     /// the whole policy on the best move.
     pub policy_temperature: f32,
@@ -92,6 +97,7 @@ impl Default for BootstrapConfig {
             store_from_action: 0,
             store_until_action: 0,
             finish: Finish::Teacher,
+            teacher_side: TeacherSide::Both,
             policy_temperature: 2.0,
             cp_temperature: 100.0,
             value_result_weight: 0.5,
@@ -121,6 +127,33 @@ pub enum Finish {
 impl Finish {
     fn is_teacher(&self) -> bool {
         *self == Finish::Teacher
+    }
+}
+
+/// Which side the teacher takes in a game against an opponent.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TeacherSide {
+    /// The first side in even games, the second in odd ones.
+    #[default]
+    Both,
+    First,
+    Second,
+}
+
+impl TeacherSide {
+    fn is_both(&self) -> bool {
+        *self == TeacherSide::Both
+    }
+
+    /// The teacher's side in game `index` of a run.
+    fn in_game(self, index: usize) -> Player {
+        match self {
+            TeacherSide::First => Player::First,
+            TeacherSide::Second => Player::Second,
+            TeacherSide::Both if index % 2 == 0 => Player::First,
+            TeacherSide::Both => Player::Second,
+        }
     }
 }
 
@@ -388,6 +421,13 @@ pub fn bootstrap<'o, G: Game>(
         "teacher, or opponent with an --opponent agent",
     )
     .map_err(BootstrapError::Config)?;
+    InvalidSetting::check(
+        config.teacher_side == TeacherSide::Both || opponent.is_some(),
+        "teacher_side",
+        format!("{:?}", config.teacher_side).to_lowercase(),
+        "both, or first or second with an --opponent agent",
+    )
+    .map_err(BootstrapError::Config)?;
     prepare_dir(opts.out)?;
     let record = RunRecord {
         game: G::NAME,
@@ -438,10 +478,7 @@ pub fn bootstrap<'o, G: Game>(
         let mut buffer = ShardBuffer::default();
         for index in first..first + count {
             let seed = game_seed(opts.seed, index);
-            let teacher_side = match index % 2 {
-                0 => Player::First,
-                _ => Player::Second,
-            };
+            let teacher_side = config.teacher_side.in_game(index);
             let (outcome, pending) = play_game(
                 start,
                 teacher,

@@ -693,3 +693,81 @@ fn positions_outside_the_store_window_are_played_but_not_stored() {
         );
     }
 }
+
+#[test]
+fn the_teacher_takes_the_side_it_is_given() {
+    use games::liuzhou::Liuzhou;
+    use games::Player;
+    use teach::bootstrap::TeacherSide;
+
+    // Before action 20 nothing is stored, so the teacher is asked only where it chooses: the
+    // players to act there are its sides, game by game.
+    let sides = |teacher_side: TeacherSide| -> Vec<Vec<Player>> {
+        let config = BootstrapConfig {
+            games_per_shard: 2,
+            store_from_action: 20,
+            teacher_side,
+            ..BootstrapConfig::default()
+        };
+        let mut teacher = FirstLegal::default();
+        let mut opponent: Option<Box<dyn Agent<Liuzhou>>> = Some(Box::new(RandomAgent::new(2)));
+        let out = out_dir(&format!("side-{teacher_side:?}"));
+        let opts = BootstrapOptions {
+            out: &out,
+            games: 4,
+            seed: 5,
+            teacher: "first-legal",
+            opponent: Some("random:seed=2"),
+            progress: false,
+        };
+        bootstrap(
+            &Liuzhou::default(),
+            &mut teacher,
+            opponent.as_deref_mut(),
+            &config,
+            &opts,
+        )
+        .unwrap();
+        let _ = std::fs::remove_dir_all(&out);
+        (1..=4)
+            .map(|game| {
+                let mut seen: Vec<Player> = teacher
+                    .asked
+                    .iter()
+                    .filter(|&&(g, ply, _)| g == game && ply < 20)
+                    .map(|a| a.2)
+                    .collect();
+                seen.dedup();
+                seen
+            })
+            .collect()
+    };
+    let (first, second) = (vec![Player::First], vec![Player::Second]);
+    assert_eq!(sides(TeacherSide::First), vec![first.clone(); 4]);
+    assert_eq!(sides(TeacherSide::Second), vec![second.clone(); 4]);
+    assert_eq!(
+        sides(TeacherSide::Both),
+        vec![first.clone(), second.clone(), first, second]
+    );
+
+    // Against itself the teacher plays both sides: a side asked for is refused, key named.
+    let config = BootstrapConfig {
+        teacher_side: TeacherSide::First,
+        ..BootstrapConfig::default()
+    };
+    let out = out_dir("side-without-opponent");
+    let opts = BootstrapOptions {
+        out: &out,
+        games: 1,
+        seed: 5,
+        teacher: "first-legal",
+        opponent: None,
+        progress: false,
+    };
+    let mut teacher = FirstLegal::default();
+    match bootstrap(&Liuzhou::default(), &mut teacher, None, &config, &opts) {
+        Err(BootstrapError::Config(e)) => assert_eq!(e.key, "teacher_side"),
+        other => panic!("{other:?}"),
+    }
+    assert!(teacher.asked.is_empty());
+}
