@@ -151,7 +151,7 @@ impl TeacherSide {
         match self {
             TeacherSide::First => Player::First,
             TeacherSide::Second => Player::Second,
-            TeacherSide::Both if index % 2 == 0 => Player::First,
+            TeacherSide::Both if index.is_multiple_of(2) => Player::First,
             TeacherSide::Both => Player::Second,
         }
     }
