@@ -583,10 +583,53 @@ impl<G: Game> Teacher<G> for FirstLegal {
     }
 }
 
-#[test]
-fn positions_outside_the_store_window_are_played_but_not_stored() {
+/// Four Liuzhou games of [`FirstLegal`] (against `random:seed=2` when `against_random`) into
+/// a fresh directory named `name`, removed afterwards: the run's result, the teacher's log and
+/// the input planes of the samples written.
+fn first_legal_run(
+    config: &BootstrapConfig,
+    against_random: bool,
+    name: &str,
+) -> (
+    Result<BootstrapSummary, BootstrapError>,
+    FirstLegal,
+    Vec<Vec<f32>>,
+) {
     use games::liuzhou::Liuzhou;
 
+    let mut teacher = FirstLegal::default();
+    let mut opponent: Option<Box<dyn Agent<Liuzhou>>> =
+        against_random.then(|| Box::new(RandomAgent::new(2)) as Box<dyn Agent<Liuzhou>>);
+    let out = out_dir(name);
+    let opts = BootstrapOptions {
+        out: &out,
+        games: 4,
+        seed: 5,
+        teacher: "first-legal",
+        opponent: against_random.then_some("random:seed=2"),
+        progress: false,
+    };
+    let result = bootstrap(
+        &Liuzhou::default(),
+        &mut teacher,
+        opponent.as_deref_mut(),
+        config,
+        &opts,
+    );
+    let planes = match &result {
+        Ok(summary) => check_shards(&summary.shards, "liuzhou", "first-legal vs random", 4)
+            .into_iter()
+            .flat_map(|s| s.samples)
+            .map(|s| s.planes)
+            .collect(),
+        Err(_) => Vec::new(),
+    };
+    let _ = std::fs::remove_dir_all(&out);
+    (result, teacher, planes)
+}
+
+#[test]
+fn positions_outside_the_store_window_are_played_but_not_stored() {
     // The same four games (a deterministic teacher, a seeded opponent) stored from the start,
     // from action 20 on, and up to action 20.
     let run = |store_from_action: u32, store_until_action: u32, finish: Finish| {
@@ -597,35 +640,9 @@ fn positions_outside_the_store_window_are_played_but_not_stored() {
             finish,
             ..BootstrapConfig::default()
         };
-        let mut teacher = FirstLegal::default();
-        let mut opponent: Option<Box<dyn Agent<Liuzhou>>> = Some(Box::new(RandomAgent::new(2)));
-        let out = out_dir(&format!(
-            "store-{store_from_action}-{store_until_action}-{finish:?}"
-        ));
-        let opts = BootstrapOptions {
-            out: &out,
-            games: 4,
-            seed: 5,
-            teacher: "first-legal",
-            opponent: Some("random:seed=2"),
-            progress: false,
-        };
-        let summary = bootstrap(
-            &Liuzhou::default(),
-            &mut teacher,
-            opponent.as_deref_mut(),
-            &config,
-            &opts,
-        )
-        .unwrap();
-        let shards = check_shards(&summary.shards, "liuzhou", "first-legal vs random", 4);
-        let _ = std::fs::remove_dir_all(&out);
-        let samples: Vec<Vec<f32>> = shards
-            .into_iter()
-            .flat_map(|s| s.samples)
-            .map(|s| s.planes)
-            .collect();
-        (summary, teacher.asked, samples)
+        let name = format!("store-{store_from_action}-{store_until_action}-{finish:?}");
+        let (summary, teacher, samples) = first_legal_run(&config, true, &name);
+        (summary.unwrap(), teacher.asked, samples)
     };
     let (all, all_asked, all_samples) = run(0, 0, Finish::Teacher);
     let (late, late_asked, late_samples) = run(20, 0, Finish::Teacher);
@@ -659,17 +676,8 @@ fn positions_outside_the_store_window_are_played_but_not_stored() {
         finish: Finish::Opponent,
         ..BootstrapConfig::default()
     };
-    let out = out_dir("finish-without-opponent");
-    let opts = BootstrapOptions {
-        out: &out,
-        games: 1,
-        seed: 5,
-        teacher: "first-legal",
-        opponent: None,
-        progress: false,
-    };
-    let mut teacher = FirstLegal::default();
-    match bootstrap(&Liuzhou::default(), &mut teacher, None, &config, &opts) {
+    let (result, teacher, _) = first_legal_run(&config, false, "finish-without-opponent");
+    match result {
         Err(BootstrapError::Config(e)) => assert_eq!(e.key, "finish"),
         other => panic!("{other:?}"),
     }
@@ -696,7 +704,6 @@ fn positions_outside_the_store_window_are_played_but_not_stored() {
 
 #[test]
 fn the_teacher_takes_the_side_it_is_given() {
-    use games::liuzhou::Liuzhou;
     use games::Player;
     use teach::bootstrap::TeacherSide;
 
@@ -709,26 +716,9 @@ fn the_teacher_takes_the_side_it_is_given() {
             teacher_side,
             ..BootstrapConfig::default()
         };
-        let mut teacher = FirstLegal::default();
-        let mut opponent: Option<Box<dyn Agent<Liuzhou>>> = Some(Box::new(RandomAgent::new(2)));
-        let out = out_dir(&format!("side-{teacher_side:?}"));
-        let opts = BootstrapOptions {
-            out: &out,
-            games: 4,
-            seed: 5,
-            teacher: "first-legal",
-            opponent: Some("random:seed=2"),
-            progress: false,
-        };
-        bootstrap(
-            &Liuzhou::default(),
-            &mut teacher,
-            opponent.as_deref_mut(),
-            &config,
-            &opts,
-        )
-        .unwrap();
-        let _ = std::fs::remove_dir_all(&out);
+        let (result, teacher, _) =
+            first_legal_run(&config, true, &format!("side-{teacher_side:?}"));
+        result.unwrap();
         (1..=4)
             .map(|game| {
                 let mut seen: Vec<Player> = teacher
@@ -755,17 +745,8 @@ fn the_teacher_takes_the_side_it_is_given() {
         teacher_side: TeacherSide::First,
         ..BootstrapConfig::default()
     };
-    let out = out_dir("side-without-opponent");
-    let opts = BootstrapOptions {
-        out: &out,
-        games: 1,
-        seed: 5,
-        teacher: "first-legal",
-        opponent: None,
-        progress: false,
-    };
-    let mut teacher = FirstLegal::default();
-    match bootstrap(&Liuzhou::default(), &mut teacher, None, &config, &opts) {
+    let (result, teacher, _) = first_legal_run(&config, false, "side-without-opponent");
+    match result {
         Err(BootstrapError::Config(e)) => assert_eq!(e.key, "teacher_side"),
         other => panic!("{other:?}"),
     }
