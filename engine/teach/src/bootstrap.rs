@@ -2,8 +2,9 @@
 //! Fairy-Stockfish know instead of from nothing.
 //!
 //! [`bootstrap`] plays games of the teacher against itself (or against an opponent agent, the
-//! teacher taking Black/Red in even games, or the side `teacher_side` names), asks the teacher about every position, and writes
-//! one sample per position into ordinary shards (the format `trainer-bridge fit` reads):
+//! teacher taking Black/Red in even games, or the side `teacher_side` names), asks the teacher
+//! about every position, and writes one sample per position into ordinary shards (the format
+//! `trainer-bridge fit` reads):
 //! - policy: the teacher's distribution over the legal actions, as sparse entries;
 //! - value: `value_result_weight · result + (1 − value_result_weight) · teacher's value`, the
 //!   result from the mover's point of view (±1, 0); the result alone when the teacher gives no

@@ -628,6 +628,16 @@ fn first_legal_run(
     (result, teacher, planes)
 }
 
+/// Asserts that `config` without an opponent is refused, `key` named, before any game.
+fn refused_without_opponent(config: &BootstrapConfig, key: &str) {
+    let (result, teacher, _) = first_legal_run(config, false, &format!("{key}-without-opponent"));
+    match result {
+        Err(BootstrapError::Config(e)) => assert_eq!(e.key, key),
+        other => panic!("{other:?}"),
+    }
+    assert!(teacher.asked.is_empty());
+}
+
 #[test]
 fn positions_outside_the_store_window_are_played_but_not_stored() {
     // The same four games (a deterministic teacher, a seeded opponent) stored from the start,
@@ -676,12 +686,7 @@ fn positions_outside_the_store_window_are_played_but_not_stored() {
         finish: Finish::Opponent,
         ..BootstrapConfig::default()
     };
-    let (result, teacher, _) = first_legal_run(&config, false, "finish-without-opponent");
-    match result {
-        Err(BootstrapError::Config(e)) => assert_eq!(e.key, "finish"),
-        other => panic!("{other:?}"),
-    }
-    assert!(teacher.asked.is_empty());
+    refused_without_opponent(&config, "finish");
     // Before action 20 the teacher is asked only where it chooses: on its own side's turns
     // (and not during the random opening), where the run that stores everything asks on both.
     for game in 1..=4 {
@@ -745,10 +750,5 @@ fn the_teacher_takes_the_side_it_is_given() {
         teacher_side: TeacherSide::First,
         ..BootstrapConfig::default()
     };
-    let (result, teacher, _) = first_legal_run(&config, false, "side-without-opponent");
-    match result {
-        Err(BootstrapError::Config(e)) => assert_eq!(e.key, "teacher_side"),
-        other => panic!("{other:?}"),
-    }
-    assert!(teacher.asked.is_empty());
+    refused_without_opponent(&config, "teacher_side");
 }
