@@ -1,12 +1,12 @@
 //! What the alpha-beta searchers of Xiangqi ([`crate::alphabeta`]) and Liuzhou
 //! ([`crate::liuzhou_alphabeta`]) share: their limits, the budget that stops a search, the
-//! transposition table's memory and its decisive scores, and how an agent explains a decision.
+//! transposition table's memory and its decisive scores, and the agent that plays either.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use games::Explanation;
+use games::{Agent, AgentError, Explanation, Game};
 
 /// A game won at the root's ply scores this; one won `n` plies later scores `DECISIVE − n`.
 pub const DECISIVE: i32 = 30_000;
@@ -185,5 +185,101 @@ pub(crate) fn explanation<A: PartialEq>(
         pv,
         visits: None,
         nodes: Some(nodes),
+    }
+}
+
+/// What [`AlphaBetaPlayer`] needs of a game's searcher.
+pub trait Searcher: Sized + Send {
+    type Game: Game;
+
+    /// A searcher with a `hash_mb` MiB table, or why there cannot be one.
+    fn try_new(hash_mb: usize) -> Result<Self, HashError>;
+
+    /// Forgets what earlier searches learned (a new game).
+    fn clear(&mut self);
+
+    /// Searches `state` within `limits`: the action chosen and the account of it, or `None`
+    /// when the game is over.
+    fn choose(
+        &mut self,
+        state: &Self::Game,
+        limits: SearchLimits,
+    ) -> Option<Explanation<<Self::Game as Game>::Action>>;
+}
+
+/// A searcher as an [`Agent`]: searches each decision within its spec's limits, the time
+/// shortened by a protocol's clock.
+pub struct AlphaBetaPlayer<S: Searcher> {
+    searcher: S,
+    /// The limits of its spec.
+    own: SearchLimits,
+    /// The limits of the next search: `own`, its time shortened by a protocol's clock.
+    limits: SearchLimits,
+    last: Option<Explanation<<S::Game as Game>::Action>>,
+}
+
+impl<S: Searcher> AlphaBetaPlayer<S> {
+    /// An agent searching within `limits` with a `hash_mb` MiB table, or why there cannot be
+    /// such a table.
+    pub fn try_new(limits: SearchLimits, hash_mb: usize) -> Result<Self, HashError> {
+        Ok(AlphaBetaPlayer {
+            searcher: S::try_new(hash_mb)?,
+            own: limits,
+            limits,
+            last: None,
+        })
+    }
+
+    /// An agent with a table of about `hash_mb` MiB, clamped to 1..=[`MAX_HASH_MB`]. Panics if
+    /// even that cannot be had; faces that take a size from a user call
+    /// [`AlphaBetaPlayer::try_new`].
+    pub fn new(limits: SearchLimits, hash_mb: usize) -> Self {
+        Self::try_new(limits, hash_mb.clamp(1, MAX_HASH_MB))
+            .expect("a transposition table of this size")
+    }
+
+    /// The limits the next search runs under.
+    pub fn limits(&self) -> SearchLimits {
+        self.limits
+    }
+
+    pub fn searcher_mut(&mut self) -> &mut S {
+        &mut self.searcher
+    }
+}
+
+impl<S: Searcher> Agent<S::Game> for AlphaBetaPlayer<S> {
+    fn name(&self) -> String {
+        self.own.agent_name()
+    }
+
+    fn select_action(&mut self, state: &S::Game) -> Result<<S::Game as Game>::Action, AgentError> {
+        let Some(account) = self.searcher.choose(state, self.limits) else {
+            return Err(AgentError {
+                agent: self.own.agent_name(),
+                reason: "no legal action: the game is over".into(),
+            });
+        };
+        let best = account.pv[0];
+        self.last = Some(account);
+        Ok(best)
+    }
+
+    fn new_game(&mut self, _start: &S::Game) -> Result<(), AgentError> {
+        self.searcher.clear();
+        self.last = None;
+        Ok(())
+    }
+
+    /// A protocol's time shortens the spec's own, never lengthens it; `None` restores it.
+    fn set_move_time(&mut self, time: Option<Duration>) {
+        self.limits = self.own;
+        if let Some(t) = time {
+            self.limits.movetime = Some(self.own.movetime.map_or(t, |own| own.min(t)));
+        }
+    }
+
+    fn explain(&self) -> Option<Explanation<<S::Game as Game>::Action>> {
+        self.last.clone()
     }
 }

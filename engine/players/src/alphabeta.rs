@@ -13,9 +13,9 @@ use std::time::Duration;
 
 use games::xiangqi::board::*;
 use games::xiangqi::{Move, Side, Xiangqi, NATURAL_LIMIT};
-use games::{Agent, AgentError, Explanation};
+use games::Explanation;
 
-use crate::abcore::{alloc_table, explanation, from_tt, to_tt, Budget};
+use crate::abcore::{alloc_table, explanation, from_tt, to_tt, AlphaBetaPlayer, Budget, Searcher};
 pub use crate::abcore::{HashError, SearchLimits, MAX_HASH_MB, MAX_PLY};
 
 /// Scores at or beyond `MATE - MAX_PLY` are mates (in `MATE - score` plies).
@@ -640,13 +640,8 @@ impl AlphaBeta {
     }
 }
 
-/// The alpha-beta searcher as an [`Agent`]: searches each move within fixed limits.
-pub struct AlphaBetaAgent {
-    searcher: AlphaBeta,
-    limits: SearchLimits,
-    /// The last decision's score, line and nodes (see [`Agent::explain`]).
-    last: Option<Explanation<Move>>,
-}
+/// The alpha-beta searcher as an [`Agent`].
+pub type AlphaBetaAgent = AlphaBetaPlayer<AlphaBeta>;
 
 /// A score as an expected result in −1..=1: ±1 for a mate or a rule win; otherwise a tanh of
 /// the material-and-position score that makes a rook up (600) about 0.94 and a pawn across the
@@ -668,58 +663,22 @@ pub fn value_score(value: f32) -> i32 {
 /// Score units per unit of `atanh(value)`.
 const SCORE_SCALE: f32 = 350.0;
 
-impl AlphaBetaAgent {
-    /// An agent searching every move within `limits`, with a `hash_mb` MiB table (clamped as
-    /// [`AlphaBeta::new`] does).
-    pub fn new(limits: SearchLimits, hash_mb: usize) -> Self {
-        AlphaBetaAgent {
-            searcher: AlphaBeta::new(hash_mb),
-            limits,
-            last: None,
-        }
+impl Searcher for AlphaBeta {
+    type Game = Xiangqi;
+
+    fn try_new(hash_mb: usize) -> Result<AlphaBeta, HashError> {
+        AlphaBeta::try_new(hash_mb)
     }
 
-    /// As [`AlphaBetaAgent::new`], refusing a size out of range or not to be had.
-    pub fn try_new(limits: SearchLimits, hash_mb: usize) -> Result<Self, HashError> {
-        Ok(AlphaBetaAgent {
-            searcher: AlphaBeta::try_new(hash_mb)?,
-            limits,
-            last: None,
-        })
-    }
-}
-
-impl Agent<Xiangqi> for AlphaBetaAgent {
-    fn name(&self) -> String {
-        self.limits.agent_name()
+    fn clear(&mut self) {
+        AlphaBeta::clear(self)
     }
 
-    fn select_action(&mut self, state: &Xiangqi) -> Result<Move, AgentError> {
+    fn choose(&mut self, state: &Xiangqi, limits: SearchLimits) -> Option<Explanation<Move>> {
         let mut pv = Vec::new();
-        let result = self
-            .searcher
-            .search(state, self.limits, |info| pv.clone_from(&info.pv));
-        let best = result.best.ok_or_else(|| AgentError {
-            agent: Agent::<Xiangqi>::name(self),
-            reason: "no legal move: the game is over".into(),
-        })?;
-        self.last = Some(explanation(
-            best,
-            pv,
-            score_value(result.score),
-            result.nodes,
-        ));
-        Ok(best)
-    }
-
-    fn new_game(&mut self, _start: &Xiangqi) -> Result<(), AgentError> {
-        self.searcher.clear();
-        self.last = None;
-        Ok(())
-    }
-
-    fn explain(&self) -> Option<Explanation<Move>> {
-        self.last.clone()
+        let result = self.search(state, limits, |info| pv.clone_from(&info.pv));
+        let value = score_value(result.score);
+        Some(explanation(result.best?, pv, value, result.nodes))
     }
 }
 
@@ -740,7 +699,7 @@ fn pick_next(list: &mut MoveList, scores: &mut [i32], k: usize) -> Move {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use games::Game;
+    use games::{Agent, Game};
     use std::sync::atomic::Ordering;
 
     #[test]

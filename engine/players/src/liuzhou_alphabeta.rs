@@ -14,9 +14,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use games::liuzhou::{Action, ActionKind, Liuzhou, Phase, POLICY_SIZE, STONES_PER_PLAYER};
-use games::{Agent, AgentError, Explanation, Game, Outcome, Player};
+use games::{Explanation, Game, Outcome, Player};
 
-use crate::abcore::{alloc_table, explanation, from_tt, to_tt, Budget};
+use crate::abcore::{alloc_table, explanation, from_tt, to_tt, AlphaBetaPlayer, Budget, Searcher};
 pub use crate::abcore::{HashError, SearchLimits, MAX_HASH_MB, MAX_PLY};
 
 /// A won game scores `WIN − plies to its end`; scores beyond `WIN − MAX_PLY` are decisive.
@@ -846,79 +846,33 @@ const SCORE_SCALE: f32 = 300.0;
 
 // ---- the agent ----
 
-/// The searcher as an [`Agent`]: searches each decision within its limits.
-pub struct LiuzhouAlphaBetaAgent {
-    searcher: LiuzhouAlphaBeta,
-    /// The limits of its spec.
-    own: SearchLimits,
-    /// The limits of the next search: `own`, its time shortened by a protocol's clock.
-    limits: SearchLimits,
-    last: Option<Explanation<Action>>,
-}
+/// The searcher as an [`Agent`].
+pub type LiuzhouAlphaBetaAgent = AlphaBetaPlayer<LiuzhouAlphaBeta>;
 
 impl LiuzhouAlphaBetaAgent {
-    /// An agent searching within `limits` with a `hash_mb` MiB table, or why there cannot be
-    /// such a table.
-    pub fn try_new(limits: SearchLimits, hash_mb: usize) -> Result<Self, HashError> {
-        Ok(LiuzhouAlphaBetaAgent {
-            searcher: LiuzhouAlphaBeta::try_new(hash_mb)?,
-            own: limits,
-            limits,
-            last: None,
-        })
-    }
-
     /// Evaluates with `weights` (tuning matches).
     pub fn with_weights(mut self, weights: Weights) -> Self {
-        self.searcher.set_weights(weights);
+        self.searcher_mut().set_weights(weights);
         self
-    }
-
-    /// The limits the next search runs under.
-    pub fn limits(&self) -> SearchLimits {
-        self.limits
     }
 }
 
-impl Agent<Liuzhou> for LiuzhouAlphaBetaAgent {
-    fn name(&self) -> String {
-        self.own.agent_name()
+impl Searcher for LiuzhouAlphaBeta {
+    type Game = Liuzhou;
+
+    fn try_new(hash_mb: usize) -> Result<LiuzhouAlphaBeta, HashError> {
+        LiuzhouAlphaBeta::try_new(hash_mb)
     }
 
-    fn select_action(&mut self, state: &Liuzhou) -> Result<Action, AgentError> {
+    fn clear(&mut self) {
+        LiuzhouAlphaBeta::clear(self)
+    }
+
+    fn choose(&mut self, state: &Liuzhou, limits: SearchLimits) -> Option<Explanation<Action>> {
         let mut pv = Vec::new();
-        let result = self
-            .searcher
-            .search(state, self.limits, |info| pv.clone_from(&info.pv));
-        let best = result.best.ok_or_else(|| AgentError {
-            agent: Agent::<Liuzhou>::name(self),
-            reason: "no legal action: the game is over".into(),
-        })?;
-        self.last = Some(explanation(
-            best,
-            pv,
-            score_value(result.score),
-            result.nodes,
-        ));
-        Ok(best)
-    }
-
-    fn new_game(&mut self, _start: &Liuzhou) -> Result<(), AgentError> {
-        self.searcher.clear();
-        self.last = None;
-        Ok(())
-    }
-
-    /// A protocol's time shortens the spec's own, never lengthens it; `None` restores it.
-    fn set_move_time(&mut self, time: Option<Duration>) {
-        self.limits = self.own;
-        if let Some(t) = time {
-            self.limits.movetime = Some(self.own.movetime.map_or(t, |own| own.min(t)));
-        }
-    }
-
-    fn explain(&self) -> Option<Explanation<Action>> {
-        self.last.clone()
+        let result = self.search(state, limits, |info| pv.clone_from(&info.pv));
+        let value = score_value(result.score);
+        Some(explanation(result.best?, pv, value, result.nodes))
     }
 }
 
