@@ -209,18 +209,112 @@ impl GtpClient {
     }
 }
 
+/// What every game's GTP agent keeps beside its client: the program's name, the action its
+/// last `genmove` returned (the program has played it already, so it is not sent back with
+/// `play`), and the reason of the last forfeit.
+pub struct GtpPeer<A> {
+    client: GtpClient,
+    name: String,
+    own_move: Option<(Player, A)>,
+    /// The reason of the last `decide` error when it was a forfeit.
+    forfeit: Option<String>,
+}
+
+impl<A: Copy + PartialEq> GtpPeer<A> {
+    /// Starts the program of `spec`; its name is taken from GTP `name` (and `version`).
+    pub fn start(spec: &GtpSpec<'_>) -> Result<GtpPeer<A>, GtpClientError> {
+        let (client, name) = spec.start()?;
+        Ok(GtpPeer {
+            client,
+            name,
+            own_move: None,
+            forfeit: None,
+        })
+    }
+
+    pub fn name(&self) -> String {
+        self.name.clone()
+    }
+
+    pub fn client(&mut self) -> &mut GtpClient {
+        &mut self.client
+    }
+
+    /// An error of this program that is not a forfeit: the match stops.
+    pub fn error(&self, e: impl std::fmt::Display) -> AgentError {
+        AgentError {
+            agent: self.name.clone(),
+            reason: e.to_string(),
+        }
+    }
+
+    /// Sends one request; a failure is an [`GtpPeer::error`].
+    pub fn send(&mut self, request: &str) -> Result<String, AgentError> {
+        self.client.send(request).map_err(|e| self.error(e))
+    }
+
+    /// Forgets the last decision: a new game, or a new `genmove`.
+    pub fn forget(&mut self) {
+        self.own_move = None;
+        self.forfeit = None;
+    }
+
+    /// A forfeit: the error `decide` returns, remembered so that [`GtpPeer::forfeits`] knows it.
+    pub fn forfeit(&mut self, reason: String) -> AgentError {
+        let e = self.error(&reason);
+        self.forfeit = Some(e.reason.clone());
+        e
+    }
+
+    /// The error for a `genmove` that failed: a refused or unreadable answer is a forfeit
+    /// (`unreadable` says what the answer is not), anything else an error.
+    pub fn genmove_failed(&mut self, e: GtpClientError, unreadable: &str) -> AgentError {
+        match e {
+            GtpClientError::Refused {
+                request, message, ..
+            } => self.forfeit(format!("answered `{request}` with an error: {message}")),
+            GtpClientError::Malformed {
+                request, answer, ..
+            } => self.forfeit(format!(
+                "answered `{request}` with {answer:?}, {unreadable}"
+            )),
+            e => self.error(e),
+        }
+    }
+
+    /// Whether `error` is the forfeit of the last `decide`.
+    pub fn forfeits(&self, error: &AgentError) -> bool {
+        self.forfeit.as_deref() == Some(error.reason.as_str())
+    }
+
+    /// Records that the program played `action` for `who` in answer to `genmove`.
+    pub fn played(&mut self, who: Player, action: A) {
+        self.own_move = Some((who, action));
+    }
+
+    /// Tells the program that `who` played `action` (the `play` request made by `play`),
+    /// unless it was the program's own answer.
+    pub fn observe(
+        &mut self,
+        who: Player,
+        action: A,
+        play: impl FnOnce() -> String,
+    ) -> Result<(), AgentError> {
+        if self.own_move.take() == Some((who, action)) {
+            return Ok(());
+        }
+        self.send(&play())?;
+        Ok(())
+    }
+}
+
 /// An external GTP engine as an [`Agent`]: it is told every move (`play`) and asked for its own
 /// (`genmove`). A `resign` answer is a resignation ([`Agent::decide`]). An answer to `genmove`
 /// that is not a legal move here (an error answer, text that is no vertex, a move the rules
 /// refuse) is a forfeit ([`Agent::forfeits`]): a match scores the game as lost by the engine
 /// and says why. An engine that dies or does not answer in time stops the match.
 pub struct GtpAgent {
-    client: GtpClient,
-    name: String,
-    /// The move our last `genmove` returned: the engine has already played it.
-    own_move: Option<(Player, Move)>,
-    /// The reason of the last `decide` error when it was a forfeit.
-    forfeit: Option<String>,
+    peer: GtpPeer<Move>,
 }
 
 impl GtpAgent {
@@ -249,44 +343,26 @@ impl GtpAgent {
             timeout,
             setup: setup.to_vec(),
         };
-        let (client, name) = spec.start()?;
         Ok(GtpAgent {
-            client,
-            name,
-            own_move: None,
-            forfeit: None,
+            peer: GtpPeer::start(&spec)?,
         })
     }
 
     pub fn client(&mut self) -> &mut GtpClient {
-        &mut self.client
-    }
-
-    fn error(&self, e: impl std::fmt::Display) -> AgentError {
-        AgentError {
-            agent: self.name.clone(),
-            reason: e.to_string(),
-        }
-    }
-
-    /// A forfeit: the error `decide` returns, remembered so that [`Agent::forfeits`] knows it.
-    fn forfeit(&mut self, reason: String) -> AgentError {
-        let e = self.error(&reason);
-        self.forfeit = Some(e.reason.clone());
-        e
+        self.peer.client()
     }
 }
 
 impl Agent<GoState> for GtpAgent {
     fn name(&self) -> String {
-        self.name.clone()
+        self.peer.name()
     }
 
     fn new_game(&mut self, start: &GoState) -> Result<(), AgentError> {
         let n = start.size();
-        for r in [format!("boardsize {n}"), "clear_board".to_string()] {
-            self.client.send(&r).map_err(|e| self.error(e))?;
-        }
+        self.peer.forget();
+        self.peer.send(&format!("boardsize {n}"))?;
+        self.peer.send("clear_board")?;
         let handicap = start.handicap_stones();
         let mut plays: Vec<(Player, Point)> = Vec::new();
         if handicap.is_empty() {
@@ -300,29 +376,27 @@ impl Agent<GoState> for GtpAgent {
             // without the command gets them as Black's moves.
             let list: Vec<String> = handicap.iter().map(|p| p.to_gtp()).collect();
             let r = format!("set_free_handicap {}", list.join(" "));
-            match self.client.send(&r) {
+            match self.peer.client().send(&r) {
                 Ok(_) => {}
                 Err(GtpClientError::Refused { message, .. })
                     if message.contains("unknown command") =>
                 {
                     plays = handicap.iter().map(|&p| (Player::First, p)).collect();
                 }
-                Err(e) => return Err(self.error(e)),
+                Err(e) => return Err(self.peer.error(e)),
             }
         }
         // Setup stones are sent as moves: they capture nothing, so the boards agree.
         for (who, p) in plays {
-            let r = format!("play {} {}", color_letter(who), p.to_gtp());
-            self.client.send(&r).map_err(|e| self.error(e))?;
+            self.peer
+                .send(&format!("play {} {}", color_letter(who), p.to_gtp()))?;
         }
         // Komi last: the game's, whatever a handicap command may have made of it.
-        let r = format!("komi {}", start.komi());
-        self.client.send(&r).map_err(|e| self.error(e))?;
+        self.peer.send(&format!("komi {}", start.komi()))?;
         for (who, mv) in start.moves_since_start() {
-            let r = format!("play {} {}", color_letter(who), mv.to_gtp());
-            self.client.send(&r).map_err(|e| self.error(e))?;
+            self.peer
+                .send(&format!("play {} {}", color_letter(who), mv.to_gtp()))?;
         }
-        self.own_move = None;
         Ok(())
     }
 
@@ -337,47 +411,31 @@ impl Agent<GoState> for GtpAgent {
 
     fn decide(&mut self, state: &GoState) -> Result<Decision<Move>, AgentError> {
         let who = state.to_act();
-        self.own_move = None;
-        self.forfeit = None;
-        let mv = match self.client.genmove(who, state.size()) {
+        self.peer.forget();
+        let mv = match self.peer.client().genmove(who, state.size()) {
             Ok(Some(mv)) => mv,
             Ok(None) => return Ok(Decision::Resign),
-            Err(GtpClientError::Refused {
-                request, message, ..
-            }) => {
-                return Err(self.forfeit(format!("answered `{request}` with an error: {message}")))
-            }
-            Err(GtpClientError::Malformed {
-                request, answer, ..
-            }) => {
-                return Err(self.forfeit(format!(
-                    "answered `{request}` with {answer:?}, not a move on this board"
-                )))
-            }
-            Err(e) => return Err(self.error(e)),
+            Err(e) => return Err(self.peer.genmove_failed(e, "not a move on this board")),
         };
         if !state.is_legal(mv) {
-            return Err(self.forfeit(format!(
+            return Err(self.peer.forfeit(format!(
                 "answered genmove with {}, illegal here",
                 mv.to_gtp()
             )));
         }
-        self.own_move = Some((who, mv));
+        self.peer.played(who, mv);
         Ok(Decision::Play(mv))
     }
 
     fn forfeits(&self, error: &AgentError) -> bool {
-        self.forfeit.as_deref() == Some(error.reason.as_str())
+        self.peer.forfeits(error)
     }
 
     fn observe(&mut self, before: &GoState, action: Move) -> Result<(), AgentError> {
         let who = before.to_act();
-        if self.own_move.take() == Some((who, action)) {
-            return Ok(());
-        }
-        let r = format!("play {} {}", color_letter(who), action.to_gtp());
-        self.client.send(&r).map_err(|e| self.error(e))?;
-        Ok(())
+        self.peer.observe(who, action, || {
+            format!("play {} {}", color_letter(who), action.to_gtp())
+        })
     }
 }
 
@@ -452,7 +510,7 @@ mod tests {
             d,
             Decision::Play(Move::parse_gtp("E5", start.size()).unwrap())
         );
-        let e = a.error("no answer");
+        let e = a.peer.error("no answer");
         assert!(!a.forfeits(&e));
     }
 }

@@ -12,50 +12,23 @@
 use games::liuzhou::{Action, Liuzhou, START_LFEN};
 use games::{Agent, AgentError, Decision, Game, Player};
 
-use crate::gtp_client::{GtpClient, GtpClientError, GtpSpec};
+use crate::gtp_client::{GtpClient, GtpClientError, GtpPeer, GtpSpec};
 
 /// A Liuzhou GTP program in a child process.
 pub struct LiuzhouGtpAgent {
-    client: GtpClient,
-    name: String,
-    /// The action our last `genmove` returned: the program has already played it.
-    own_move: Option<(Player, Action)>,
-    /// The reason of the last `decide` error when it was a forfeit.
-    forfeit: Option<String>,
+    peer: GtpPeer<Action>,
 }
 
 impl LiuzhouGtpAgent {
     /// Starts the program of `spec`; its name is taken from GTP `name` (and `version`).
     pub fn start(spec: &GtpSpec<'_>) -> Result<LiuzhouGtpAgent, GtpClientError> {
-        let (client, name) = spec.start()?;
         Ok(LiuzhouGtpAgent {
-            client,
-            name,
-            own_move: None,
-            forfeit: None,
+            peer: GtpPeer::start(spec)?,
         })
     }
 
     pub fn client(&mut self) -> &mut GtpClient {
-        &mut self.client
-    }
-
-    fn error(&self, e: impl std::fmt::Display) -> AgentError {
-        AgentError {
-            agent: self.name.clone(),
-            reason: e.to_string(),
-        }
-    }
-
-    /// A forfeit: the error `decide` returns, remembered so that [`Agent::forfeits`] knows it.
-    fn forfeit(&mut self, reason: String) -> AgentError {
-        let e = self.error(&reason);
-        self.forfeit = Some(e.reason.clone());
-        e
-    }
-
-    fn send(&mut self, request: &str) -> Result<String, AgentError> {
-        self.client.send(request).map_err(|e| self.error(e))
+        self.peer.client()
     }
 }
 
@@ -69,17 +42,16 @@ pub fn colour_letter(who: Player) -> &'static str {
 
 impl Agent<Liuzhou> for LiuzhouGtpAgent {
     fn name(&self) -> String {
-        self.name.clone()
+        self.peer.name()
     }
 
     fn new_game(&mut self, start: &Liuzhou) -> Result<(), AgentError> {
-        self.own_move = None;
-        self.forfeit = None;
-        self.send("boardsize 6")?;
-        self.send("clear_board")?;
+        self.peer.forget();
+        self.peer.send("boardsize 6")?;
+        self.peer.send("clear_board")?;
         let lfen = start.lfen();
         if lfen != START_LFEN {
-            self.send(&format!("liuzhou-set-lfen {lfen}"))?;
+            self.peer.send(&format!("liuzhou-set-lfen {lfen}"))?;
         }
         Ok(())
     }
@@ -88,26 +60,17 @@ impl Agent<Liuzhou> for LiuzhouGtpAgent {
     fn select_action(&mut self, state: &Liuzhou) -> Result<Action, AgentError> {
         match self.decide(state)? {
             Decision::Play(a) => Ok(a),
-            Decision::Resign => Err(self.error("resigned")),
+            Decision::Resign => Err(self.peer.error("resigned")),
         }
     }
 
     fn decide(&mut self, state: &Liuzhou) -> Result<Decision<Action>, AgentError> {
         let who = state.to_act();
-        self.own_move = None;
-        self.forfeit = None;
+        self.peer.forget();
         let request = format!("genmove {}", colour_letter(who));
-        let answer = match self.client.send(&request) {
+        let answer = match self.peer.client().send(&request) {
             Ok(answer) => answer,
-            Err(GtpClientError::Refused { message, .. }) => {
-                return Err(self.forfeit(format!("answered `{request}` with an error: {message}")))
-            }
-            Err(GtpClientError::Malformed { answer, .. }) => {
-                return Err(self.forfeit(format!(
-                    "answered `{request}` with {answer:?}, not a GTP answer"
-                )))
-            }
-            Err(e) => return Err(self.error(e)),
+            Err(e) => return Err(self.peer.genmove_failed(e, "not a GTP answer")),
         };
         let word = answer.trim();
         if word.eq_ignore_ascii_case("resign") {
@@ -116,33 +79,34 @@ impl Agent<Liuzhou> for LiuzhouGtpAgent {
         let action = match state.parse_action(&word.to_ascii_lowercase()) {
             Ok(a) => a,
             Err(e) => {
-                return Err(self.forfeit(format!(
+                return Err(self.peer.forfeit(format!(
                     "answered `{request}` with {word:?}, not an action ({e})"
                 )))
             }
         };
         if !state.is_legal(action) {
-            return Err(self.forfeit(format!(
+            return Err(self.peer.forfeit(format!(
                 "answered `{request}` with {word}, illegal in {}",
                 state.lfen()
             )));
         }
-        self.own_move = Some((who, action));
+        self.peer.played(who, action);
         Ok(Decision::Play(action))
     }
 
     fn forfeits(&self, error: &AgentError) -> bool {
-        self.forfeit.as_deref() == Some(error.reason.as_str())
+        self.peer.forfeits(error)
     }
 
     fn observe(&mut self, before: &Liuzhou, action: Action) -> Result<(), AgentError> {
         let who = before.to_act();
-        if self.own_move.take() == Some((who, action)) {
-            return Ok(());
-        }
-        let text = before.format_action(action);
-        self.send(&format!("play {} {text}", colour_letter(who)))?;
-        Ok(())
+        self.peer.observe(who, action, || {
+            format!(
+                "play {} {}",
+                colour_letter(who),
+                before.format_action(action)
+            )
+        })
     }
 }
 
