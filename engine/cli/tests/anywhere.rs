@@ -130,7 +130,7 @@ fn the_installed_binary_plays_from_an_empty_directory() {
     // The built-in configs' `precision: auto` plays the shipped network's int8 model.
     assert!(
         log.lines()
-            .any(|l| l.contains("loaded ") && l.contains("generation 146, int8,")),
+            .any(|l| l.contains("loaded ") && l.contains("generation 147, int8,")),
         "{log}"
     );
     assert!(shards_in(&place.work().join("s")) >= 1);
