@@ -1,7 +1,8 @@
 //! Another program driven over GTP as a child process (`gnugo --mode gtp --level 1`, or
 //! `engine gtp --game liuzhou`): the client every game's GTP agent talks through, the `gtp:`
-//! spec's options they share ([`GtpSpec`]), and Go's [`Agent`] on top of it so that a Go
-//! program can be a match opponent (Liuzhou's is [`crate::liuzhou_gtp`]).
+//! spec's options they share ([`GtpSpec`]), what each agent keeps beside it ([`GtpPeer`]), and
+//! Go's [`Agent`] on top of it so that a Go program can be a match opponent (Liuzhou's is
+//! [`crate::liuzhou_gtp`]).
 
 use std::time::{Duration, Instant};
 
@@ -248,7 +249,7 @@ impl<A: Copy + PartialEq> GtpPeer<A> {
         }
     }
 
-    /// Sends one request; a failure is an [`GtpPeer::error`].
+    /// Sends one request; a failure is a [`GtpPeer::error`].
     pub fn send(&mut self, request: &str) -> Result<String, AgentError> {
         self.client.send(request).map_err(|e| self.error(e))
     }
