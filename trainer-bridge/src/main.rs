@@ -41,6 +41,21 @@ enum Command {
     /// <out>.safetensors and <out>.onnx, which play exactly as before (the new planes,
     /// channels and blocks weigh nothing until the next fit). Quantise it again for int8.
     Upgrade(UpgradeArgs),
+    /// Writes the mean of checkpoints of one network, tensor by tensor (stochastic weight
+    /// averaging), as <out>.safetensors and <out>.onnx. Quantise it again for int8.
+    Average(AverageArgs),
+}
+
+#[derive(Args)]
+struct AverageArgs {
+    /// Two or more checkpoints (.safetensors) of the same game and network, e.g. successive
+    /// fits of one run.
+    #[arg(required = true, num_args = 2.., value_name = "CHECKPOINT")]
+    models: Vec<PathBuf>,
+    /// Output path without extension, e.g. runs/liuzhou/0150 (an extension given is replaced).
+    /// Missing directories are created.
+    #[arg(long)]
+    out: PathBuf,
 }
 
 #[derive(Args)]
@@ -164,6 +179,7 @@ fn main() -> std::process::ExitCode {
         Command::Bench(args) => bench(&args),
         Command::Quantize(args) => quantize(&args),
         Command::Upgrade(args) => upgrade(&args),
+        Command::Average(args) => average(&args),
     };
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,
@@ -251,6 +267,27 @@ fn upgrade(args: &UpgradeArgs) -> anyhow::Result<()> {
         meta.network.channels,
         meta.network.policy_channels,
         meta.network.value_channels,
+        weights.display(),
+        model.display()
+    );
+    Ok(())
+}
+
+fn average(args: &AverageArgs) -> anyhow::Result<()> {
+    let checkpoints = args
+        .models
+        .iter()
+        .map(|path| Checkpoint::read(path, &Device::Cpu))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mean = Checkpoint::average(&checkpoints)?;
+    let meta = mean.meta.clone().expect("an average records its network");
+    let (varmap, _) = Net::from_checkpoint(&mean, &meta.network, meta.shape, &Device::Cpu)?;
+    let (weights, model) = write_model(&varmap, &meta, &args.out.with_extension(""))?;
+    println!(
+        "the mean of {} {} checkpoints (generation {})\n{}\n{}",
+        checkpoints.len(),
+        meta.game,
+        meta.generation,
         weights.display(),
         model.display()
     );

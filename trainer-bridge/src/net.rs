@@ -504,6 +504,109 @@ impl Checkpoint {
         Some((dim("stem.conv.weight", 1)?, dim("policy.fc.weight", 0)?))
     }
 
+    /// The mean of `checkpoints`, tensor by tensor, running batch-norm statistics included
+    /// (stochastic weight averaging): checkpoints of one run, each fitted from the one before,
+    /// lie in one basin, and their mean tends to sit nearer its flat middle than any of them.
+    /// All must record the same game, shape and network and hold the same tensors; the mean
+    /// takes the newest generation among them and the first one's path.
+    pub fn average(checkpoints: &[Checkpoint]) -> Result<Checkpoint, NetError> {
+        let Some(first) = checkpoints.first() else {
+            return Err(NetError::Config("no checkpoints to average".into()));
+        };
+        let refuse = |c: &Checkpoint, reason: String| NetError::WrongShape {
+            path: c.path.clone(),
+            reason,
+        };
+        let Some(meta) = &first.meta else {
+            return Err(refuse(
+                first,
+                "the checkpoint records no game or network: it cannot be averaged".into(),
+            ));
+        };
+        let mut generation = meta.generation;
+        for c in &checkpoints[1..] {
+            let Some(m) = &c.meta else {
+                return Err(refuse(
+                    c,
+                    "the checkpoint records no game or network: it cannot be averaged".into(),
+                ));
+            };
+            let net = |n: &NetConfig| {
+                format!(
+                    "{} blocks of {} channels, heads of {} and {} channels, {} hidden value units",
+                    n.blocks, n.channels, n.policy_channels, n.value_channels, n.value_hidden
+                )
+            };
+            let differs = if m.game != meta.game {
+                Some((
+                    format!("a {} network", m.game),
+                    format!("a {} one", meta.game),
+                ))
+            } else if m.shape != meta.shape {
+                Some((describe(m.shape), describe(meta.shape)))
+            } else if m.network != meta.network {
+                Some((net(&m.network), net(&meta.network)))
+            } else {
+                None
+            };
+            if let Some((ours, theirs)) = differs {
+                return Err(refuse(
+                    c,
+                    format!(
+                        "{ours}, where {} has {theirs}: only checkpoints of one network can be \
+                         averaged",
+                        first.path.display()
+                    ),
+                ));
+            }
+            generation = generation.max(m.generation);
+        }
+        let scale = 1.0 / checkpoints.len() as f64;
+        let mut tensors = HashMap::new();
+        for (name, t) in &first.tensors {
+            let mut sum = t.clone();
+            for c in &checkpoints[1..] {
+                match c.tensors.get(name) {
+                    Some(u) if u.dims() == t.dims() => sum = (sum + u)?,
+                    found => {
+                        return Err(refuse(
+                            c,
+                            format!(
+                                "tensor `{name}` is {}, {} has {:?}",
+                                found.map_or("missing".into(), |u| format!("{:?}", u.dims())),
+                                first.path.display(),
+                                t.dims()
+                            ),
+                        ))
+                    }
+                }
+            }
+            tensors.insert(name.clone(), sum.affine(scale, 0.0)?);
+        }
+        if let Some(c) = checkpoints
+            .iter()
+            .find(|c| c.tensors.len() != tensors.len())
+        {
+            return Err(refuse(
+                c,
+                format!(
+                    "{} tensors, {} has {}",
+                    c.tensors.len(),
+                    first.path.display(),
+                    tensors.len()
+                ),
+            ));
+        }
+        Ok(Checkpoint {
+            path: first.path.clone(),
+            meta: Some(ModelMeta {
+                generation,
+                ..meta.clone()
+            }),
+            tensors,
+        })
+    }
+
     /// This checkpoint for its game's encoding grown to `planes` input planes, the new ones
     /// after the old: the stem's weights on the new planes are zero, so the network computes
     /// exactly what it did on the old planes and learns to use the new ones when next fitted.

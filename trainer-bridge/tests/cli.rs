@@ -372,3 +372,112 @@ fn upgrade_grows_the_network_and_keeps_what_it_computes() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `average` writes the mean of checkpoints of one network, tensor by tensor, with the newest
+/// generation; checkpoints of different networks or games are refused, and nothing is written.
+#[test]
+fn average_writes_the_mean_of_one_networks_checkpoints() {
+    use candle_core::Device;
+    use trainer_bridge::{Checkpoint, ModelMeta, Net, NetConfig};
+    let dir = tmpdir("average");
+    let small = NetConfig {
+        blocks: 1,
+        channels: 8,
+        policy_channels: 2,
+        value_channels: 1,
+        value_hidden: 16,
+    };
+    let save = |name: &str, game: &str, network: &NetConfig, seed: u64, generation: u64| {
+        let shape = games::shape_of(game, None).unwrap();
+        let (varmap, _) = Net::seeded(network, shape, &Device::Cpu, seed).unwrap();
+        let path = dir.join(name);
+        let meta = ModelMeta {
+            game: game.into(),
+            shape,
+            network: network.clone(),
+            generation,
+        };
+        Net::save(&varmap, &meta, &path).unwrap();
+        path
+    };
+    let a = save("a.safetensors", "liuzhou", &small, 3, 5);
+    let b = save("b.safetensors", "liuzhou", &small, 4, 7);
+    let c = save("c.safetensors", "liuzhou", &small, 5, 6);
+    let mean = dir.join("mean");
+    let stdout = succeeded(&args(
+        &["average"],
+        [
+            a.clone(),
+            b.clone(),
+            c.clone(),
+            "--out".into(),
+            mean.clone(),
+        ],
+    ));
+    assert!(
+        stdout.contains("the mean of 3 liuzhou checkpoints (generation 7)"),
+        "{stdout}"
+    );
+    assert!(mean.with_extension("onnx").is_file());
+    let read = |p: &Path| candle_core::safetensors::load(p, &Device::Cpu).unwrap();
+    let (ta, tb, tc) = (read(&a), read(&b), read(&c));
+    let tm = read(&mean.with_extension("safetensors"));
+    assert_eq!(tm.len(), ta.len());
+    for (name, m) in &tm {
+        let m = m.flatten_all().unwrap().to_vec1::<f32>().unwrap();
+        let parts: Vec<Vec<f32>> = [&ta, &tb, &tc]
+            .iter()
+            .map(|t| t[name].flatten_all().unwrap().to_vec1::<f32>().unwrap())
+            .collect();
+        for (i, m) in m.iter().enumerate() {
+            let want = (parts[0][i] + parts[1][i] + parts[2][i]) / 3.0;
+            assert!((m - want).abs() < 1e-6, "{name}[{i}]: {m}, want {want}");
+        }
+    }
+    let meta = Checkpoint::read(&mean.with_extension("safetensors"), &Device::Cpu)
+        .unwrap()
+        .meta
+        .unwrap();
+    assert_eq!((meta.game.as_str(), meta.generation), ("liuzhou", 7));
+
+    // Another network, another game, a single checkpoint: refused, nothing written.
+    let deep = save(
+        "deep.safetensors",
+        "liuzhou",
+        &NetConfig {
+            blocks: 2,
+            ..small.clone()
+        },
+        3,
+        8,
+    );
+    let e = refused(&args(
+        &["average"],
+        [a.clone(), deep, "--out".into(), dir.join("bad1")],
+    ));
+    assert!(
+        e.contains("deep.safetensors")
+            && e.contains("2 blocks of 8 channels")
+            && e.contains("only checkpoints of one network can be averaged"),
+        "{e}"
+    );
+    let xq = save("xq.safetensors", "xiangqi", &small, 3, 1);
+    let e = refused(&args(
+        &["average"],
+        [a.clone(), xq, "--out".into(), dir.join("bad2")],
+    ));
+    assert!(
+        e.contains("a xiangqi network, where") && e.contains("a liuzhou one"),
+        "{e}"
+    );
+    let e = refused(&args(&["average"], [a, "--out".into(), dir.join("bad3")]));
+    assert!(e.contains("CHECKPOINT"), "{e}");
+    for name in ["bad1", "bad2", "bad3"] {
+        assert!(!dir.join(name).with_extension("onnx").exists(), "{name}");
+        assert!(
+            !dir.join(name).with_extension("safetensors").exists(),
+            "{name}"
+        );
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
