@@ -83,6 +83,10 @@ pub struct SelfplayConfig {
     /// Weight of the game's draw tie-break (Liuzhou: the stone balance) in the value target of
     /// drawn games; 0 keeps draws at 0. Search still scores finished games exactly.
     pub draw_tiebreak_weight: f32,
+    /// Weight of the game's result in a sample's value target; the rest is the root value of
+    /// the position's own search (the mover's expected result as the search saw it). 1 keeps
+    /// the result alone; less lowers the noise of outcomes decided long after the position.
+    pub value_result_weight: f32,
     /// Where `engine train` plays: `local` or `ray` (the `ray` settings).
     pub backend: Backend,
     pub ray: RayConfig,
@@ -124,6 +128,7 @@ impl Default for SelfplayConfig {
             positions_per_shard: 2048,
             max_nodes: 1 << 17,
             draw_tiebreak_weight: 0.0,
+            value_result_weight: 1.0,
             backend: Backend::Local,
             ray: RayConfig::default(),
         }
@@ -202,6 +207,12 @@ impl SelfplayConfig {
             (0.0..=1.0).contains(&self.draw_tiebreak_weight),
             "draw_tiebreak_weight",
             self.draw_tiebreak_weight,
+            fraction,
+        )?;
+        I::check(
+            (0.0..=1.0).contains(&self.value_result_weight),
+            "value_result_weight",
+            self.value_result_weight,
             fraction,
         )?;
         self.ray.validate()?;
@@ -362,6 +373,8 @@ struct Pending {
     planes: Vec<f32>,
     policy: Vec<(u16, f32)>,
     mover: Player,
+    /// The root value of the position's search, from the mover's side.
+    root_value: f32,
 }
 
 /// One game in progress.
@@ -742,7 +755,7 @@ fn play_group<G: Game>(
                 None => i += 1,
                 Some(outcome) => {
                     let slot = slots.swap_remove(i);
-                    let game = finish_game(slot, outcome, config.draw_tiebreak_weight);
+                    let game = finish_game(slot, outcome, config);
                     if tx.send(Event::Finished(game)).is_err() {
                         return Ok(());
                     }
@@ -809,6 +822,7 @@ fn make_move<G: Game>(
             planes,
             policy,
             mover,
+            root_value: slot.search.root_value(),
         });
     }
     if slot.moves >= config.resign_min_moves && slot.search.root_value() < config.resign_threshold {
@@ -838,12 +852,17 @@ fn make_move<G: Game>(
     Ok(None)
 }
 
-/// A finished game's samples, valued by its outcome from each mover's point of view.
-fn finish_game<G: Game>(slot: Slot<G>, outcome: Outcome, tiebreak_weight: f32) -> Finished {
+/// A finished game's samples, valued by its outcome from each mover's point of view (blended
+/// with the position's root value where `value_result_weight` < 1).
+fn finish_game<G: Game>(slot: Slot<G>, outcome: Outcome, config: &SelfplayConfig) -> Finished {
     let last = slot.search.state();
-    let value = |mover: Player| match outcome {
-        Outcome::Draw => (tiebreak_weight * last.draw_tiebreak(mover)).clamp(-1.0, 1.0),
+    let result = |mover: Player| match outcome {
+        Outcome::Draw => (config.draw_tiebreak_weight * last.draw_tiebreak(mover)).clamp(-1.0, 1.0),
         _ => outcome.value_for(mover),
+    };
+    let w = config.value_result_weight;
+    let value = |mover: Player, root_value: f32| {
+        (w * result(mover) + (1.0 - w) * root_value).clamp(-1.0, 1.0)
     };
     let samples = slot
         .samples
@@ -851,7 +870,7 @@ fn finish_game<G: Game>(slot: Slot<G>, outcome: Outcome, tiebreak_weight: f32) -
         .map(|p| Sample {
             planes: p.planes,
             policy: p.policy,
-            value: value(p.mover),
+            value: value(p.mover, p.root_value),
         })
         .collect();
     Finished {

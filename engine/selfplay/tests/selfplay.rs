@@ -293,6 +293,62 @@ fn drawn_games_can_be_valued_by_the_tiebreak() {
     assert!(fractional > 0, "no drawn game ended with a stone balance");
 }
 
+/// `value_result_weight` blends each sample's result with its search's root value: the same
+/// games (one seed) valued by the result alone, by the root value alone and half and half.
+#[test]
+fn value_targets_blend_the_result_with_the_root_value() {
+    let values = |w: f32| {
+        let dir = tmpdir(&format!("blend-{w}"));
+        let evaluator = FakeEvaluator::new(16).seeded(4);
+        let config = SelfplayConfig {
+            value_result_weight: w,
+            ..small_config()
+        };
+        let summary = run(
+            &Liuzhou::default(),
+            &evaluator,
+            &config,
+            4,
+            &sink(&dir),
+            11,
+            |_| {},
+        )
+        .unwrap();
+        let samples: Vec<_> = summary
+            .shards
+            .iter()
+            .flat_map(|path| Shard::read(path).unwrap().samples)
+            .collect();
+        std::fs::remove_dir_all(&dir).unwrap();
+        samples
+    };
+    let (result, root, half) = (values(1.0), values(0.0), values(0.5));
+    assert!(!result.is_empty());
+    assert_eq!((result.len(), half.len()), (root.len(), root.len()));
+    for ((r, q), h) in result.iter().zip(&root).zip(&half) {
+        assert_eq!(
+            (&r.planes, &r.policy),
+            (&q.planes, &q.policy),
+            "not the same games"
+        );
+        assert!(
+            r.value.abs() == 1.0 || r.value == 0.0,
+            "a result: {}",
+            r.value
+        );
+        assert!((h.value - 0.5 * (r.value + q.value)).abs() < 1e-5);
+    }
+    // Root values are a search's means, not results.
+    assert!(root.iter().any(|q| q.value.abs() != 1.0 && q.value != 0.0));
+    let e = SelfplayConfig {
+        value_result_weight: 1.5,
+        ..small_config()
+    }
+    .validate()
+    .unwrap_err();
+    assert!(e.to_string().contains("value_result_weight"), "{e}");
+}
+
 #[test]
 fn searches_stop_at_their_visit_target() {
     // One game and a batch larger than its search: the gather passes of one batch must count
