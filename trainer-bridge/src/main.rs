@@ -274,11 +274,10 @@ fn upgrade(args: &UpgradeArgs) -> anyhow::Result<()> {
 }
 
 fn average(args: &AverageArgs) -> anyhow::Result<()> {
-    let checkpoints = args
-        .models
-        .iter()
-        .map(|path| Checkpoint::read(path, &Device::Cpu))
-        .collect::<Result<Vec<_>, _>>()?;
+    let mut checkpoints = Vec::with_capacity(args.models.len());
+    for path in &args.models {
+        checkpoints.push(Checkpoint::read(path, &Device::Cpu)?);
+    }
     let mean = Checkpoint::average(&checkpoints)?;
     let meta = mean.meta.clone().expect("an average records its network");
     let (varmap, _) = Net::from_checkpoint(&mean, &meta.network, meta.shape, &Device::Cpu)?;
