@@ -517,26 +517,22 @@ impl Checkpoint {
             path: c.path.clone(),
             reason,
         };
-        let Some(meta) = &first.meta else {
-            return Err(refuse(
-                first,
-                "the checkpoint records no game or network: it cannot be averaged".into(),
-            ));
+        fn meta_of(c: &Checkpoint) -> Result<&ModelMeta, NetError> {
+            c.meta.as_ref().ok_or_else(|| NetError::WrongShape {
+                path: c.path.clone(),
+                reason: "the checkpoint records no game or network: it cannot be averaged".into(),
+            })
+        }
+        let net = |n: &NetConfig| {
+            format!(
+                "{} blocks of {} channels, heads of {} and {} channels, {} hidden value units",
+                n.blocks, n.channels, n.policy_channels, n.value_channels, n.value_hidden
+            )
         };
+        let meta = meta_of(first)?;
         let mut generation = meta.generation;
         for c in &checkpoints[1..] {
-            let Some(m) = &c.meta else {
-                return Err(refuse(
-                    c,
-                    "the checkpoint records no game or network: it cannot be averaged".into(),
-                ));
-            };
-            let net = |n: &NetConfig| {
-                format!(
-                    "{} blocks of {} channels, heads of {} and {} channels, {} hidden value units",
-                    n.blocks, n.channels, n.policy_channels, n.value_channels, n.value_hidden
-                )
-            };
+            let m = meta_of(c)?;
             let differs = if m.game != meta.game {
                 Some((
                     format!("a {} network", m.game),
