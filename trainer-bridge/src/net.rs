@@ -513,14 +513,18 @@ impl Checkpoint {
         let Some(first) = checkpoints.first() else {
             return Err(NetError::Config("no checkpoints to average".into()));
         };
-        let refuse = |c: &Checkpoint, reason: String| NetError::WrongShape {
-            path: c.path.clone(),
-            reason,
-        };
-        fn meta_of(c: &Checkpoint) -> Result<&ModelMeta, NetError> {
-            c.meta.as_ref().ok_or_else(|| NetError::WrongShape {
+        fn refuse(c: &Checkpoint, reason: String) -> NetError {
+            NetError::WrongShape {
                 path: c.path.clone(),
-                reason: "the checkpoint records no game or network: it cannot be averaged".into(),
+                reason,
+            }
+        }
+        fn meta_of(c: &Checkpoint) -> Result<&ModelMeta, NetError> {
+            c.meta.as_ref().ok_or_else(|| {
+                refuse(
+                    c,
+                    "the checkpoint records no game or network: it cannot be averaged".into(),
+                )
             })
         }
         let net = |n: &NetConfig| {
