@@ -25,8 +25,11 @@ class Teacher:
     def __init__(self, depth):
         exe = (os.environ.get("FAIRY_STOCKFISH") or shutil.which("fairy-stockfish")
                or "/usr/games/fairy-stockfish")
-        self.p = subprocess.Popen([exe], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                  text=True, bufsize=1)
+        try:
+            self.p = subprocess.Popen([exe], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                      text=True, bufsize=1)
+        except OSError as e:
+            raise SystemExit(f"cannot start Fairy-Stockfish ({exe}): {e}")
         self.depth = depth
         self.send("uci")
         self.wait("uciok")
@@ -76,15 +79,18 @@ def games(text):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("pgn")
-    ap.add_argument("name")
-    ap.add_argument("--depth", type=int, default=10)
-    ap.add_argument("--drop", type=int, default=300)
+    ap.add_argument("pgn", help="games of `engine match --pgn`")
+    ap.add_argument("name", help="a substring of the player's name in the Red/Black tags")
+    ap.add_argument("--depth", type=int, default=10, help="Fairy-Stockfish's depth (10)")
+    ap.add_argument("--drop", type=int, default=300, help="centipawns a blunder gives away (300)")
     a = ap.parse_args()
+    try:
+        with open(a.pgn, encoding="utf-8") as f:
+            text = f.read()
+    except (OSError, UnicodeDecodeError) as e:
+        raise SystemExit(f"{a.pgn}: {e}")
     teacher = Teacher(a.depth)
     rows = []
-    with open(a.pgn, encoding="utf-8") as f:
-        text = f.read()
     for n, (tags, moves) in enumerate(games(text)):
         fen = tags.get("FEN", "rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNR w - - 0 1")
         red = a.name in tags.get("Red", "")
