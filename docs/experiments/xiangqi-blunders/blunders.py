@@ -94,6 +94,9 @@ def main():
     for n, (tags, moves) in enumerate(games(text)):
         fen = tags.get("FEN", "rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNR w - - 0 1")
         red = a.name in tags.get("Red", "")
+        if not red and a.name not in tags.get("Black", ""):
+            raise SystemExit(f"{a.pgn}: game {n + 1}: {a.name!r} names neither player "
+                             f"(Red {tags.get('Red')!r}, Black {tags.get('Black')!r})")
         red_first = fen.split()[1] == "w"
         played, first, count = [], None, 0
         before = teacher.score(fen, played)
