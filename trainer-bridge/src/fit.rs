@@ -154,6 +154,23 @@ fn holdout_indices(n: usize, k: usize) -> Vec<usize> {
     (1..=k).map(|j| j * n / (k + 1)).collect()
 }
 
+/// A fingerprint of a shard's contents (its header and every target, not the planes): equal
+/// for copies of one file, whatever their names.
+fn content_key(shard: &Shard) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    let m = &shard.meta;
+    (&m.game, &m.model, &m.config, m.created_unix, m.games).hash(&mut h);
+    shard.samples.len().hash(&mut h);
+    for sample in &shard.samples {
+        sample.value.to_bits().hash(&mut h);
+        for &(i, p) in &sample.policy {
+            (i, p.to_bits()).hash(&mut h);
+        }
+    }
+    h.finish()
+}
+
 /// Mean (policy, value) loss of `net` in inference mode over every sample of `held`.
 fn holdout_losses(
     net: &Net,
@@ -289,14 +306,20 @@ pub fn fit(job: FitJob<'_>) -> anyhow::Result<FitReport> {
     let (varmap, net) = Net::from_checkpoint(ck, job.network, shape, &device)?;
 
     // The window: (shard, sample) pairs, newest samples first, cut at window_samples, less
-    // the held-out shards.
+    // the held-out shards and every copy of one (a shard linked several times to weigh it).
     let held = holdout_indices(shards.len(), cfg.holdout_shards);
+    let held_content: Vec<u64> = held.iter().map(|&k| content_key(&shards[k])).collect();
+    let kept: Vec<bool> = shards
+        .iter()
+        .enumerate()
+        .map(|(k, s)| !held.contains(&k) && !held_content.contains(&content_key(s)))
+        .collect();
     let index: Vec<(usize, usize)> = shards
         .iter()
         .enumerate()
         .flat_map(|(k, s)| (0..s.samples.len()).rev().map(move |i| (k, i)))
         .take(cfg.window_samples)
-        .filter(|(k, _)| !held.contains(k))
+        .filter(|&(k, _)| kept[k])
         .collect();
     let holdout_before = if held.is_empty() {
         None

@@ -408,4 +408,19 @@ fn held_out_shards_are_measured_and_not_trained_on() {
     }
     // Holding out every shard would leave nothing to train on: none is held out.
     assert!(run(all.shards, "none").holdout.is_none());
+
+    // A shard linked under other names to weigh it more: a held-out copy keeps every copy
+    // out of training.
+    for entry in std::fs::read_dir(&shards).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        for k in 1..=2 {
+            std::fs::hard_link(&path, shards.join(format!("x{k}-{name}"))).unwrap();
+        }
+    }
+    let linked = run(0, "linked");
+    assert_eq!(linked.window, 3 * all.window);
+    let one = run(1, "linked-one");
+    let h = one.holdout.expect("one shard held out");
+    assert_eq!(one.window + 3 * h.samples, linked.window);
 }
