@@ -312,7 +312,9 @@ pub fn fit(job: FitJob<'_>) -> anyhow::Result<FitReport> {
     let kept: Vec<bool> = shards
         .iter()
         .enumerate()
-        .map(|(k, s)| !held.contains(&k) && !held_content.contains(&content_key(s)))
+        .map(|(k, s)| {
+            !held.contains(&k) && (held.is_empty() || !held_content.contains(&content_key(s)))
+        })
         .collect();
     let index: Vec<(usize, usize)> = shards
         .iter()
