@@ -47,6 +47,8 @@ pub struct MctsSpec {
     pub gumbel_m: Option<u32>,
     /// PUCT exploration constant (`cpuct=C`).
     pub c_puct: Option<f32>,
+    /// First-play urgency (`fpu=F`): an unvisited child is valued at its parent's mean less F.
+    pub fpu_reduction: Option<f32>,
     /// Look for one-move wins at each expansion (`decisive=1|0`; see
     /// [`search::SearchConfig::decisive`]); by default where the game asks for it
     /// ([`games::Game::DECISIVE_SEARCH`]).
@@ -79,6 +81,7 @@ impl Default for MctsSpec {
             search: SearchKind::Puct,
             gumbel_m: None,
             c_puct: None,
+            fpu_reduction: None,
             decisive: None,
             capture_prior: None,
             seed: None,
@@ -132,12 +135,12 @@ impl AgentSpec {
         let allowed: &[&str] = match kind.trim() {
             "random" => &["seed"],
             "mcts" => &[
-                "visits", "time", "threads", "temp", "cpuct", "seed", "resign", "search",
+                "visits", "time", "threads", "temp", "cpuct", "fpu", "seed", "resign", "search",
                 "gumbel_m", "decisive", "captures", "minimax", "contempt",
             ],
             "net" => &[
-                "model", "visits", "time", "threads", "batch", "temp", "cpuct", "seed", "resign",
-                "search", "gumbel_m", "decisive", "captures", "minimax", "contempt",
+                "model", "visits", "time", "threads", "batch", "temp", "cpuct", "fpu", "seed",
+                "resign", "search", "gumbel_m", "decisive", "captures", "minimax", "contempt",
             ],
             "" => return Err(err(None, "no agent kind".into())),
             // Another kind: the game's own factory reads it (and names what is wrong).
@@ -202,6 +205,14 @@ impl AgentSpec {
                         return Err(bad("a positive number"));
                     }
                     mcts.c_puct = Some(c);
+                }
+                "fpu" => {
+                    let f = v.parse::<f32>().map_err(|_| bad("a number"))?;
+                    // Values lie in [−1, 1]: a reduction beyond 2 changes nothing further.
+                    if !(0.0..=2.0).contains(&f) {
+                        return Err(bad("a reduction from 0 to 2"));
+                    }
+                    mcts.fpu_reduction = Some(f);
                 }
                 "decisive" => {
                     mcts.decisive = Some(match v {
@@ -451,6 +462,7 @@ pub fn build_mcts<G: Game>(
         search: m.search,
         gumbel_m: m.gumbel_m.unwrap_or(defaults.gumbel_m),
         c_puct: m.c_puct.unwrap_or(defaults.c_puct),
+        fpu_reduction: m.fpu_reduction.unwrap_or(defaults.fpu_reduction),
         decisive: m.decisive.unwrap_or(G::DECISIVE_SEARCH),
         capture_prior: m.capture_prior.unwrap_or(G::CAPTURE_PRIOR),
         minimax_weight: m.minimax_weight.unwrap_or(defaults.minimax_weight),
@@ -614,6 +626,17 @@ mod tests {
         let spec = AgentSpec::parse("mcts:contempt=0.2").unwrap();
         let agent = build_mcts::<games::liuzhou::Liuzhou>(&spec, "mcts", 1, &no_net).unwrap();
         assert_eq!(agent.search_config().contempt, 0.2);
+        let spec = AgentSpec::parse("mcts:fpu=0.1").unwrap();
+        let agent = build_mcts::<games::liuzhou::Liuzhou>(&spec, "mcts", 1, &no_net).unwrap();
+        assert_eq!(agent.search_config().fpu_reduction, 0.1);
+        let spec = AgentSpec::parse("mcts").unwrap();
+        let agent = build_mcts::<games::liuzhou::Liuzhou>(&spec, "mcts", 1, &no_net).unwrap();
+        assert_eq!(
+            agent.search_config().fpu_reduction,
+            SearchConfig::default().fpu_reduction
+        );
+        let e = AgentSpec::parse("net:fpu=-1").unwrap_err();
+        assert_eq!(e.key.as_deref(), Some("fpu"));
     }
 
     #[test]

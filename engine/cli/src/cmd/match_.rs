@@ -18,9 +18,9 @@ use super::{config_reads, net_loader, with_default_network, ForGame, GameArgs, G
 /// Play a match between two agents, swapping colours every game (Go with `--handicap N`: the
 /// first agent is Black with N stones in every game).
 ///
-/// Agents: `random[:seed=N]`; `mcts[:visits=N,time=S,threads=N,temp=T,cpuct=C,seed=N,
+/// Agents: `random[:seed=N]`; `mcts[:visits=N,time=S,threads=N,temp=T,cpuct=C,fpu=F,seed=N,
 /// resign=V]` (MCTS with random playouts, no network); `net:model=PATH[,visits=N,time=S,
-/// threads=N,batch=N,temp=T,cpuct=C,seed=N,resign=V]` (MCTS with a network; `model=uniform` is
+/// threads=N,batch=N,temp=T,cpuct=C,fpu=F,seed=N,resign=V]` (MCTS with a network; `model=uniform` is
 /// a network-free stand-in with uniform priors and value 0).
 #[derive(ClapArgs)]
 #[command(mut_arg(
@@ -34,9 +34,9 @@ pub struct Args {
     game: GameArgs,
     /// The agent that plays first (Black; Red in Xiangqi) in the first game; results are given
     /// from its side. Agent specs: `random[:seed=N]`;
-    /// `mcts[:visits=N,time=S,threads=N,temp=T,cpuct=C,seed=N,resign=V]` (random playouts, no
+    /// `mcts[:visits=N,time=S,threads=N,temp=T,cpuct=C,fpu=F,seed=N,resign=V]` (random playouts, no
     /// network; 800 visits by default);
-    /// `net:model=PATH|uniform[,visits=N,time=S,threads=N,batch=N,temp=T,cpuct=C,seed=N,resign=V]`
+    /// `net:model=PATH|uniform[,visits=N,time=S,threads=N,batch=N,temp=T,cpuct=C,fpu=F,seed=N,resign=V]`
     /// (with a network; 200 visits by default; `batch`
     /// leaves per network call, by default about visits/12, at most the model's batch; `resign`
     /// gives up when the chosen move's value is below V, never by default); both also take the
