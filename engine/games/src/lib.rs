@@ -244,6 +244,11 @@ pub trait Game: Clone + Debug + Send + Sync + 'static {
     /// hanging and may not rate taking it, which the search must still look at.
     const CAPTURE_PRIOR: f32 = 0.0;
 
+    /// First-play urgency that tree searches use by default (an unvisited child is valued at
+    /// its parent's mean less this), where the game's tactics ask for another than the
+    /// search's own default; `None` keeps the search's.
+    const FPU_REDUCTION: Option<f32> = None;
+
     /// What `action` takes from the opponent at once, in the game's own material units (0 for
     /// an action that captures nothing). Only search heuristics use it. Default: 0.
     fn capture_gain(&self, _action: Self::Action) -> f32 {

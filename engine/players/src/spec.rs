@@ -47,7 +47,8 @@ pub struct MctsSpec {
     pub gumbel_m: Option<u32>,
     /// PUCT exploration constant (`cpuct=C`).
     pub c_puct: Option<f32>,
-    /// First-play urgency (`fpu=F`): an unvisited child is valued at its parent's mean less F.
+    /// First-play urgency (`fpu=F`): an unvisited child is valued at its parent's mean less F;
+    /// by default the game's ([`games::Game::FPU_REDUCTION`]), else the search's.
     pub fpu_reduction: Option<f32>,
     /// Look for one-move wins at each expansion (`decisive=1|0`; see
     /// [`search::SearchConfig::decisive`]); by default where the game asks for it
@@ -462,7 +463,10 @@ pub fn build_mcts<G: Game>(
         search: m.search,
         gumbel_m: m.gumbel_m.unwrap_or(defaults.gumbel_m),
         c_puct: m.c_puct.unwrap_or(defaults.c_puct),
-        fpu_reduction: m.fpu_reduction.unwrap_or(defaults.fpu_reduction),
+        fpu_reduction: m
+            .fpu_reduction
+            .or(G::FPU_REDUCTION)
+            .unwrap_or(defaults.fpu_reduction),
         decisive: m.decisive.unwrap_or(G::DECISIVE_SEARCH),
         capture_prior: m.capture_prior.unwrap_or(G::CAPTURE_PRIOR),
         minimax_weight: m.minimax_weight.unwrap_or(defaults.minimax_weight),
@@ -635,6 +639,12 @@ mod tests {
             agent.search_config().fpu_reduction,
             SearchConfig::default().fpu_reduction
         );
+        // Xiangqi's own default: unvisited moves at the parent's mean.
+        let agent = build_mcts::<games::xiangqi::Xiangqi>(&spec, "mcts", 1, &|_| {
+            anyhow::bail!("no network")
+        })
+        .unwrap();
+        assert_eq!(agent.search_config().fpu_reduction, 0.0);
         let e = AgentSpec::parse("net:fpu=-1").unwrap_err();
         assert_eq!(e.key.as_deref(), Some("fpu"));
     }
