@@ -47,7 +47,8 @@ pub struct MctsSpec {
     pub gumbel_m: Option<u32>,
     /// PUCT exploration constant (`cpuct=C`).
     pub c_puct: Option<f32>,
-    /// First-play urgency (`fpu=F`): an unvisited child is valued at its parent's mean less F;
+    /// First-play urgency (`fpu=F`, −2 to 2): an unvisited child is valued at its parent's mean
+    /// less F;
     /// by default the game's ([`games::Game::FPU_REDUCTION`]), else the search's.
     pub fpu_reduction: Option<f32>,
     /// Look for one-move wins at each expansion (`decisive=1|0`; see
@@ -209,9 +210,11 @@ impl AgentSpec {
                 }
                 "fpu" => {
                     let f = v.parse::<f32>().map_err(|_| bad("a number"))?;
-                    // Values lie in [−1, 1]: a reduction beyond 2 changes nothing further.
-                    if !(0.0..=2.0).contains(&f) {
-                        return Err(bad("a reduction from 0 to 2"));
+                    // Values lie in [−1, 1]: beyond ±2 the order of unvisited against visited
+                    // children no longer changes. A negative reduction values an unvisited
+                    // child above its parent's mean, so every move is tried sooner.
+                    if !(-2.0..=2.0).contains(&f) {
+                        return Err(bad("a reduction from -2 to 2"));
                     }
                     mcts.fpu_reduction = Some(f);
                 }
@@ -645,7 +648,10 @@ mod tests {
         })
         .unwrap();
         assert_eq!(agent.search_config().fpu_reduction, 0.0);
-        let e = AgentSpec::parse("net:fpu=-1").unwrap_err();
+        let spec = AgentSpec::parse("mcts:fpu=-0.2").unwrap();
+        let agent = build_mcts::<games::liuzhou::Liuzhou>(&spec, "mcts", 1, &no_net).unwrap();
+        assert_eq!(agent.search_config().fpu_reduction, -0.2);
+        let e = AgentSpec::parse("net:fpu=-3").unwrap_err();
         assert_eq!(e.key.as_deref(), Some("fpu"));
     }
 
