@@ -48,8 +48,7 @@ pub struct MctsSpec {
     /// PUCT exploration constant (`cpuct=C`).
     pub c_puct: Option<f32>,
     /// First-play urgency (`fpu=F`, −2 to 2): an unvisited child is valued at its parent's mean
-    /// less F;
-    /// by default the game's ([`games::Game::FPU_REDUCTION`]), else the search's.
+    /// less F; by default the game's ([`games::Game::FPU_REDUCTION`]), else the search's.
     pub fpu_reduction: Option<f32>,
     /// Look for one-move wins at each expansion (`decisive=1|0`; see
     /// [`search::SearchConfig::decisive`]); by default where the game asks for it
