@@ -45,6 +45,7 @@
 mod augment;
 pub mod checksum;
 pub mod fuzzing;
+pub mod upgrade;
 pub mod verify;
 
 use std::collections::HashMap;

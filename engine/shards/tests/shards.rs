@@ -712,3 +712,87 @@ fn the_kind_of_policy_target_is_recorded() {
         r => panic!("{r:?}"),
     }
 }
+
+/// A Xiangqi shard of the 16-plane encoding is carried over in place to the current one, its
+/// samples then exactly as the encoder writes them; current shards are left alone, and an
+/// encoding that cannot be carried over is an error naming the file.
+#[test]
+fn xiangqi_shards_of_the_earlier_encoding_are_carried_over() {
+    use games::xiangqi::{encode, Xiangqi};
+    use shards::upgrade::{upgrade_file, Upgrade};
+    let dir = tmpdir("upgrade");
+    let mut rng = SmallRng::seed_from_u64(3);
+    let mut s = Xiangqi::default();
+    let shape = s.shape();
+    let (mut full, mut old) = (Vec::new(), Vec::new());
+    while full.len() < 200 {
+        let mut legal = Vec::new();
+        s.legal_actions(&mut legal);
+        if legal.is_empty() {
+            s = Xiangqi::default();
+            continue;
+        }
+        let mut planes = vec![0.0; shape.input_len()];
+        s.encode(&mut planes);
+        let policy = vec![(s.action_index(legal[0]) as u16, 1.0)];
+        old.push(Sample {
+            planes: planes[..encode::BASE_PLANES * 90].to_vec(),
+            policy: policy.clone(),
+            value: 0.5,
+        });
+        full.push(Sample {
+            planes,
+            policy,
+            value: 0.5,
+        });
+        s.play(*legal.choose(&mut rng).unwrap()).unwrap();
+    }
+    let meta = ShardMeta {
+        game: "xiangqi".into(),
+        planes: encode::BASE_PLANES,
+        height: shape.height,
+        width: shape.width,
+        policy_size: shape.policy_size,
+        model: "random".into(),
+        config: String::new(),
+        created_unix: 1_700_000_000,
+        games: 1,
+        policy_target: PolicyTarget::Teacher,
+    };
+    let path = dir.join("old.safetensors");
+    let shard = Shard {
+        meta: meta.clone(),
+        samples: old,
+        symmetries: symmetry_maps(&s),
+    };
+    shard.write(&path).unwrap();
+
+    let done = upgrade_file(&path).unwrap();
+    assert_eq!(done, Upgrade::CarriedOver { from: 16, to: 20 });
+    let back = Shard::read(&path).unwrap();
+    assert_eq!(back.meta.planes, shape.planes);
+    assert_eq!(back.meta.policy_target, PolicyTarget::Teacher);
+    assert_eq!(back.samples, full);
+    assert_eq!(upgrade_file(&path).unwrap(), Upgrade::Current);
+
+    let (liuzhou, _) = liuzhou_shard(8, 1);
+    let mut older = liuzhou.clone();
+    older.meta.planes -= 4;
+    older
+        .samples
+        .iter_mut()
+        .for_each(|x| x.planes.truncate(older.meta.input_len()));
+    let lz = dir.join("lz.safetensors");
+    older.write(&lz).unwrap();
+    let e = upgrade_file(&lz).unwrap_err().to_string();
+    assert!(
+        e.contains("lz.safetensors") && e.contains("liuzhou shard of"),
+        "{e}"
+    );
+    assert_eq!(
+        Shard::read(&lz).unwrap().samples,
+        older.samples,
+        "left as it was"
+    );
+    let _ = fs::remove_dir_all(&dir);
+}

@@ -7,8 +7,8 @@
 //! the five advisor points and bishop steps between the seven bishop points of the mover's half:
 //! 2 086 indices instead of the 8 100 of a from × to grid, and the mapping round-trips exactly.
 
-use super::board::{file_of, rank_of, square};
-use super::Move;
+use super::board::{self, file_of, rank_of, square};
+use super::{Move, Side};
 
 const fn abs(x: i32) -> i32 {
     if x < 0 {
@@ -116,9 +116,72 @@ pub fn index_move(i: usize, black: bool) -> Option<Move> {
 }
 
 /// Input planes: the mover's K A B N R C P, the opponent's K A B N R C P, a plane of ones if the
-/// position occurred before (since the last capture), and a plane holding plies-since-capture
-/// / 120.
-pub const PLANES: usize = 16;
+/// position occurred before (since the last capture), a plane holding plies-since-capture
+/// / 120, then the squares the mover attacks at least once and at least twice, and the same
+/// for the opponent ([`super::board::Position::attack_counts`]: defended pieces count as
+/// attacked). A small tower sees a rook's or cannon's reach across the board only after many
+/// layers; the attack planes hand it over, with the hanging pieces they imply.
+pub const PLANES: usize = 20;
+
+/// The planes before the attack planes: what the encoding held without them.
+pub const BASE_PLANES: usize = 16;
+
+/// The full input of a position given its first [`BASE_PLANES`] planes (an input encoded
+/// without the attack planes): the pieces are read back from their planes, the attack planes
+/// worked out from them. The attacks in the mover's frame do not depend on the mover's colour,
+/// so the mover is placed as Red. An error says why the planes hold no position.
+pub fn with_attack_planes(base: &[f32]) -> Result<Vec<f32>, String> {
+    const PLANE: usize = 90;
+    if base.len() != BASE_PLANES * PLANE {
+        return Err(format!(
+            "{} input floats, expected {} ({BASE_PLANES} planes of {PLANE})",
+            base.len(),
+            BASE_PLANES * PLANE
+        ));
+    }
+    let mut pos = super::board::Position::empty();
+    let mut used = [0usize; 2];
+    for i in 0..PLANE {
+        let mut found = None;
+        for plane in 0..14 {
+            match base[plane * PLANE + i] {
+                0.0 => {}
+                1.0 if found.is_none() => found = Some(plane),
+                1.0 => return Err(format!("two pieces on point {i}")),
+                x => return Err(format!("piece plane {plane} holds {x} on point {i}")),
+            }
+        }
+        let Some(plane) = found else { continue };
+        let (side, kind) = (plane / 7, (plane % 7) as u8 + 1);
+        let slot = if kind == board::KING {
+            0
+        } else {
+            used[side] += 1;
+            used[side]
+        };
+        if slot >= board::MAX_PER_SIDE || (kind == board::KING && pos.slots[side][0] != 0) {
+            return Err(format!("too many pieces of one kind or side at point {i}"));
+        }
+        let colour = if side == 0 {
+            board::RED_BIT
+        } else {
+            board::BLACK_BIT
+        };
+        pos.put(colour | kind, board::from_index90(i), slot);
+    }
+    if pos.slots[0][0] == 0 || pos.slots[1][0] == 0 {
+        return Err("a side has no general".into());
+    }
+    let mut out = vec![0.0; PLANES * PLANE];
+    out[..base.len()].copy_from_slice(base);
+    for (plane, side) in [(16, Side::Red), (18, Side::Black)] {
+        for (i, &n) in pos.attack_counts(side).iter().enumerate() {
+            out[plane * PLANE + i] = f32::from(n >= 1);
+            out[(plane + 1) * PLANE + i] = f32::from(n >= 2);
+        }
+    }
+    Ok(out)
+}
 
 /// Where a square lies within a plane: `rank * 9 + file` in the mover's frame (rank 0 = the
 /// mover's back rank), the point order of [`crate::Symmetry::point_table`].

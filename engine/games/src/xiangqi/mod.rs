@@ -412,6 +412,17 @@ impl Game for Xiangqi {
         }
         let clock = self.halfmove.min(NATURAL_LIMIT) as f32 / NATURAL_LIMIT as f32;
         out[15 * plane..16 * plane].fill(clock);
+        for (base, side) in [(16, us), (18, us.opponent())] {
+            for (i, &n) in self.pos.attack_counts(side).iter().enumerate() {
+                let at = encode::plane_offset(board::from_index90(i), black);
+                if n >= 1 {
+                    out[base * plane + at] = 1.0;
+                }
+                if n >= 2 {
+                    out[(base + 1) * plane + at] = 1.0;
+                }
+            }
+        }
     }
 
     fn symmetries(&self) -> &'static [Symmetry] {
@@ -555,5 +566,38 @@ mod tests {
             verdict([true, false, false, false]),
             Some((Outcome::Draw, EndReason::Repetition))
         );
+    }
+
+    /// The attack planes worked out from the piece planes alone are those the encoder writes,
+    /// for either side to move.
+    #[test]
+    fn attack_planes_are_rebuilt_from_the_piece_planes() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand::rngs::SmallRng::seed_from_u64(7);
+        let mut full = vec![0.0; encode::PLANES * 90];
+        let mut moves = Vec::new();
+        let mut checked = 0;
+        for _ in 0..20 {
+            let mut g = Xiangqi::start();
+            while g.outcome().is_none() && checked < 3000 {
+                g.encode(&mut full);
+                let rebuilt = encode::with_attack_planes(&full[..encode::BASE_PLANES * 90]);
+                assert_eq!(rebuilt.as_deref(), Ok(&full[..]), "{:?}", g.pos);
+                checked += 1;
+                moves.clear();
+                g.legal_actions(&mut moves);
+                let m = moves[rng.gen_range(0..moves.len())];
+                g.play_unchecked(m);
+            }
+        }
+        assert!(checked > 1000);
+        let mut base = full[..encode::BASE_PLANES * 90].to_vec();
+        assert!(encode::with_attack_planes(&base[..90]).is_err());
+        base[0] = 0.5;
+        let e = encode::with_attack_planes(&base).unwrap_err();
+        assert!(e.contains("point 0"), "{e}");
+        base.iter_mut().take(14 * 90).for_each(|x| *x = 0.0);
+        let e = encode::with_attack_planes(&base).unwrap_err();
+        assert!(e.contains("general"), "{e}");
     }
 }
