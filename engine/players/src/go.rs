@@ -112,7 +112,12 @@ mod tests {
     /// A GTP engine in a few lines of shell: answers everything with an empty success but
     /// `frob` (an error), and `genmove` with `pass`, with `resign`, or (`hang`) not at all.
     fn fake_engine(name: &str) -> String {
-        let path = std::env::temp_dir().join(format!("fake_gtp_{}_{name}.sh", std::process::id()));
+        // A file per call: tests run side by side, and rewriting a script another test's
+        // shell is reading would leave that shell an empty file.
+        static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let path =
+            std::env::temp_dir().join(format!("fake_gtp_{}_{call}_{name}.sh", std::process::id()));
         let genmove = match name {
             // exec: the process that hangs is the one killed, no orphan is left.
             "hang" => "exec sleep 30".to_string(),
