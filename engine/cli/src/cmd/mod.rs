@@ -72,7 +72,8 @@ enum Command {
     Bootstrap(bootstrap::Args),
     /// Read game records (SGF for Go, PGN for Xiangqi) into training shards.
     Import(import::Args),
-    /// Tools for training shards: `verify` checks them (and checkpoints) after a copy.
+    /// Tools for training shards: `verify` checks them (and checkpoints) after a copy, `upgrade`
+    /// carries them over to a game's current encoding.
     Shards(shards::Args),
     /// Speak GTP version 2 on stdin/stdout (Go; Liuzhou's dialect with `--game liuzhou`).
     Gtp(gtp::Args),
