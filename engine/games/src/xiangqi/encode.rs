@@ -139,7 +139,7 @@ pub fn with_attack_planes(base: &[f32]) -> Result<Vec<f32>, String> {
             BASE_PLANES * PLANE
         ));
     }
-    let mut pos = super::board::Position::empty();
+    let mut pos = board::Position::empty();
     let mut used = [0usize; 2];
     for i in 0..PLANE {
         let mut found = None;
@@ -174,13 +174,21 @@ pub fn with_attack_planes(base: &[f32]) -> Result<Vec<f32>, String> {
     }
     let mut out = vec![0.0; PLANES * PLANE];
     out[..base.len()].copy_from_slice(base);
-    for (plane, side) in [(16, Side::Red), (18, Side::Black)] {
+    write_attack_planes(&pos, Side::Red, &mut out);
+    Ok(out)
+}
+
+/// Writes the attack planes (the last four of [`PLANES`]) of `pos` with `us` to move.
+pub(crate) fn write_attack_planes(pos: &board::Position, us: Side, out: &mut [f32]) {
+    const PLANE: usize = 90;
+    let black = us == Side::Black;
+    for (first, side) in [(BASE_PLANES, us), (BASE_PLANES + 2, us.opponent())] {
         for (i, &n) in pos.attack_counts(side).iter().enumerate() {
-            out[plane * PLANE + i] = f32::from(n >= 1);
-            out[(plane + 1) * PLANE + i] = f32::from(n >= 2);
+            let at = plane_offset(board::from_index90(i), black);
+            out[first * PLANE + at] = f32::from(n >= 1);
+            out[(first + 1) * PLANE + at] = f32::from(n >= 2);
         }
     }
-    Ok(out)
 }
 
 /// Where a square lies within a plane: `rank * 9 + file` in the mover's frame (rank 0 = the

@@ -412,17 +412,7 @@ impl Game for Xiangqi {
         }
         let clock = self.halfmove.min(NATURAL_LIMIT) as f32 / NATURAL_LIMIT as f32;
         out[15 * plane..16 * plane].fill(clock);
-        for (base, side) in [(16, us), (18, us.opponent())] {
-            for (i, &n) in self.pos.attack_counts(side).iter().enumerate() {
-                let at = encode::plane_offset(board::from_index90(i), black);
-                if n >= 1 {
-                    out[base * plane + at] = 1.0;
-                }
-                if n >= 2 {
-                    out[(base + 1) * plane + at] = 1.0;
-                }
-            }
-        }
+        encode::write_attack_planes(&self.pos, us, out);
     }
 
     fn symmetries(&self) -> &'static [Symmetry] {
