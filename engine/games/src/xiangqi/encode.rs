@@ -126,12 +126,14 @@ pub const PLANES: usize = 20;
 /// The planes before the attack planes: what the encoding held without them.
 pub const BASE_PLANES: usize = 16;
 
+/// Floats in one plane: the 10 x 9 points.
+pub(crate) const PLANE: usize = 90;
+
 /// The full input of a position given its first [`BASE_PLANES`] planes (an input encoded
 /// without the attack planes): the pieces are read back from their planes, the attack planes
 /// worked out from them. The attacks in the mover's frame do not depend on the mover's colour,
 /// so the mover is placed as Red. An error says why the planes hold no position.
 pub fn with_attack_planes(base: &[f32]) -> Result<Vec<f32>, String> {
-    const PLANE: usize = 90;
     if base.len() != BASE_PLANES * PLANE {
         return Err(format!(
             "{} input floats, expected {} ({BASE_PLANES} planes of {PLANE})",
@@ -180,7 +182,6 @@ pub fn with_attack_planes(base: &[f32]) -> Result<Vec<f32>, String> {
 
 /// Writes the attack planes (the last four of [`PLANES`]) of `pos` with `us` to move.
 pub(crate) fn write_attack_planes(pos: &board::Position, us: Side, out: &mut [f32]) {
-    const PLANE: usize = 90;
     let black = us == Side::Black;
     for (first, side) in [(BASE_PLANES, us), (BASE_PLANES + 2, us.opponent())] {
         for (i, &n) in pos.attack_counts(side).iter().enumerate() {

@@ -396,7 +396,7 @@ impl Game for Xiangqi {
     }
 
     fn encode(&self, out: &mut [f32]) {
-        let plane = 90;
+        let plane = encode::PLANE;
         out[..encode::PLANES * plane].fill(0.0);
         let us = self.pos.side();
         let black = us == Side::Black;
