@@ -247,7 +247,7 @@ pub fn run(options: &BenchOptions) -> anyhow::Result<BenchReport> {
     let (b, shape) = (options.batch, options.shape);
     anyhow::ensure!(b >= 1, "--batch must be at least 1");
     let mut rng = SmallRng::seed_from_u64(1);
-    let shard = synthetic_shard(&options.game, shape, &mut rng);
+    let shard = crate::window::WindowShard::from(synthetic_shard(&options.game, shape, &mut rng));
     let shards = std::slice::from_ref(&shard);
     let index: Vec<(usize, usize)> = (0..POOL).map(|i| (0, i)).collect();
     let (varmap, net) = Net::fresh(&options.network, shape, &Device::Cpu)?;

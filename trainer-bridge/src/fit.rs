@@ -17,9 +17,10 @@ use candle_nn::{AdamW, Optimizer, ParamsAdamW};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
-use shards::{transform_sample, Shard, ShardMeta};
+use shards::{Shard, ShardMeta};
 
 use crate::net::describe;
+use crate::window::WindowShard;
 use crate::{write_model, Checkpoint, ModelMeta, Net, NetConfig};
 
 /// The `fit` section of a game's config.
@@ -156,7 +157,7 @@ fn holdout_indices(n: usize, k: usize) -> Vec<usize> {
 
 /// A fingerprint of a shard's contents (its header and every target, not the planes): equal
 /// for copies of one file, whatever their names.
-fn content_key(shard: &Shard) -> u64 {
+fn content_key(shard: &WindowShard) -> u64 {
     use std::hash::{Hash, Hasher};
     let mut h = std::collections::hash_map::DefaultHasher::new();
     let m = &shard.meta;
@@ -164,7 +165,7 @@ fn content_key(shard: &Shard) -> u64 {
     shard.samples.len().hash(&mut h);
     for sample in &shard.samples {
         sample.value.to_bits().hash(&mut h);
-        for &(i, p) in &sample.policy {
+        for &(i, p) in sample.policy.iter() {
             (i, p.to_bits()).hash(&mut h);
         }
     }
@@ -174,7 +175,7 @@ fn content_key(shard: &Shard) -> u64 {
 /// Mean (policy, value) loss of `net` in inference mode over every sample of `held`.
 fn holdout_losses(
     net: &Net,
-    shards: &[Shard],
+    shards: &[WindowShard],
     held: &[usize],
     meta: &ShardMeta,
     batch_size: usize,
@@ -196,16 +197,16 @@ fn holdout_losses(
     Ok((policy / n, value / n))
 }
 
-/// The newest shards of `dir` that `usable` accepts, up to `window` samples, newest first.
-/// Unreadable shards (damaged ones: a tensor that fails its checksum) and those `usable`
+/// The newest shards of `dir` that `usable` accepts, up to `window` samples, newest first,
+/// their planes packed as each is read (`crate::window`). Unreadable shards (damaged ones: a tensor that fails its checksum) and those `usable`
 /// refuses are skipped with a warning naming the file; none left is an error. Shards without
 /// checksums are used, with one warning for the directory.
 fn window(
     dir: &Path,
     window: usize,
     mut usable: impl FnMut(&ShardMeta) -> Result<(), String>,
-) -> anyhow::Result<Vec<Shard>> {
-    let mut out: Vec<Shard> = Vec::new();
+) -> anyhow::Result<Vec<WindowShard>> {
+    let mut out: Vec<WindowShard> = Vec::new();
     let (mut total, mut skipped, mut unchecked) = (0, 0, 0);
     for path in shards::newest_first(dir)? {
         if total >= window {
@@ -220,7 +221,7 @@ fn window(
             Ok((s, integrity)) => {
                 total += s.samples.len();
                 unchecked += usize::from(integrity == shards::Integrity::NoChecksum);
-                out.push(s);
+                out.push(WindowShard::from(s));
             }
             Err(e) => {
                 skipped += 1;
@@ -300,6 +301,12 @@ pub fn fit(job: FitJob<'_>) -> anyhow::Result<FitReport> {
             }
         }
     })?;
+    tracing::info!(
+        "window: {} shards, {} positions, {:.0} MB in memory",
+        shards.len(),
+        shards.iter().map(|s| s.samples.len()).sum::<usize>(),
+        shards.iter().map(WindowShard::bytes).sum::<usize>() as f64 / 1e6
+    );
     let meta = shards[0].meta.clone();
     let shape = shard_shape(&meta).expect("checked by window");
     let device = Device::Cpu;
@@ -440,12 +447,12 @@ pub fn fit(job: FitJob<'_>) -> anyhow::Result<FitReport> {
 
 /// Quantises the model just written at `onnx`, calibrated on positions spread over `shards`;
 /// returns the int8 model's path.
-fn write_int8(onnx: &Path, shards: &[Shard]) -> anyhow::Result<PathBuf> {
+fn write_int8(onnx: &Path, shards: &[WindowShard]) -> anyhow::Result<PathBuf> {
     use crate::quantize;
     let bytes = std::fs::read(onnx).map_err(|e| anyhow::anyhow!("{}: {e}", onnx.display()))?;
     let crc = infer::precision::source_crc32(&bytes);
     let model = quantize::Fp32Model::from_onnx(bytes, crc)?;
-    let inputs = quantize::spread(shards, quantize::DEFAULT_SAMPLES);
+    let inputs = crate::window::spread(shards, quantize::DEFAULT_SAMPLES);
     let made = quantize::quantize(&model, &inputs)?;
     let path = quantize::int8_path(onnx);
     shards::write_atomically(&path, &made.bytes)?;
@@ -460,6 +467,8 @@ pub struct Batch {
     pub planes: Vec<f32>,
     pub policy: Vec<f32>,
     pub value: Vec<f32>,
+    /// One sample's planes as unpacked, before its symmetry is applied.
+    unpacked: Vec<f32>,
 }
 
 impl Batch {
@@ -472,6 +481,7 @@ impl Batch {
             planes: vec![0.0; size * meta.input_len()],
             policy: vec![0.0; size * meta.policy_size],
             value: vec![0.0; size],
+            unpacked: vec![0.0; meta.input_len()],
         }
     }
 
@@ -479,7 +489,7 @@ impl Batch {
     /// through a random symmetry of its shard when `augment` is set.
     pub fn fill(
         &mut self,
-        shards: &[Shard],
+        shards: &[WindowShard],
         index: &[(usize, usize)],
         augment: bool,
         rng: &mut SmallRng,
@@ -497,20 +507,22 @@ impl Batch {
 
     /// Fills the batch with the samples `pairs` names ((shard, sample), as many as the batch
     /// holds), as stored: no symmetry.
-    pub fn fill_with(&mut self, shards: &[Shard], pairs: &[(usize, usize)]) {
+    pub fn fill_with(&mut self, shards: &[WindowShard], pairs: &[(usize, usize)]) {
         for (j, &(k, i)) in pairs.iter().enumerate().take(self.size) {
             self.put(j, &shards[k], i, 0);
         }
     }
 
     /// Writes sample `i` of `shard`, seen through its symmetry `sym`, into row `j`.
-    fn put(&mut self, j: usize, shard: &Shard, i: usize, sym: usize) {
+    fn put(&mut self, j: usize, shard: &WindowShard, i: usize, sym: usize) {
         let (input, ps) = (self.planes.len() / self.size, self.policy_size);
         let sample = &shard.samples[i];
         let (s, map) = &shard.symmetries[sym];
-        transform_sample(
+        sample.planes.unpack(&mut self.unpacked);
+        shards::transform(
             &shard.meta,
-            sample,
+            &self.unpacked,
+            &sample.policy,
             *s,
             map,
             &mut self.planes[j * input..(j + 1) * input],

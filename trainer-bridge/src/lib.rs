@@ -11,6 +11,7 @@ pub mod kernels;
 pub mod net;
 pub mod onnx;
 pub mod quantize;
+pub mod window;
 
 pub use config::{ConfigError, NetConfig};
 pub use net::{describe, Checkpoint, Net, NetError};

@@ -372,12 +372,17 @@ pub fn spread(shards: &[shards::Shard], samples: usize) -> Vec<f32> {
         .iter()
         .flat_map(|s| s.samples.iter().map(|x| x.planes.as_slice()))
         .collect();
-    let n = samples.min(all.len());
-    let mut out = Vec::with_capacity(n * all.first().map_or(0, |p| p.len()));
-    for i in 0..n {
-        out.extend_from_slice(all[i * all.len() / n]);
-    }
-    out
+    spread_picks(all.len(), samples)
+        .into_iter()
+        .flat_map(|i| all[i].iter().copied())
+        .collect()
+}
+
+/// Which of `total` positions [`spread`] takes to keep up to `samples`: evenly spaced, the
+/// first included.
+pub fn spread_picks(total: usize, samples: usize) -> Vec<usize> {
+    let n = samples.min(total);
+    (0..n).map(|i| i * total / n).collect()
 }
 
 /// What [`quantize`] made.

@@ -56,7 +56,7 @@ use std::path::{Path, PathBuf};
 
 use safetensors::tensor::{Dtype, SafeTensors, TensorView};
 
-pub use augment::transform_sample;
+pub use augment::{transform, transform_sample};
 pub use checksum::{ChecksumError, Integrity};
 
 /// The `format` metadata value of every shard.
