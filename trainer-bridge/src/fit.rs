@@ -198,9 +198,10 @@ fn holdout_losses(
 }
 
 /// The newest shards of `dir` that `usable` accepts, up to `window` samples, newest first,
-/// their planes packed as each is read (`crate::window`). Unreadable shards (damaged ones: a tensor that fails its checksum) and those `usable`
-/// refuses are skipped with a warning naming the file; none left is an error. Shards without
-/// checksums are used, with one warning for the directory.
+/// their planes packed as each is read (`crate::window`). Unreadable shards (damaged ones: a
+/// tensor that fails its checksum) and those `usable` refuses are skipped with a warning naming
+/// the file; none left is an error. Shards without checksums are used, with one warning for the
+/// directory.
 fn window(
     dir: &Path,
     window: usize,
