@@ -50,6 +50,12 @@ pub struct FitConfig {
     /// and after the fit, batch norm in inference mode) say how the network does on games it
     /// did not learn from. 0: none. Ignored when the window has no more shards than this.
     pub holdout_shards: usize,
+    /// Share of each target taken from the starting checkpoint's own outputs (a frozen copy,
+    /// batch norm in inference mode, on the same augmented positions): the policy target
+    /// becomes (1 − a)·target + a·softmax(anchor logits), the value target likewise. 0: the
+    /// shards' targets alone. Keeps a fine-tune on new data from forgetting what the window it
+    /// was trained on, no longer at hand, taught ("learning without forgetting").
+    pub anchor_weight: f64,
 }
 
 impl Default for FitConfig {
@@ -66,6 +72,7 @@ impl Default for FitConfig {
             seed: 1,
             int8: false,
             holdout_shards: 0,
+            anchor_weight: 0.0,
         }
     }
 }
@@ -86,6 +93,10 @@ impl FitConfig {
             (
                 self.window_samples >= 1,
                 "window_samples must be at least 1",
+            ),
+            (
+                (0.0..=1.0).contains(&self.anchor_weight),
+                "anchor_weight must be between 0 and 1",
             ),
         ];
         match checks.iter().find(|(ok, _)| !ok) {
@@ -188,7 +199,7 @@ fn holdout_losses(
     for chunk in pairs.chunks(batch_size.max(1)) {
         let mut batch = Batch::new(meta, chunk.len());
         batch.fill_with(shards, chunk);
-        let (_, p, v) = losses_t(net, &batch, 1.0, false)?;
+        let (_, p, v) = losses_t(net, &batch, 1.0, false, None)?;
         let n = chunk.len() as f64;
         policy += f64::from(p.to_scalar::<f32>()?) * n;
         value += f64::from(v.to_scalar::<f32>()?) * n;
@@ -312,6 +323,16 @@ pub fn fit(job: FitJob<'_>) -> anyhow::Result<FitReport> {
     let shape = shard_shape(&meta).expect("checked by window");
     let device = Device::Cpu;
     let (varmap, net) = Net::from_checkpoint(ck, job.network, shape, &device)?;
+    // A second, frozen copy: its variables are not in `varmap`, so the optimiser never sees them.
+    let anchor = if cfg.anchor_weight > 0.0 {
+        let (_frozen, anchor) = Net::from_checkpoint(ck, job.network, shape, &device)?;
+        Some(Anchor {
+            net: anchor,
+            weight: cfg.anchor_weight,
+        })
+    } else {
+        None
+    };
 
     // The window: (shard, sample) pairs, newest samples first, cut at window_samples, less
     // the held-out shards and every copy of one (a shard linked several times to weigh it).
@@ -367,12 +388,13 @@ pub fn fit(job: FitJob<'_>) -> anyhow::Result<FitReport> {
             policy_loss: pl,
             value_loss: vl,
             ..
-        } = train_step(
+        } = train_step_anchored(
             &net,
             &mut opt,
             &batch,
             cfg.value_weight,
             cfg.learning_rate_at(step),
+            anchor.as_ref(),
         )?;
         anyhow::ensure!(
             pl.is_finite() && vl.is_finite(),
@@ -552,17 +574,48 @@ pub fn losses(
     batch: &Batch,
     value_weight: f64,
 ) -> candle_core::Result<(Tensor, Tensor, Tensor)> {
-    losses_t(net, batch, value_weight, true)
+    losses_t(net, batch, value_weight, true, None)
 }
 
-/// As [`losses`], with batch norm in training mode (`train`) or inference mode.
+/// A frozen network whose outputs take `weight` of every target (`fit.anchor_weight`).
+pub struct Anchor {
+    pub net: Net,
+    pub weight: f64,
+}
+
+impl Anchor {
+    /// The targets mixed with the anchor's outputs on `x`: (1 − w)·target + w·anchor, the
+    /// anchor's policy a softmax of its logits.
+    pub fn mix(
+        &self,
+        x: &Tensor,
+        target_p: Tensor,
+        target_v: Tensor,
+    ) -> candle_core::Result<(Tensor, Tensor)> {
+        let (logits, v) = self.net.forward_t(x, false)?;
+        let p = candle_nn::ops::softmax(&logits.detach(), D::Minus1)?;
+        let w = self.weight;
+        Ok((
+            ((target_p * (1.0 - w))? + (p * w)?)?,
+            ((target_v * (1.0 - w))? + (v.detach() * w)?)?,
+        ))
+    }
+}
+
+/// As [`losses`], with batch norm in training mode (`train`) or inference mode, the targets
+/// mixed with `anchor`'s outputs when one is given.
 fn losses_t(
     net: &Net,
     batch: &Batch,
     value_weight: f64,
     train: bool,
+    anchor: Option<&Anchor>,
 ) -> candle_core::Result<(Tensor, Tensor, Tensor)> {
     let (x, target_p, target_v) = batch.tensors()?;
+    let (target_p, target_v) = match anchor {
+        Some(a) => a.mix(&x, target_p, target_v)?,
+        None => (target_p, target_v),
+    };
     let (logits, v) = net.forward_t(&x, train)?;
     let log_p = candle_nn::ops::log_softmax(&logits, D::Minus1)?;
     let policy_loss = (target_p * log_p)?.sum(1)?.neg()?.mean_all()?;
@@ -591,8 +644,21 @@ pub fn train_step(
     value_weight: f64,
     lr: f64,
 ) -> candle_core::Result<Step> {
+    train_step_anchored(net, opt, batch, value_weight, lr, None)
+}
+
+/// As [`train_step`], the targets mixed with `anchor`'s outputs when one is given (the losses
+/// reported are against the mixed targets).
+pub fn train_step_anchored(
+    net: &Net,
+    opt: &mut AdamW,
+    batch: &Batch,
+    value_weight: f64,
+    lr: f64,
+    anchor: Option<&Anchor>,
+) -> candle_core::Result<Step> {
     let started = Instant::now();
-    let (loss, policy_loss, value_loss) = losses(net, batch, value_weight)?;
+    let (loss, policy_loss, value_loss) = losses_t(net, batch, value_weight, true, anchor)?;
     let forward_s = started.elapsed().as_secs_f64();
     opt.set_learning_rate(lr);
     let started = Instant::now();

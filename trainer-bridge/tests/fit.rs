@@ -10,7 +10,7 @@ use games::liuzhou::Liuzhou;
 use games::xiangqi::Xiangqi;
 use games::Game;
 use shards::{Sample, Shard, ShardMeta};
-use trainer_bridge::fit::{fit, FitConfig, FitJob, FitReport};
+use trainer_bridge::fit::{fit, Anchor, FitConfig, FitJob, FitReport};
 use trainer_bridge::{write_model, Checkpoint, ModelMeta, Net, NetConfig, NetError};
 
 fn tmpdir(name: &str) -> PathBuf {
@@ -423,4 +423,144 @@ fn held_out_shards_are_measured_and_not_trained_on() {
     let one = run(1, "linked-one");
     let h = one.holdout.expect("one shard held out");
     assert_eq!(one.window + 3 * h.samples, linked.window);
+}
+
+#[test]
+fn an_anchor_mixes_its_outputs_into_the_targets() {
+    let shape = Liuzhou::default().shape();
+    let (_vars, net) = Net::fresh(&tiny_net(), shape, &Device::Cpu).unwrap();
+    let x = Tensor::randn(
+        0f32,
+        1.0,
+        (3, shape.planes, shape.height, shape.width),
+        &Device::Cpu,
+    )
+    .unwrap();
+    let (logits, v) = net.forward_t(&x, false).unwrap();
+    let anchor = Anchor { net, weight: 0.25 };
+    let target_p = Tensor::zeros(
+        (3, shape.policy_size),
+        candle_core::DType::F32,
+        &Device::Cpu,
+    )
+    .unwrap();
+    let target_v = Tensor::new(&[1f32, -1.0, 0.0], &Device::Cpu).unwrap();
+    let (p, mixed_v) = anchor.mix(&x, target_p, target_v).unwrap();
+    let own = candle_nn::ops::softmax(&logits, 1).unwrap();
+    let want_p = (own * 0.25).unwrap().to_vec2::<f32>().unwrap();
+    for (a, b) in p
+        .to_vec2::<f32>()
+        .unwrap()
+        .iter()
+        .flatten()
+        .zip(want_p.iter().flatten())
+    {
+        assert!((a - b).abs() < 1e-6, "{a} {b}");
+    }
+    let v = v.to_vec1::<f32>().unwrap();
+    let mixed_v = mixed_v.to_vec1::<f32>().unwrap();
+    for (k, t) in [1f32, -1.0, 0.0].iter().enumerate() {
+        assert!((mixed_v[k] - (0.75 * t + 0.25 * v[k])).abs() < 1e-6);
+    }
+    // Each mixed policy target still sums to one where the shard's did.
+    let (one_p, _) = anchor
+        .mix(
+            &x,
+            (Tensor::ones(
+                (3, shape.policy_size),
+                candle_core::DType::F32,
+                &Device::Cpu,
+            )
+            .unwrap()
+                / shape.policy_size as f64)
+                .unwrap(),
+            Tensor::zeros(3, candle_core::DType::F32, &Device::Cpu).unwrap(),
+        )
+        .unwrap();
+    for row in one_p.to_vec2::<f32>().unwrap() {
+        assert!((row.iter().sum::<f32>() - 1.0).abs() < 1e-4);
+    }
+}
+
+#[test]
+fn an_anchored_fit_stays_closer_to_its_start() {
+    let dir = tmpdir("anchor");
+    let shards = dir.join("shards");
+    make_shards(&shards);
+    let fresh = dir.join("0000.safetensors");
+    save_checkpoint(&fresh, &tiny_net(), false);
+    let run = |from: &Path, anchor_weight: f64, name: &str| {
+        let config = FitConfig {
+            steps: 80,
+            batch_size: 32,
+            learning_rate: 1e-3,
+            final_learning_rate: 1e-3,
+            anchor_weight,
+            seed: 7,
+            ..FitConfig::default()
+        };
+        fit(FitJob {
+            shards_dir: &shards,
+            checkpoint: &checkpoint(from),
+            network: &tiny_net(),
+            config: &config,
+            out: &dir.join(name),
+            generation: 1,
+            log: None,
+            on_step: &mut |_, _| {},
+        })
+        .unwrap()
+        .checkpoint
+    };
+    // A start that has learned something (its batch norm statistics are the data's), then a
+    // free and a wholly anchored fit from it on the same batches.
+    let start = run(&fresh, 0.0, "start");
+    let free = run(&start, 0.0, "free");
+    let anchored = run(&start, 1.0, "anchored");
+    let shape = Liuzhou::default().shape();
+    // Positions of the data, from the first shard.
+    let first = std::fs::read_dir(&shards)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let planes: Vec<f32> = Shard::read(&first).unwrap().samples[..64]
+        .iter()
+        .flat_map(|s| s.planes.iter().copied())
+        .collect();
+    let x = Tensor::from_vec(
+        planes,
+        (64, shape.planes, shape.height, shape.width),
+        &Device::Cpu,
+    )
+    .unwrap();
+    let policy = |path: &Path| {
+        let (_vars, net) = Net::load(path, &tiny_net(), shape, &Device::Cpu).unwrap();
+        let (logits, _) = net.forward_t(&x, false).unwrap();
+        candle_nn::ops::softmax(&logits, 1).unwrap()
+    };
+    let p0 = policy(&start);
+    let moved = |path: &Path| -> f32 {
+        (policy(path) - &p0)
+            .unwrap()
+            .abs()
+            .unwrap()
+            .sum_all()
+            .unwrap()
+            .to_scalar()
+            .unwrap()
+    };
+    let (free, anchored) = (moved(&free), moved(&anchored));
+    assert!(free > 0.0, "the free fit learned nothing");
+    assert!(
+        anchored < free / 2.0,
+        "anchored moved {anchored}, free {free}"
+    );
+    // Out of range is a config error naming the key.
+    let bad = FitConfig {
+        anchor_weight: 1.5,
+        ..FitConfig::default()
+    };
+    assert!(bad.validate().unwrap_err().contains("anchor_weight"));
 }
