@@ -62,11 +62,22 @@ fn short_fit(
         batch_size: 8,
         ..FitConfig::default()
     };
+    fit_with(shards, model, net, &config, out)
+}
+
+/// A fit of `model` (a checkpoint of `net`) on `shards` into `out` as `config` says.
+fn fit_with(
+    shards: &Path,
+    model: &Path,
+    net: &NetConfig,
+    config: &FitConfig,
+    out: &Path,
+) -> anyhow::Result<FitReport> {
     fit(FitJob {
         shards_dir: shards,
         checkpoint: &Checkpoint::read(model, &Device::Cpu)?,
         network: net,
-        config: &config,
+        config,
         out,
         generation: 1,
         log: None,
@@ -382,17 +393,7 @@ fn held_out_shards_are_measured_and_not_trained_on() {
             holdout_shards,
             ..FitConfig::default()
         };
-        fit(FitJob {
-            shards_dir: &shards,
-            checkpoint: &checkpoint(&start),
-            network: &tiny_net(),
-            config: &config,
-            out: &dir.join(name),
-            generation: 1,
-            log: None,
-            on_step: &mut |_, _| {},
-        })
-        .unwrap()
+        fit_with(&shards, &start, &tiny_net(), &config, &dir.join(name)).unwrap()
     };
     let all = run(0, "all");
     assert!(all.holdout.is_none());
@@ -499,18 +500,9 @@ fn an_anchored_fit_stays_closer_to_its_start() {
             seed: 7,
             ..FitConfig::default()
         };
-        fit(FitJob {
-            shards_dir: &shards,
-            checkpoint: &checkpoint(from),
-            network: &tiny_net(),
-            config: &config,
-            out: &dir.join(name),
-            generation: 1,
-            log: None,
-            on_step: &mut |_, _| {},
-        })
-        .unwrap()
-        .checkpoint
+        fit_with(&shards, from, &tiny_net(), &config, &dir.join(name))
+            .unwrap()
+            .checkpoint
     };
     // A start that has learned something (its batch norm statistics are the data's), then a
     // free and a wholly anchored fit from it on the same batches.
