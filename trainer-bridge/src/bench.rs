@@ -297,7 +297,14 @@ pub fn run(options: &BenchOptions) -> anyhow::Result<BenchReport> {
             let s = time(&mut || {
                 batch.fill(shards, &index, false, &mut rng);
                 let lr = fit.learning_rate;
-                step = Some(train_step(&net, &mut opt, &batch, fit.value_weight, lr)?);
+                step = Some(train_step(
+                    &net,
+                    &mut opt,
+                    &batch,
+                    fit.value_weight,
+                    lr,
+                    None,
+                )?);
                 Ok(())
             })?;
             let step = step.expect("timed");

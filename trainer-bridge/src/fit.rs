@@ -388,7 +388,7 @@ pub fn fit(job: FitJob<'_>) -> anyhow::Result<FitReport> {
             policy_loss: pl,
             value_loss: vl,
             ..
-        } = train_step_anchored(
+        } = train_step(
             &net,
             &mut opt,
             &batch,
@@ -636,20 +636,9 @@ pub struct Step {
     pub optimiser_s: f64,
 }
 
-/// One optimiser step on `batch` at learning rate `lr`; the losses are those before the step.
+/// One optimiser step on `batch` at learning rate `lr`, the targets mixed with `anchor`'s
+/// outputs when one is given; the losses are those before the step, against those targets.
 pub fn train_step(
-    net: &Net,
-    opt: &mut AdamW,
-    batch: &Batch,
-    value_weight: f64,
-    lr: f64,
-) -> candle_core::Result<Step> {
-    train_step_anchored(net, opt, batch, value_weight, lr, None)
-}
-
-/// As [`train_step`], the targets mixed with `anchor`'s outputs when one is given (the losses
-/// reported are against the mixed targets).
-pub fn train_step_anchored(
     net: &Net,
     opt: &mut AdamW,
     batch: &Batch,
