@@ -51,10 +51,11 @@ pub struct FitConfig {
     /// did not learn from. 0: none. Ignored when the window has no more shards than this.
     pub holdout_shards: usize,
     /// Share of each target taken from the starting checkpoint's own outputs (a frozen copy,
-    /// batch norm in inference mode, on the same augmented positions): the policy target
-    /// becomes (1 − a)·target + a·softmax(anchor logits), the value target likewise. 0: the
-    /// shards' targets alone. Keeps a fine-tune on new data from forgetting what the window it
-    /// was trained on, no longer at hand, taught ("learning without forgetting").
+    /// batch norm in inference mode, on the same augmented positions), or from a teacher's
+    /// when one is given: the policy target becomes (1 − a)·target + a·softmax(anchor
+    /// logits), the value target likewise. 0: the shards' targets alone. Keeps a fine-tune on
+    /// new data from forgetting what the window it was trained on, no longer at hand, taught
+    /// ("learning without forgetting"); with a teacher, a smaller network learns its play.
     pub anchor_weight: f64,
 }
 
@@ -118,6 +119,9 @@ pub struct FitJob<'a> {
     pub shards_dir: &'a Path,
     /// The checkpoint training starts from; only shards of its game and shape are used.
     pub checkpoint: &'a Checkpoint,
+    /// Whose outputs take `anchor_weight` of the targets, when not the starting checkpoint's:
+    /// a network of the same game and shape, of any size (it records its own).
+    pub teacher: Option<&'a Checkpoint>,
     pub network: &'a NetConfig,
     pub config: &'a FitConfig,
     /// Output stem: `<out>.safetensors` and `<out>.onnx` are written.
@@ -323,16 +327,36 @@ pub fn fit(job: FitJob<'_>) -> anyhow::Result<FitReport> {
     let shape = shard_shape(&meta).expect("checked by window");
     let device = Device::Cpu;
     let (varmap, net) = Net::from_checkpoint(ck, job.network, shape, &device)?;
-    // A second, frozen copy: its variables are not in `varmap`, so the optimiser never sees them.
-    let anchor = if cfg.anchor_weight > 0.0 {
-        let (_frozen, anchor) = Net::from_checkpoint(ck, job.network, shape, &device)?;
-        Some(Anchor {
-            net: anchor,
-            weight: cfg.anchor_weight,
-        })
-    } else {
-        None
-    };
+    // A second, frozen network: its variables are not in `varmap`, so the optimiser never
+    // sees them.
+    let anchor = match (cfg.anchor_weight > 0.0, job.teacher) {
+        (false, None) => None,
+        (false, Some(t)) => anyhow::bail!(
+            "{}: a teacher needs fit.anchor_weight above 0",
+            t.path.display()
+        ),
+        (true, None) => Some(Net::from_checkpoint(ck, job.network, shape, &device)?.1),
+        (true, Some(t)) => {
+            let Some(m) = &t.meta else {
+                anyhow::bail!(
+                    "{}: the teacher records no network, so its size is not known",
+                    t.path.display()
+                );
+            };
+            anyhow::ensure!(
+                m.game == meta.game,
+                "{}: the teacher is a {} network, the shards are {}",
+                t.path.display(),
+                m.game,
+                meta.game
+            );
+            Some(Net::from_checkpoint(t, &m.network, shape, &device)?.1)
+        }
+    }
+    .map(|net| Anchor {
+        net,
+        weight: cfg.anchor_weight,
+    });
 
     // The window: (shard, sample) pairs, newest samples first, cut at window_samples, less
     // the held-out shards and every copy of one (a shard linked several times to weigh it).

@@ -44,6 +44,24 @@ enum Command {
     /// Writes the mean of checkpoints of one network, tensor by tensor (stochastic weight
     /// averaging), as <out>.safetensors and <out>.onnx. Quantise it again for int8.
     Average(AverageArgs),
+    /// Takes residual blocks out of a checkpoint's tower (the rest kept in order): a smaller
+    /// network that costs less a position, written as <out>.safetensors and <out>.onnx, to be
+    /// fitted further with the full network as its teacher (`fit --teacher`).
+    Shrink(ShrinkArgs),
+}
+
+#[derive(Args)]
+struct ShrinkArgs {
+    /// The checkpoint (.safetensors) to take blocks from.
+    #[arg(long)]
+    model: PathBuf,
+    /// The blocks to take out, numbered from 0 at the stem, comma-separated (e.g. 2,4).
+    #[arg(long, required = true, value_delimiter = ',', value_name = "BLOCK")]
+    drop_blocks: Vec<usize>,
+    /// Output path without extension, e.g. runs/xiangqi/s4 (an extension given is replaced).
+    /// Missing directories are created.
+    #[arg(long)]
+    out: PathBuf,
 }
 
 #[derive(Args)]
@@ -133,6 +151,11 @@ struct FitArgs {
     /// Override `fit.steps`.
     #[arg(long)]
     steps: Option<usize>,
+    /// A checkpoint of the same game, of any network size, whose outputs take
+    /// `fit.anchor_weight` of every target in place of the starting checkpoint's: a small
+    /// network learns a larger one's play (distillation).
+    #[arg(long)]
+    teacher: Option<PathBuf>,
 }
 
 #[derive(Args)]
@@ -180,6 +203,7 @@ fn main() -> std::process::ExitCode {
         Command::Quantize(args) => quantize(&args),
         Command::Upgrade(args) => upgrade(&args),
         Command::Average(args) => average(&args),
+        Command::Shrink(args) => shrink(&args),
     };
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,
@@ -189,6 +213,28 @@ fn main() -> std::process::ExitCode {
             std::process::ExitCode::from(2)
         }
     }
+}
+
+fn shrink(args: &ShrinkArgs) -> anyhow::Result<()> {
+    let checkpoint = Checkpoint::read(&args.model, &Device::Cpu)?;
+    let had = checkpoint.meta.as_ref().map_or(0, |m| m.network.blocks);
+    let shrunk = checkpoint.without_blocks(&args.drop_blocks)?;
+    let meta = shrunk
+        .meta
+        .clone()
+        .expect("a shrunk checkpoint records its network");
+    let (varmap, _) = Net::from_checkpoint(&shrunk, &meta.network, meta.shape, &Device::Cpu)?;
+    let (weights, model) = write_model(&varmap, &meta, &args.out.with_extension(""))?;
+    println!(
+        "{}: {} generation {}, {} of its {had} blocks kept\n{}\n{}",
+        args.model.display(),
+        meta.game,
+        meta.generation,
+        meta.network.blocks,
+        weights.display(),
+        model.display()
+    );
+    Ok(())
 }
 
 fn init(args: &InitArgs) -> anyhow::Result<()> {
@@ -391,6 +437,19 @@ fn fit(args: &FitArgs) -> anyhow::Result<()> {
     }
     // The checkpoint first: a damaged one is reported as such, not as a name to give.
     let checkpoint = Checkpoint::read(&args.model, &Device::Cpu)?;
+    let teacher = match &args.teacher {
+        Some(path) => {
+            anyhow::ensure!(
+                config.anchor_weight > 0.0,
+                "--teacher {}: fit.anchor_weight is 0 in {}, so the teacher would take no \
+                 share of the targets; set it above 0",
+                path.display(),
+                args.config.display()
+            );
+            Some(Checkpoint::read(path, &Device::Cpu)?)
+        }
+        None => None,
+    };
     anyhow::ensure!(
         !args.out.exists() || args.out.is_dir(),
         "--out {}: not a directory",
@@ -406,6 +465,7 @@ fn fit(args: &FitArgs) -> anyhow::Result<()> {
     let report = trainer_bridge::fit::fit(trainer_bridge::fit::FitJob {
         shards_dir: &args.shards,
         checkpoint: &checkpoint,
+        teacher: teacher.as_ref(),
         network: &network,
         config: &config,
         out: &out,

@@ -713,6 +713,52 @@ impl Checkpoint {
         Ok(self)
     }
 
+    /// This checkpoint with the residual blocks numbered in `drop` taken out of its tower, the
+    /// others kept in order and numbered from 0. Each block adds its branch to a skip
+    /// connection, so the tower still works without it, only less well: a smaller network that
+    /// costs less a position, to be fitted further (with the full network as its teacher).
+    /// Dropping every block is allowed (the stem then feeds the heads).
+    pub fn without_blocks(mut self, drop: &[usize]) -> Result<Checkpoint, NetError> {
+        let refuse = |reason: String| NetError::WrongShape {
+            path: self.path.clone(),
+            reason,
+        };
+        let Some(meta) = self.meta.clone() else {
+            return Err(refuse(
+                "the checkpoint records no network: its blocks are not known".into(),
+            ));
+        };
+        let blocks = meta.network.blocks;
+        if let Some(&b) = drop.iter().find(|&&b| b >= blocks) {
+            return Err(refuse(format!(
+                "block {b} asked to be dropped, but the network has blocks 0 to {}",
+                blocks.saturating_sub(1)
+            )));
+        }
+        let kept: Vec<usize> = (0..blocks).filter(|b| !drop.contains(b)).collect();
+        let (mut tower, rest): (HashMap<_, _>, HashMap<_, _>) = std::mem::take(&mut self.tensors)
+            .into_iter()
+            .partition(|(name, _)| name.starts_with("blocks."));
+        self.tensors = rest;
+        for (new, old) in kept.iter().enumerate() {
+            let prefix = format!("blocks.{old}.");
+            let names: Vec<String> = tower
+                .keys()
+                .filter(|n| n.starts_with(&prefix))
+                .cloned()
+                .collect();
+            for name in names {
+                let t = tower.remove(&name).expect("listed above");
+                let renamed = format!("blocks.{new}.{}", &name[prefix.len()..]);
+                self.tensors.insert(renamed, t);
+            }
+        }
+        if let Some(m) = &mut self.meta {
+            m.network.blocks = kept.len();
+        }
+        Ok(self)
+    }
+
     /// Appends residual block `index` of `channels` channels that adds nothing yet (see
     /// [`Checkpoint::grown_to`]).
     fn add_block(

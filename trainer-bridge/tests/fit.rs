@@ -73,9 +73,25 @@ fn fit_with(
     config: &FitConfig,
     out: &Path,
 ) -> anyhow::Result<FitReport> {
+    fit_taught(shards, model, net, config, out, None)
+}
+
+/// [`fit_with`], the anchor's share of the targets taken from `teacher` when one is given.
+fn fit_taught(
+    shards: &Path,
+    model: &Path,
+    net: &NetConfig,
+    config: &FitConfig,
+    out: &Path,
+    teacher: Option<&Path>,
+) -> anyhow::Result<FitReport> {
+    let teacher = teacher
+        .map(|t| Checkpoint::read(t, &Device::Cpu))
+        .transpose()?;
     fit(FitJob {
         shards_dir: shards,
         checkpoint: &Checkpoint::read(model, &Device::Cpu)?,
+        teacher: teacher.as_ref(),
         network: net,
         config,
         out,
@@ -125,6 +141,7 @@ fn losses_fall_and_outputs_are_written() {
     let report = fit(FitJob {
         shards_dir: &shards,
         checkpoint: &checkpoint(&start),
+        teacher: None,
         network: &tiny_net(),
         config: &config,
         out: &dir.join("0001"),
@@ -555,4 +572,199 @@ fn an_anchored_fit_stays_closer_to_its_start() {
         ..FitConfig::default()
     };
     assert!(bad.validate().unwrap_err().contains("anchor_weight"));
+}
+
+/// The first 64 positions of the first shard in `shards`, as the network's input.
+fn data_positions(shards: &Path) -> Tensor {
+    let shape = Liuzhou::default().shape();
+    let first = std::fs::read_dir(shards)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let planes: Vec<f32> = Shard::read(&first).unwrap().samples[..64]
+        .iter()
+        .flat_map(|s| s.planes.iter().copied())
+        .collect();
+    Tensor::from_vec(
+        planes,
+        (64, shape.planes, shape.height, shape.width),
+        &Device::Cpu,
+    )
+    .unwrap()
+}
+
+/// The policy (softmax) and value of the checkpoint at `path`, a network of `net`, on `x`.
+fn outputs(path: &Path, net: &NetConfig, x: &Tensor) -> (Tensor, Tensor) {
+    let shape = Liuzhou::default().shape();
+    let (_vars, net) = Net::load(path, net, shape, &Device::Cpu).unwrap();
+    let (logits, value) = net.forward_t(x, false).unwrap();
+    (candle_nn::ops::softmax(&logits, 1).unwrap(), value)
+}
+
+fn total_abs_diff(a: &Tensor, b: &Tensor) -> f32 {
+    (a - b)
+        .unwrap()
+        .abs()
+        .unwrap()
+        .sum_all()
+        .unwrap()
+        .to_scalar()
+        .unwrap()
+}
+
+#[test]
+fn a_teacher_of_another_size_is_learned_from() {
+    let dir = tmpdir("teacher");
+    let shards = dir.join("shards");
+    make_shards(&shards);
+    let big = NetConfig {
+        blocks: 2,
+        channels: 24,
+        ..NetConfig::default()
+    };
+    let config = |steps, anchor_weight| FitConfig {
+        steps,
+        batch_size: 32,
+        learning_rate: 2e-3,
+        final_learning_rate: 2e-3,
+        anchor_weight,
+        seed: 3,
+        ..FitConfig::default()
+    };
+    // The teacher: a larger network that has learned from the data.
+    let fresh_big = dir.join("big0.safetensors");
+    save_checkpoint(&fresh_big, &big, false);
+    let teacher = fit_with(
+        &shards,
+        &fresh_big,
+        &big,
+        &config(60, 0.0),
+        &dir.join("big"),
+    )
+    .unwrap()
+    .checkpoint;
+    // A small network from the same start, fitted once on the shards' targets and once on the
+    // teacher's outputs alone.
+    let fresh = dir.join("0000.safetensors");
+    save_checkpoint(&fresh, &tiny_net(), false);
+    let small = |anchor_weight, teacher: Option<&Path>, name: &str| {
+        fit_taught(
+            &shards,
+            &fresh,
+            &tiny_net(),
+            &config(120, anchor_weight),
+            &dir.join(name),
+            teacher,
+        )
+        .unwrap()
+        .checkpoint
+    };
+    let free = small(0.0, None, "free");
+    let taught = small(1.0, Some(&teacher), "taught");
+    let x = data_positions(&shards);
+    let (tp, tv) = outputs(&teacher, &big, &x);
+    let off = |path: &Path| {
+        let (p, v) = outputs(path, &tiny_net(), &x);
+        (total_abs_diff(&p, &tp), total_abs_diff(&v, &tv))
+    };
+    let ((free_p, free_v), (taught_p, taught_v)) = (off(&free), off(&taught));
+    assert!(
+        taught_p < free_p && taught_v < free_v,
+        "taught is off the teacher by {taught_p} (policy) and {taught_v} (value), \
+         free by {free_p} and {free_v}"
+    );
+
+    // A teacher with no share of the targets, or of another game, is an error.
+    let unused = fit_taught(
+        &shards,
+        &fresh,
+        &tiny_net(),
+        &config(1, 0.0),
+        &dir.join("unused"),
+        Some(&teacher),
+    )
+    .unwrap_err();
+    assert!(unused.to_string().contains("anchor_weight"), "{unused}");
+    let xiangqi = dir.join("xiangqi.safetensors");
+    let meta = ModelMeta {
+        game: Xiangqi::NAME.into(),
+        shape: Xiangqi::default().shape(),
+        network: tiny_net(),
+        generation: 0,
+    };
+    let (varmap, _) = Net::fresh(&tiny_net(), meta.shape, &Device::Cpu).unwrap();
+    Net::save(&varmap, &meta, &xiangqi).unwrap();
+    let other = fit_taught(
+        &shards,
+        &fresh,
+        &tiny_net(),
+        &config(1, 1.0),
+        &dir.join("other"),
+        Some(&xiangqi),
+    )
+    .unwrap_err();
+    assert!(
+        other
+            .to_string()
+            .contains("the teacher is a xiangqi network"),
+        "{other}"
+    );
+}
+
+#[test]
+fn a_block_whose_branch_adds_nothing_can_be_dropped() {
+    let dir = tmpdir("shrink");
+    let three = NetConfig {
+        blocks: 3,
+        channels: 16,
+        ..NetConfig::default()
+    };
+    let shape = Liuzhou::default().shape();
+    let (varmap, _) = Net::fresh(&three, shape, &Device::Cpu).unwrap();
+    // Block 1 ends in a batch norm of zero scale and shift: its branch adds nothing to the
+    // skip connection, so the tower computes the same without it.
+    {
+        let vars = varmap.data().lock().unwrap();
+        for name in ["blocks.1.bn2.weight", "blocks.1.bn2.bias"] {
+            let var = &vars[name];
+            var.set(&var.zeros_like().unwrap()).unwrap();
+        }
+    }
+    let meta = ModelMeta {
+        game: Liuzhou::NAME.into(),
+        shape,
+        network: three.clone(),
+        generation: 5,
+    };
+    let path = dir.join("three.safetensors");
+    Net::save(&varmap, &meta, &path).unwrap();
+    let shrunk = checkpoint(&path).without_blocks(&[1]).unwrap();
+    let two = NetConfig {
+        blocks: 2,
+        ..three.clone()
+    };
+    let kept = shrunk.meta.clone().unwrap();
+    assert_eq!((kept.network.clone(), kept.generation), (two.clone(), 5));
+    let (varmap2, _) = Net::from_checkpoint(&shrunk, &two, shape, &Device::Cpu).unwrap();
+    let out = dir.join("two.safetensors");
+    Net::save(&varmap2, &kept, &out).unwrap();
+
+    let x = Tensor::rand(
+        0f32,
+        1f32,
+        (8, shape.planes, shape.height, shape.width),
+        &Device::Cpu,
+    )
+    .unwrap();
+    let (p3, v3) = outputs(&path, &three, &x);
+    let (p2, v2) = outputs(&out, &two, &x);
+    assert!(total_abs_diff(&p3, &p2) < 1e-4 && total_abs_diff(&v3, &v2) < 1e-4);
+
+    // A block it does not have is named.
+    let Err(err) = checkpoint(&path).without_blocks(&[3]) else {
+        panic!("block 3 of three was dropped");
+    };
+    assert!(err.to_string().contains("block 3"), "{err}");
 }
