@@ -85,9 +85,10 @@ fn fit_taught(
     out: &Path,
     teacher: Option<&Path>,
 ) -> anyhow::Result<FitReport> {
-    let teacher = teacher
-        .map(|t| Checkpoint::read(t, &Device::Cpu))
-        .transpose()?;
+    let teacher = match teacher {
+        Some(t) => Some(Checkpoint::read(t, &Device::Cpu)?),
+        None => None,
+    };
     fit(FitJob {
         shards_dir: shards,
         checkpoint: &Checkpoint::read(model, &Device::Cpu)?,
