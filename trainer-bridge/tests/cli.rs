@@ -481,3 +481,59 @@ fn average_writes_the_mean_of_one_networks_checkpoints() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `shrink` writes the checkpoint with the named blocks taken out; a block the network lacks,
+/// and `fit --teacher` with no share for the teacher, are refused.
+#[test]
+fn shrink_takes_blocks_out_and_a_teacher_needs_a_share() {
+    use candle_core::Device;
+    use trainer_bridge::Checkpoint;
+    let dir = tmpdir("shrink");
+    let model = init(&dir);
+    let blocks = Checkpoint::read(&model, &Device::Cpu)
+        .unwrap()
+        .meta
+        .unwrap()
+        .network
+        .blocks;
+    let out = dir.join("short");
+    let stdout = succeeded(&args(
+        &["shrink", "--drop-blocks", "0", "--model"],
+        [model.clone(), "--out".into(), out.clone()],
+    ));
+    assert!(
+        stdout.contains(&format!("{} of its {blocks} blocks kept", blocks - 1)),
+        "{stdout}"
+    );
+    let short = Checkpoint::read(&out.with_extension("safetensors"), &Device::Cpu).unwrap();
+    assert_eq!(short.meta.unwrap().network.blocks, blocks - 1);
+    assert!(out.with_extension("onnx").is_file());
+
+    let e = refused(&args(
+        &["shrink", "--drop-blocks", "9", "--model"],
+        [model.clone(), "--out".into(), dir.join("none")],
+    ));
+    assert!(e.contains("block 9"), "{e}");
+    assert!(!dir.join("none.onnx").exists());
+
+    // The built-in config gives a teacher no share (anchor_weight 0).
+    let e = refused(&args(
+        &["fit"],
+        [
+            dir.clone(),
+            "--model".into(),
+            model.clone(),
+            "--teacher".into(),
+            model,
+            "--out".into(),
+            dir.join("fitted"),
+            "--config".into(),
+            config(),
+        ],
+    ));
+    assert!(
+        e.contains("--teacher") && e.contains("anchor_weight"),
+        "{e}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
