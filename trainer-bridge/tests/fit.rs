@@ -527,40 +527,9 @@ fn an_anchored_fit_stays_closer_to_its_start() {
     let start = run(&fresh, 0.0, "start");
     let free = run(&start, 0.0, "free");
     let anchored = run(&start, 1.0, "anchored");
-    let shape = Liuzhou::default().shape();
-    // Positions of the data, from the first shard.
-    let first = std::fs::read_dir(&shards)
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path();
-    let planes: Vec<f32> = Shard::read(&first).unwrap().samples[..64]
-        .iter()
-        .flat_map(|s| s.planes.iter().copied())
-        .collect();
-    let x = Tensor::from_vec(
-        planes,
-        (64, shape.planes, shape.height, shape.width),
-        &Device::Cpu,
-    )
-    .unwrap();
-    let policy = |path: &Path| {
-        let (_vars, net) = Net::load(path, &tiny_net(), shape, &Device::Cpu).unwrap();
-        let (logits, _) = net.forward_t(&x, false).unwrap();
-        candle_nn::ops::softmax(&logits, 1).unwrap()
-    };
-    let p0 = policy(&start);
-    let moved = |path: &Path| -> f32 {
-        (policy(path) - &p0)
-            .unwrap()
-            .abs()
-            .unwrap()
-            .sum_all()
-            .unwrap()
-            .to_scalar()
-            .unwrap()
-    };
+    let x = data_positions(&shards);
+    let p0 = outputs(&start, &tiny_net(), &x).0;
+    let moved = |path: &Path| total_abs_diff(&outputs(path, &tiny_net(), &x).0, &p0);
     let (free, anchored) = (moved(&free), moved(&anchored));
     assert!(free > 0.0, "the free fit learned nothing");
     assert!(
