@@ -19,6 +19,7 @@ pub mod alphabeta;
 pub mod fairy;
 pub mod go;
 pub mod gtp_client;
+pub mod guard;
 pub mod ladder;
 pub mod liuzhou;
 pub mod liuzhou_alphabeta;

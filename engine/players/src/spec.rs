@@ -69,6 +69,12 @@ pub struct MctsSpec {
     /// What a draw costs the agent in its search (`contempt=C`, 0 to 1; see
     /// [`search::SearchConfig::contempt`]).
     pub contempt: Option<f32>,
+    /// Share of each move's time given to a tactical check by the game's alpha-beta
+    /// (`guard=S`, 0 < S < 1; needs `time`; see [`crate::guard`]).
+    pub guard: Option<f64>,
+    /// How far below the check's best the tree's move may score, in centipawns
+    /// (`guard_margin=CP`; default [`crate::guard::DEFAULT_MARGIN`]).
+    pub guard_margin: Option<i32>,
 }
 
 impl Default for MctsSpec {
@@ -89,6 +95,8 @@ impl Default for MctsSpec {
             resign_below: None,
             minimax_weight: None,
             contempt: None,
+            guard: None,
+            guard_margin: None,
         }
     }
 }
@@ -136,12 +144,42 @@ impl AgentSpec {
         let allowed: &[&str] = match kind.trim() {
             "random" => &["seed"],
             "mcts" => &[
-                "visits", "time", "threads", "temp", "cpuct", "fpu", "seed", "resign", "search",
-                "gumbel_m", "decisive", "captures", "minimax", "contempt",
+                "visits",
+                "time",
+                "threads",
+                "temp",
+                "cpuct",
+                "fpu",
+                "seed",
+                "resign",
+                "search",
+                "gumbel_m",
+                "decisive",
+                "captures",
+                "minimax",
+                "contempt",
+                "guard",
+                "guard_margin",
             ],
             "net" => &[
-                "model", "visits", "time", "threads", "batch", "temp", "cpuct", "fpu", "seed",
-                "resign", "search", "gumbel_m", "decisive", "captures", "minimax", "contempt",
+                "model",
+                "visits",
+                "time",
+                "threads",
+                "batch",
+                "temp",
+                "cpuct",
+                "fpu",
+                "seed",
+                "resign",
+                "search",
+                "gumbel_m",
+                "decisive",
+                "captures",
+                "minimax",
+                "contempt",
+                "guard",
+                "guard_margin",
             ],
             "" => return Err(err(None, "no agent kind".into())),
             // Another kind: the game's own factory reads it (and names what is wrong).
@@ -245,6 +283,20 @@ impl AgentSpec {
                     }
                     mcts.contempt = Some(c);
                 }
+                "guard" => {
+                    let g = v.parse::<f64>().map_err(|_| bad("a number"))?;
+                    if !(g > 0.0 && g < 1.0) {
+                        return Err(bad("a share between 0 and 1 (exclusive)"));
+                    }
+                    mcts.guard = Some(g);
+                }
+                "guard_margin" => {
+                    let c = v.parse::<i32>().map_err(|_| bad("an integer"))?;
+                    if !(0..=10_000).contains(&c) {
+                        return Err(bad("a number of centipawns from 0 to 10000"));
+                    }
+                    mcts.guard_margin = Some(c);
+                }
                 "resign" => {
                     let r = v.parse::<f32>().map_err(|_| bad("a number"))?;
                     // Values lie in [−1, 1]: −1 or less never resigns, 1 or more always would.
@@ -274,6 +326,13 @@ impl AgentSpec {
         }
         if mcts.gumbel_m.is_some() && mcts.search != SearchKind::Gumbel {
             return Err(err(Some("gumbel_m"), "needs search=gumbel".into()));
+        }
+        if mcts.guard_margin.is_some() && mcts.guard.is_none() {
+            return Err(err(Some("guard_margin"), "needs guard=S".into()));
+        }
+        if mcts.guard.is_some() && mcts.time.is_none() {
+            // The check takes its share of a move's time; a visit budget has none to share.
+            return Err(err(Some("guard"), "needs time=S".into()));
         }
         Ok(match kind.trim() {
             "random" => AgentSpec::Random { seed },
@@ -360,6 +419,20 @@ pub trait OwnPlayers: Game {
         anyhow::bail!("a handicap is for Go matches; {} has none", Self::NAME)
     }
 
+    /// `agent`, a tree search of `time` a move, with its moves checked by the game's
+    /// alpha-beta (a spec's `guard`); games without such a check refuse.
+    fn guarded(
+        agent: Box<dyn Agent<Self>>,
+        time: Duration,
+        guard: crate::guard::GuardSpec,
+    ) -> Result<Box<dyn Agent<Self>>, AgentError> {
+        let _ = (agent, time, guard);
+        Err(AgentError::new(
+            "guard",
+            format!("{} has no guard (Xiangqi has)", Self::NAME),
+        ))
+    }
+
     /// Builds the player a whole spec of one of [`OwnPlayers::OWN_KINDS`] names.
     fn own_agent(spec: &str) -> Result<Box<dyn Agent<Self>>, AgentError> {
         let kind = spec.split_once(':').map_or(spec, |(k, _)| k).trim();
@@ -404,8 +477,18 @@ pub fn build<G: OwnPlayers>(
     Ok(match spec {
         AgentSpec::Other(text) => G::own_agent(text)?,
         AgentSpec::Random { seed: s } => Box::new(RandomAgent::new(s.unwrap_or(seed))),
-        AgentSpec::Mcts(_) | AgentSpec::Net { .. } => {
-            Box::new(build_mcts(spec, label, seed, load_net)?)
+        AgentSpec::Mcts(m) | AgentSpec::Net { mcts: m, .. } => {
+            let agent = Box::new(build_mcts(spec, label, seed, load_net)?);
+            match (m.guard, m.time) {
+                (Some(share), Some(time)) => {
+                    let guard = crate::guard::GuardSpec {
+                        share,
+                        margin: m.guard_margin.unwrap_or(crate::guard::DEFAULT_MARGIN),
+                    };
+                    G::guarded(agent, Duration::from_secs_f64(time), guard)?
+                }
+                _ => agent,
+            }
         }
     })
 }
@@ -692,6 +775,11 @@ mod tests {
             ("net:contempt=-0.1", "contempt"),
             ("mcts:contempt=x", "contempt"),
             ("mcts:minimax=x", "minimax"),
+            ("net:time=1,guard=1", "guard"),
+            ("net:time=1,guard=0", "guard"),
+            ("net:visits=800,guard=0.5", "guard"),
+            ("net:time=1,guard_margin=50", "guard_margin"),
+            ("net:time=1,guard=0.5,guard_margin=-1", "guard_margin"),
         ] {
             let e = AgentSpec::parse(bad).unwrap_err();
             assert_eq!(e.key.as_deref(), Some(key), "{bad}: {e}");
@@ -704,5 +792,11 @@ mod tests {
             let e = AgentSpec::parse(bad).unwrap_err();
             assert_eq!(e.key.as_deref(), Some("resign"), "{bad}");
         }
+        let AgentSpec::Net { mcts, .. } =
+            AgentSpec::parse("net:time=1,guard=0.4,guard_margin=80").unwrap()
+        else {
+            panic!("a net spec")
+        };
+        assert_eq!((mcts.guard, mcts.guard_margin), (Some(0.4), Some(80)));
     }
 }

@@ -140,6 +140,14 @@ impl crate::spec::OwnPlayers for Xiangqi {
     fn own_agent(spec: &str) -> Result<Box<dyn Agent<Xiangqi>>, AgentError> {
         agent_from_spec(spec)
     }
+
+    fn guarded(
+        agent: Box<dyn Agent<Xiangqi>>,
+        time: Duration,
+        guard: crate::guard::GuardSpec,
+    ) -> Result<Box<dyn Agent<Xiangqi>>, AgentError> {
+        Ok(Box::new(crate::guard::Guarded::new(agent, time, guard)))
+    }
 }
 
 #[cfg(test)]

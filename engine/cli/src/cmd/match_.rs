@@ -265,10 +265,17 @@ fn run_match<G: GameType>(
 
 /// The spec as the user wrote it, for tables (`--black random` prints `random`).
 pub(super) fn spec_text(spec: &AgentSpec, side: &str) -> String {
-    // A Gumbel search says so; PUCT is the default and goes unnamed.
-    let gumbel = |m: &players::spec::MctsSpec| match m.search {
-        search::SearchKind::Gumbel => ", gumbel",
-        search::SearchKind::Puct => "",
+    // A Gumbel search (PUCT is the default and goes unnamed) and a guard say so.
+    let extras = |m: &players::spec::MctsSpec| {
+        let kind = match m.search {
+            search::SearchKind::Gumbel => ", gumbel",
+            search::SearchKind::Puct => "",
+        };
+        let guard = m.guard.map_or(String::new(), |g| {
+            let margin = m.guard_margin.unwrap_or(players::guard::DEFAULT_MARGIN);
+            format!(", guard {g} at {margin} cp")
+        });
+        format!("{kind}{guard}")
     };
     let s = match spec {
         AgentSpec::Random { .. } => "random".to_string(),
@@ -278,7 +285,7 @@ pub(super) fn spec_text(spec: &AgentSpec, side: &str) -> String {
                 .map(|v| format!("{v} visits"))
                 .or(m.time.map(|t| format!("{t} s")))
                 .unwrap_or_default(),
-            gumbel(m)
+            extras(m)
         ),
         AgentSpec::Other(text) => text.clone(),
         AgentSpec::Net { model, mcts } => format!(
@@ -290,7 +297,7 @@ pub(super) fn spec_text(spec: &AgentSpec, side: &str) -> String {
                 .map(|v| format!("{v} visits"))
                 .or(mcts.time.map(|t| format!("{t} s")))
                 .unwrap_or_default(),
-            gumbel(mcts)
+            extras(mcts)
         ),
     };
     format!("{s}[{side}]")
