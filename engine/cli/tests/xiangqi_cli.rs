@@ -354,6 +354,9 @@ fn uci_plays_with_the_engine_tree_search() {
     uci.until("bestmove");
     uci.send("setoption name Visits value 0");
     uci.until("info string error");
+    uci.send("setoption name Guard value 95");
+    let refused = uci.until("info string error");
+    assert!(refused.last().unwrap().contains("0..90"), "{refused:?}");
     // `stop` ends a long search early; a new game drops the tree.
     uci.send("go nodes 100000000");
     std::thread::sleep(Duration::from_millis(200));
@@ -367,6 +370,12 @@ fn uci_plays_with_the_engine_tree_search() {
         hello
             .iter()
             .any(|l| l.starts_with("option name Threads type spin default 2 ")),
+        "{hello:?}"
+    );
+    assert!(
+        hello
+            .iter()
+            .any(|l| l == "option name Guard type spin default 0 min 0 max 90"),
         "{hello:?}"
     );
     uci.send("position startpos");

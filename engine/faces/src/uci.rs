@@ -9,7 +9,8 @@
 //! [infinite]`, `stop`, `quit`, `setoption name N [value V]` with options `Agent` (`alphabeta`;
 //! `mcts`, the engine's tree search with random playouts; `net`, the tree search guided by
 //! `Model`), `Model` (an ONNX file, or `uniform`), `Visits` and `Threads` (of the tree
-//! search), `Hash` (MiB, 1 to 4096, alpha-beta's table), `UCI_Variant` (xiangqi),
+//! search), `Guard` (percent of a timed move, 0 to 90, in which alpha-beta checks the tree
+//! search's move: `players::guard`; 0, off, by default) and `GuardMargin` (centipawns), `Hash` (MiB, 1 to 4096, alpha-beta's table), `UCI_Variant` (xiangqi),
 //! `UCI_RankBase` (0 or 1). A bad line (a line that is not UTF-8 too) is answered with
 //! `info string error: …` and ignored: a GUI session survives it.
 //!
@@ -34,9 +35,16 @@ use games::xiangqi::{Move, Xiangqi, START_FEN};
 use games::{Agent, Game, Outcome};
 use players::alphabeta::{value_score, SearchInfo, SearchResult, MATE, MAX_PLY};
 use players::alphabeta::{AlphaBeta, SearchLimits, MAX_HASH_MB};
+use players::guard::Guard;
 use search::{Limit, MctsAgent};
 
 use setup::models;
+
+/// Most of a timed move the `Guard` option may give alpha-beta's check, in percent: the tree
+/// search keeps a tenth at least.
+const MAX_GUARD_PERCENT: u64 = 90;
+/// Largest `GuardMargin`, in centipawns (a mate scores beyond it).
+const MAX_GUARD_MARGIN: u64 = 10_000;
 
 /// Visits per move of the tree search when `go` sets no limit of its own.
 pub const DEFAULT_VISITS: u64 = 800;
@@ -293,6 +301,66 @@ impl UciSearcher for AlphaBetaSearcher {
     }
 }
 
+/// A tree search whose timed moves alpha-beta checks in a share of their time (the `Guard`
+/// option; see `players::guard`).
+struct GuardedSearcher {
+    tree: Box<dyn UciSearcher>,
+    guard: Guard,
+    share: f64,
+}
+
+impl UciSearcher for GuardedSearcher {
+    fn new_game(&mut self) {
+        self.tree.new_game();
+        self.guard.clear();
+    }
+
+    fn follow(&mut self, start: &Xiangqi, moves: &[Move]) {
+        self.tree.follow(start, moves);
+    }
+
+    fn search(
+        &mut self,
+        game: &Xiangqi,
+        limits: SearchLimits,
+        infinite: bool,
+        banned: &[Move],
+        stop: &Arc<AtomicBool>,
+        info: &mut dyn FnMut(&SearchInfo),
+    ) -> SearchResult {
+        // Only a move with a time has a share to give; analysis and visit budgets go unchecked.
+        let Some(time) = limits.movetime.filter(|_| !infinite) else {
+            return self.tree.search(game, limits, infinite, banned, stop, info);
+        };
+        let start = Instant::now();
+        let tree_limits = SearchLimits {
+            movetime: Some(time.mul_f64(1.0 - self.share)),
+            ..limits
+        };
+        let found = self
+            .tree
+            .search(game, tree_limits, false, banned, stop, info);
+        let Some(tree_move) = found.best.filter(|_| !stop.load(Ordering::Relaxed)) else {
+            return found;
+        };
+        self.guard.set_stop_handle(Arc::clone(stop));
+        let budget = time.saturating_sub(start.elapsed());
+        match self.guard.check(game, tree_move, budget, banned) {
+            Some(checked) => {
+                info(&SearchInfo {
+                    depth: checked.depth,
+                    score: checked.score,
+                    nodes: checked.nodes,
+                    time: start.elapsed(),
+                    pv: checked.best.into_iter().collect(),
+                });
+                checked
+            }
+            None => found,
+        }
+    }
+}
+
 /// The engine's tree search (random playouts or a network) as a UCI searcher. It keeps its
 /// tree from move to move when the GUI's positions follow one game.
 struct MctsSearcher {
@@ -493,6 +561,10 @@ pub struct Session {
     net: Option<(String, Arc<dyn Evaluator<Xiangqi>>)>,
     visits: u64,
     threads: usize,
+    /// The `Guard` option (percent of a timed move given to alpha-beta's check; 0: none) and
+    /// the `GuardMargin` option (centipawns).
+    guard_percent: u64,
+    guard_margin: u64,
     /// The config whose `inference` section loads a model, and its path for messages.
     config: (serde_yaml::Value, PathBuf),
     /// The protocol the GUI opened with.
@@ -566,6 +638,8 @@ impl Session {
             net: None,
             visits: start.visits,
             threads: 1,
+            guard_percent: 0,
+            guard_margin: players::guard::DEFAULT_MARGIN as u64,
             config: start.config,
             dialect: Dialect::Uci,
             millisec: false,
@@ -601,9 +675,17 @@ impl Session {
             let spec = tree_spec(net.is_some(), self.visits, self.threads);
             let label = if net.is_some() { "net" } else { "mcts" };
             let agent = players::spec::build_mcts(&spec, label, 1, &preloaded(net)).ok()?;
-            Some(Box::new(MctsSearcher {
+            let tree = Box::new(MctsSearcher {
                 agent,
                 visits: self.visits,
+            });
+            if self.guard_percent == 0 {
+                return Some(tree);
+            }
+            Some(Box::new(GuardedSearcher {
+                tree,
+                guard: Guard::new(self.guard_margin as i32),
+                share: self.guard_percent as f64 / 100.0,
             }))
         };
         match agent {
@@ -783,6 +865,22 @@ impl Session {
                 vars: &[],
             },
             OptionLine {
+                uci: "Guard",
+                ucci: "guard",
+                kind: "spin",
+                default: self.guard_percent.to_string(),
+                range: Some((0, MAX_GUARD_PERCENT)),
+                vars: &[],
+            },
+            OptionLine {
+                uci: "GuardMargin",
+                ucci: "guardmargin",
+                kind: "spin",
+                default: self.guard_margin.to_string(),
+                range: Some((0, MAX_GUARD_MARGIN)),
+                vars: &[],
+            },
+            OptionLine {
                 uci: "Hash",
                 ucci: "hashsize",
                 kind: "spin",
@@ -894,6 +992,26 @@ impl Session {
                     self.visits = n;
                 } else {
                     self.threads = n as usize;
+                }
+                if self.agent != "alphabeta" {
+                    self.searcher = self.make_searcher(&self.agent)?;
+                }
+            }
+            key @ ("guard" | "guardmargin") => {
+                let max = if key == "guard" {
+                    MAX_GUARD_PERCENT
+                } else {
+                    MAX_GUARD_MARGIN
+                };
+                let n = value
+                    .parse::<u64>()
+                    .ok()
+                    .filter(|&n| n <= max)
+                    .ok_or_else(|| err("setoption", format!("{name} '{value}' is not 0..{max}")))?;
+                if key == "guard" {
+                    self.guard_percent = n;
+                } else {
+                    self.guard_margin = n;
                 }
                 if self.agent != "alphabeta" {
                     self.searcher = self.make_searcher(&self.agent)?;
@@ -1123,6 +1241,64 @@ mod tests {
         let second = s.search(&after, limits, false, &[], &stop, &mut |_| {});
         assert_eq!(second.nodes, 200);
         assert_eq!(s.agent.search().unwrap().root_visits(), kept + 200);
+    }
+
+    #[test]
+    fn the_guard_replaces_a_timed_move_that_leaves_material() {
+        /// A tree search that always answers one move.
+        struct Fixed(Move);
+        impl UciSearcher for Fixed {
+            fn new_game(&mut self) {}
+            fn search(
+                &mut self,
+                _game: &Xiangqi,
+                _limits: SearchLimits,
+                _infinite: bool,
+                _banned: &[Move],
+                _stop: &Arc<AtomicBool>,
+                _info: &mut dyn FnMut(&SearchInfo),
+            ) -> SearchResult {
+                SearchResult {
+                    best: Some(self.0),
+                    score: 0,
+                    depth: 1,
+                    nodes: 1,
+                }
+            }
+        }
+        // Red's rook takes the free knight on a5 (a0a5); the general's step d0d1 leaves it.
+        let game = Xiangqi::from_fen("3aka3/9/9/9/n8/9/9/9/9/R2K5 w - - 0 1").unwrap();
+        let step = game.parse_action("d0d1").unwrap();
+        let take = game.parse_action("a0a5").unwrap();
+        let mut s = GuardedSearcher {
+            tree: Box::new(Fixed(step)),
+            guard: Guard::new(players::guard::DEFAULT_MARGIN),
+            share: 0.5,
+        };
+        let stop = Arc::new(AtomicBool::new(false));
+        let timed = SearchLimits::movetime(Duration::from_millis(400));
+        let mut lines = Vec::new();
+        let r = s.search(&game, timed, false, &[], &stop, &mut |i| {
+            lines.push(i.pv.clone())
+        });
+        assert_eq!(r.best, Some(take));
+        assert_eq!(
+            lines.last(),
+            Some(&vec![take]),
+            "the check's move is reported"
+        );
+        // A banned move is never the check's answer; an untimed search goes unchecked.
+        let r = s.search(&game, timed, false, &[take], &stop, &mut |_| {});
+        assert_ne!(r.best, Some(take));
+        let r = s.search(
+            &game,
+            SearchLimits::depth(3),
+            false,
+            &[],
+            &stop,
+            &mut |_| {},
+        );
+        assert_eq!(r.best, Some(step));
     }
 
     #[test]

@@ -6,12 +6,14 @@
 //! but misses the short tactics that alpha-beta sees at once; the check keeps the first and
 //! covers the second.
 
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use games::xiangqi::{Move, Xiangqi};
 use games::{Agent, AgentError, Analysis, Decision, Explanation};
 
-use crate::alphabeta::{score_value, AlphaBeta, SearchLimits};
+use crate::alphabeta::{score_value, AlphaBeta, SearchLimits, SearchResult};
 
 /// What the check may spend and when it overrides.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -30,52 +32,63 @@ pub const DEFAULT_MARGIN: i32 = 50;
 /// Transposition table of the check, in MiB (the `alphabeta` agent's default).
 const HASH_MB: usize = 16;
 
-/// A tree search whose moves alpha-beta checks (see the module docs).
-pub struct Guarded {
-    inner: Box<dyn Agent<Xiangqi>>,
+/// The check itself: alpha-beta with its table, and its counts.
+pub struct Guard {
     ab: AlphaBeta,
-    spec: GuardSpec,
-    /// The move's time in the spec, and as a protocol's clock shortens it.
-    own_time: Duration,
-    time: Duration,
+    margin: i32,
     checks: u64,
     overrides: u64,
-    /// Alpha-beta's account when it overrode the last move.
-    last_override: Option<Explanation<Move>>,
 }
 
-impl Guarded {
-    /// Wraps `inner`, which searches for at most `time` a move.
-    pub fn new(inner: Box<dyn Agent<Xiangqi>>, time: Duration, spec: GuardSpec) -> Guarded {
-        let mut guarded = Guarded {
-            inner,
+impl Guard {
+    /// A check that overrides a move scoring more than `margin` centipawns below the best.
+    pub fn new(margin: i32) -> Guard {
+        Guard {
             ab: AlphaBeta::new(HASH_MB),
-            spec,
-            own_time: time,
-            time,
+            margin,
             checks: 0,
             overrides: 0,
-            last_override: None,
-        };
-        guarded.set_move_time(None);
-        guarded
+        }
     }
 
-    /// The move to play instead of `tree_move`, if alpha-beta finds it worse than its best by
-    /// more than the margin within `budget`.
-    fn check(&mut self, state: &Xiangqi, tree_move: Move, budget: Duration) -> Option<Move> {
+    /// Forgets the table (a new game).
+    pub fn clear(&mut self) {
+        self.ab.clear();
+    }
+
+    /// Makes `flag` stop the check's searches (UCI `stop`).
+    pub fn set_stop_handle(&mut self, flag: Arc<AtomicBool>) {
+        self.ab.set_stop_handle(flag);
+    }
+
+    /// `guard: N of M moves changed`.
+    pub fn summary(&self) -> String {
+        format!("guard: {} of {} moves changed", self.overrides, self.checks)
+    }
+
+    /// Alpha-beta's search, when it finds `tree_move` worse than its best move by more than
+    /// the margin within `budget`; `None` keeps `tree_move`. Neither plays a `banned` move.
+    pub fn check(
+        &mut self,
+        state: &Xiangqi,
+        tree_move: Move,
+        budget: Duration,
+        banned: &[Move],
+    ) -> Option<SearchResult> {
         let start = Instant::now();
         self.checks += 1;
         // Two thirds for the whole position; its iterations stop early when the next could
         // not finish, so the tree's move usually gets more than the rest.
         let mut whole = Vec::new();
-        self.ab.set_excluded(&[]);
+        self.ab.set_excluded(banned);
         let best = self
             .ab
             .search(state, SearchLimits::movetime(budget * 2 / 3), |info| {
                 whole.push(info.score)
             });
-        let alternative = best.best.filter(|&m| m != tree_move)?;
+        if best.best.is_none_or(|m| m == tree_move) {
+            return None;
+        }
         let others: Vec<Move> = state
             .legal_moves()
             .as_slice()
@@ -94,17 +107,55 @@ impl Guarded {
         self.ab.set_excluded(&[]);
         // Compare at the deepest iteration both completed.
         let depth = whole.len().min(alone.len());
-        if depth == 0 || whole[depth - 1] - alone[depth - 1] <= self.spec.margin {
+        if depth == 0 || whole[depth - 1] - alone[depth - 1] <= self.margin {
             return None;
         }
         self.overrides += 1;
+        Some(best)
+    }
+}
+
+/// A tree search whose moves alpha-beta checks (see the module docs).
+pub struct Guarded {
+    inner: Box<dyn Agent<Xiangqi>>,
+    guard: Guard,
+    share: f64,
+    /// The move's time in the spec, and as a protocol's clock shortens it.
+    own_time: Duration,
+    time: Duration,
+    /// Alpha-beta's account when it overrode the last move.
+    last_override: Option<Explanation<Move>>,
+}
+
+impl Guarded {
+    /// Wraps `inner`, which searches for at most `time` a move.
+    pub fn new(inner: Box<dyn Agent<Xiangqi>>, time: Duration, spec: GuardSpec) -> Guarded {
+        let mut guarded = Guarded {
+            inner,
+            guard: Guard::new(spec.margin),
+            share: spec.share,
+            own_time: time,
+            time,
+            last_override: None,
+        };
+        guarded.set_move_time(None);
+        guarded
+    }
+
+    /// `tree_move`, or alpha-beta's move when the check overrides it.
+    fn check(&mut self, state: &Xiangqi, tree_move: Move, start: Instant) -> Move {
+        let budget = self.time.saturating_sub(start.elapsed());
+        let Some(found) = self.guard.check(state, tree_move, budget, &[]) else {
+            return tree_move;
+        };
+        let m = found.best.expect("an override has a move");
         self.last_override = Some(Explanation {
-            value: Some(score_value(best.score)),
-            pv: vec![alternative],
+            value: Some(score_value(found.score)),
+            pv: vec![m],
             visits: None,
-            nodes: Some(best.nodes),
+            nodes: Some(found.nodes),
         });
-        Some(alternative)
+        m
     }
 }
 
@@ -117,8 +168,7 @@ impl Agent<Xiangqi> for Guarded {
         let start = Instant::now();
         self.last_override = None;
         let tree_move = self.inner.select_action(state)?;
-        let budget = self.time.saturating_sub(start.elapsed());
-        Ok(self.check(state, tree_move, budget).unwrap_or(tree_move))
+        Ok(self.check(state, tree_move, start))
     }
 
     fn decide(&mut self, state: &Xiangqi) -> Result<Decision<Move>, AgentError> {
@@ -127,10 +177,7 @@ impl Agent<Xiangqi> for Guarded {
         let Decision::Play(tree_move) = self.inner.decide(state)? else {
             return Ok(Decision::Resign);
         };
-        let budget = self.time.saturating_sub(start.elapsed());
-        Ok(Decision::Play(
-            self.check(state, tree_move, budget).unwrap_or(tree_move),
-        ))
+        Ok(Decision::Play(self.check(state, tree_move, start)))
     }
 
     fn forfeits(&self, error: &AgentError) -> bool {
@@ -138,7 +185,7 @@ impl Agent<Xiangqi> for Guarded {
     }
 
     fn new_game(&mut self, start: &Xiangqi) -> Result<(), AgentError> {
-        self.ab.clear();
+        self.guard.clear();
         self.inner.new_game(start)
     }
 
@@ -147,7 +194,7 @@ impl Agent<Xiangqi> for Guarded {
     }
 
     fn summary(&self) -> Option<String> {
-        let guard = format!("guard: {} of {} moves changed", self.overrides, self.checks);
+        let guard = self.guard.summary();
         Some(match self.inner.summary() {
             Some(s) => format!("{s}; {guard}"),
             None => guard,
@@ -157,7 +204,7 @@ impl Agent<Xiangqi> for Guarded {
     /// The tree search gets the time less the check's share.
     fn set_move_time(&mut self, time: Option<Duration>) {
         self.time = time.map_or(self.own_time, |t| t.min(self.own_time));
-        let tree = self.time.mul_f64(1.0 - self.spec.share);
+        let tree = self.time.mul_f64(1.0 - self.share);
         self.inner.set_move_time(Some(tree));
     }
 

@@ -43,8 +43,10 @@ pub struct Args {
     /// search keys `search=puct|gumbel`, `gumbel_m=N`, `decisive=1|0`, `captures=E` and
     /// `minimax=W` (weight of each move's minimax value beside its mean, 0 by default),
     /// `contempt=C` (a draw in the search costs the agent C, 0 by default), `fpu=F` (an
-    /// unvisited move is valued at its parent's mean less F, from -2 to 2; 0.25, Xiangqi 0); and a
-    /// game's own kinds (Liuzhou and Xiangqi: `alphabeta:…`; Xiangqi: `fairy-stockfish:…` and
+    /// unvisited move is valued at its parent's mean less F, from -2 to 2; 0.25, Xiangqi 0),
+    /// and in Xiangqi with `time` `guard=S` (alpha-beta checks each move in S of its time and
+    /// plays its own move when the tree's scores more than `guard_margin=CP` below its best,
+    /// 50 centipawns by default); and a game's own kinds (Liuzhou and Xiangqi: `alphabeta:…`; Xiangqi: `fairy-stockfish:…` and
     /// `uci:cmd=COMMAND[,option.NAME=VALUE…][,go=LIMIT][,rankbase=0|1][,timeout=S]`, each
     /// option sent with setoption and checked, LIMIT `depth N`, `movetime MS` or `nodes N`,
     /// e.g. `uci:cmd=fairy-stockfish,option.UCI_Variant=xiangqi,go=depth 6`; Go and Liuzhou:
