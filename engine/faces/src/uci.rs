@@ -305,7 +305,7 @@ impl UciSearcher for AlphaBetaSearcher {
 /// option; see `players::guard`).
 struct GuardedSearcher {
     tree: Box<dyn UciSearcher>,
-    guard: Guard,
+    guard: Guard<AlphaBeta>,
     share: f64,
 }
 
@@ -354,7 +354,12 @@ impl UciSearcher for GuardedSearcher {
                     time: start.elapsed(),
                     pv: checked.best.into_iter().collect(),
                 });
-                checked
+                SearchResult {
+                    best: checked.best,
+                    score: checked.score,
+                    depth: checked.depth,
+                    nodes: checked.nodes,
+                }
             }
             None => found,
         }

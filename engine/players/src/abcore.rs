@@ -188,7 +188,21 @@ pub(crate) fn explanation<A: PartialEq>(
     }
 }
 
-/// What [`AlphaBetaPlayer`] needs of a game's searcher.
+/// A search with one root action searched first ([`Searcher::search_with_first`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct FirstSearch<A> {
+    /// The best action (`None` when the game is over or every action is banned) and its score
+    /// at `depth`, the deepest iteration completed.
+    pub best: Option<A>,
+    pub score: i32,
+    /// The exact score of the action searched first at `depth`; `None` when it is not a
+    /// legal, allowed action or no iteration completed.
+    pub first: Option<i32>,
+    pub depth: u32,
+    pub nodes: u64,
+}
+
+/// What [`AlphaBetaPlayer`] and [`crate::guard`] need of a game's searcher.
 pub trait Searcher: Sized + Send {
     type Game: Game;
 
@@ -205,6 +219,20 @@ pub trait Searcher: Sized + Send {
         state: &Self::Game,
         limits: SearchLimits,
     ) -> Option<Explanation<<Self::Game as Game>::Action>>;
+
+    /// Searches `state` within `limits`, never choosing a `banned` root action, with `first`
+    /// searched first at the root in the full window, so that each iteration gives its exact
+    /// score beside the best action's.
+    fn search_with_first(
+        &mut self,
+        state: &Self::Game,
+        limits: SearchLimits,
+        first: <Self::Game as Game>::Action,
+        banned: &[<Self::Game as Game>::Action],
+    ) -> FirstSearch<<Self::Game as Game>::Action>;
+
+    /// A score as a value in [−1, 1] for the player to act.
+    fn value(score: i32) -> f32;
 }
 
 /// A searcher as an [`Agent`]: searches each decision within its spec's limits, the time

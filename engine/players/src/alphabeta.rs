@@ -15,7 +15,9 @@ use games::xiangqi::board::*;
 use games::xiangqi::{Move, Side, Xiangqi, NATURAL_LIMIT};
 use games::Explanation;
 
-use crate::abcore::{alloc_table, explanation, from_tt, to_tt, AlphaBetaPlayer, Budget, Searcher};
+use crate::abcore::{
+    alloc_table, explanation, from_tt, to_tt, AlphaBetaPlayer, Budget, FirstSearch, Searcher,
+};
 pub use crate::abcore::{HashError, SearchLimits, MAX_HASH_MB, MAX_PLY};
 
 /// Scores at or beyond `MATE - MAX_PLY` are mates (in `MATE - score` plies).
@@ -173,6 +175,11 @@ pub struct AlphaBeta {
     budget: Budget,
     /// Root moves the next searches must not play (UCCI's `banmoves`).
     excluded: Vec<Move>,
+    /// A root move searched first, in the full window (see [`AlphaBeta::search_with_first`]).
+    first: Move,
+    /// Its score in the running iteration, and at the last completed one.
+    first_score: Option<i32>,
+    first_completed: Option<i32>,
 }
 
 impl AlphaBeta {
@@ -202,6 +209,9 @@ impl AlphaBeta {
             nodes: 0,
             budget: Budget::new(),
             excluded: Vec::new(),
+            first: Move::NULL,
+            first_score: None,
+            first_completed: None,
         }
     }
 
@@ -227,6 +237,31 @@ impl AlphaBeta {
         self.tt.fill(TtEntry::default());
         self.history.fill(0);
         self.killers = [[Move::NULL; 2]; MAX_PLY];
+    }
+
+    /// Searches `game` within `limits` as [`AlphaBeta::search`] does, never choosing a
+    /// `banned` root move, with `first` searched first at the root. The root's first move gets
+    /// the full window, so each iteration gives its exact score as well as the best move's.
+    pub fn search_with_first(
+        &mut self,
+        game: &Xiangqi,
+        limits: SearchLimits,
+        first: Move,
+        banned: &[Move],
+    ) -> FirstSearch<Move> {
+        let excluded = std::mem::replace(&mut self.excluded, banned.to_vec());
+        self.first = first;
+        self.first_completed = None;
+        let result = self.search(game, limits, |_| {});
+        self.first = Move::NULL;
+        self.excluded = excluded;
+        FirstSearch {
+            best: result.best,
+            score: result.score,
+            first: self.first_completed.take(),
+            depth: result.depth,
+            nodes: result.nodes,
+        }
     }
 
     /// Searches `game` within `limits`, reporting each completed iteration to `on_info`.
@@ -269,10 +304,12 @@ impl AlphaBeta {
         }
 
         for depth in 1..=max_depth {
+            self.first_score = None;
             let score = self.root(&mut pos, depth as i32, clock0);
             if self.budget.aborted && depth > 1 {
                 break;
             }
+            self.first_completed = self.first_score;
             let mut pv = self.pv(&mut pos, depth as usize);
             // The table's root move may be an excluded one left by an earlier search.
             if pv.first().is_some_and(|m| self.excluded.contains(m)) {
@@ -463,7 +500,9 @@ impl AlphaBeta {
         }
         let mut scores = [0i32; 160];
         for (i, &m) in list.as_slice().iter().enumerate() {
-            scores[i] = if m == tt_move {
+            scores[i] = if ply == 0 && m == self.first {
+                i32::MAX
+            } else if m == tt_move {
                 1 << 30
             } else if pos.is_capture(m) {
                 (1 << 20) + mvv_lva(pos, m)
@@ -519,6 +558,9 @@ impl AlphaBeta {
             pos.unmake(m, undo);
             if self.budget.aborted {
                 return 0;
+            }
+            if ply == 0 && m == self.first {
+                self.first_score = Some(s);
             }
             if s > best {
                 best = s;
@@ -680,6 +722,20 @@ impl Searcher for AlphaBeta {
         let value = score_value(result.score);
         Some(explanation(result.best?, pv, value, result.nodes))
     }
+
+    fn search_with_first(
+        &mut self,
+        state: &Xiangqi,
+        limits: SearchLimits,
+        first: Move,
+        banned: &[Move],
+    ) -> FirstSearch<Move> {
+        AlphaBeta::search_with_first(self, state, limits, first, banned)
+    }
+
+    fn value(score: i32) -> f32 {
+        score_value(score)
+    }
 }
 
 /// Moves the best-scored of the moves from `k` on to place `k` and returns it: one step of a
@@ -760,6 +816,40 @@ mod tests {
         ab.set_excluded(&[]);
         let r = ab.search(&g, SearchLimits::depth(4), |_| {});
         assert!(r.best.is_some() && r.score == MATE - 1, "{r:?}");
+    }
+
+    #[test]
+    fn a_move_searched_first_gets_its_exact_score() {
+        // Red's rook takes the free knight (a0a5) and mates soon after; the general's step
+        // d0d1 leaves the knight.
+        let g = Xiangqi::from_fen("3aka3/9/9/9/n8/9/9/9/9/R2K5 w - - 0 1").unwrap();
+        let step = g.parse_action("d0d1").unwrap();
+        let mut ab = AlphaBeta::new(4);
+        let r = ab.search_with_first(&g, SearchLimits::depth(5), step, &[]);
+        assert_eq!(g.format_action(r.best.unwrap()), "a0a5");
+        let first = r.first.unwrap();
+        assert!(r.score - first > 300, "best {} first {first}", r.score);
+        // The step's score is the one a search of it alone finds at that depth.
+        let others: Vec<Move> = g
+            .legal_moves()
+            .as_slice()
+            .iter()
+            .copied()
+            .filter(|&m| m != step)
+            .collect();
+        let mut alone = AlphaBeta::new(4);
+        alone.set_excluded(&others);
+        let r = alone.search(&g, SearchLimits::depth(5), |_| {});
+        assert_eq!(r.score, first);
+        // The best move searched first scores as the search; a banned best move is not
+        // chosen; an illegal move gets no score.
+        let take = g.parse_action("a0a5").unwrap();
+        let r = AlphaBeta::new(4).search_with_first(&g, SearchLimits::depth(5), take, &[]);
+        assert_eq!((r.best, r.first), (Some(take), Some(r.score)));
+        let r = ab.search_with_first(&g, SearchLimits::depth(5), step, &[take]);
+        assert!(r.best.is_some_and(|m| m != take), "{r:?}");
+        let r = ab.search_with_first(&g, SearchLimits::depth(3), Move::NULL, &[]);
+        assert_eq!(r.first, None);
     }
 
     #[test]

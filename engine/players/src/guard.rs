@@ -1,50 +1,54 @@
 //! A tactical check on a tree search's move (`guard=SHARE` in a `net` or `mcts` spec): the
-//! tree search gets the move's time less `SHARE` of it; in that share, Xiangqi's alpha-beta
-//! searches the whole position and then the tree's move alone to the same depth, and when the
-//! tree's move scores more than `guard_margin` centipawns below alpha-beta's best, alpha-beta's
-//! move is played instead. A network judges positions better than a hand-written evaluation
-//! but misses the short tactics that alpha-beta sees at once; the check keeps the first and
-//! covers the second.
+//! tree search gets the move's time less `SHARE` of it; in that share, the game's alpha-beta
+//! searches the position with the tree's move first (which gives that move's exact score at
+//! each depth without a second search), and when the tree's move scores more than
+//! `guard_margin` below alpha-beta's best at the deepest depth completed, alpha-beta's move is
+//! played instead. A network judges positions better than a hand-written evaluation but misses
+//! the short tactics that alpha-beta sees at once; the check keeps the first and covers the
+//! second.
 
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use games::xiangqi::{Move, Xiangqi};
-use games::{Agent, AgentError, Analysis, Decision, Explanation};
+use games::{Agent, AgentError, Analysis, Decision, Explanation, Game};
 
-use crate::alphabeta::{score_value, AlphaBeta, SearchLimits, SearchResult};
+use crate::abcore::{FirstSearch, SearchLimits, Searcher};
+use crate::alphabeta::AlphaBeta;
 
 /// What the check may spend and when it overrides.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct GuardSpec {
     /// Share of each move's time given to the check (`guard=S`, 0 < S < 1).
     pub share: f64,
-    /// How far below alpha-beta's best the tree's move may score, in centipawns
-    /// (`guard_margin=CP`).
+    /// How far below alpha-beta's best the tree's move may score, in the searcher's units
+    /// (`guard_margin=CP`: centipawns for Xiangqi, hundredths of a stone for Liuzhou).
     pub margin: i32,
 }
 
-/// Default `guard_margin`: about two thirds of a pawn across the river; a smaller gap is
-/// within the noise of a hand-written evaluation, which the network judges better.
+/// Default `guard_margin`: about two thirds of a Xiangqi pawn across the river, half a
+/// Liuzhou stone; a smaller gap is within the noise of a hand-written evaluation, which the
+/// network judges better.
 pub const DEFAULT_MARGIN: i32 = 50;
 
-/// Transposition table of the check, in MiB (the `alphabeta` agent's default).
+/// Transposition table of the check, in MiB (the `alphabeta` agents' default).
 const HASH_MB: usize = 16;
 
-/// The check itself: alpha-beta with its table, and its counts.
-pub struct Guard {
-    ab: AlphaBeta,
+/// The check itself: the game's alpha-beta with its table, and its counts.
+pub struct Guard<S: Searcher> {
+    ab: S,
     margin: i32,
     checks: u64,
     overrides: u64,
 }
 
-impl Guard {
-    /// A check that overrides a move scoring more than `margin` centipawns below the best.
-    pub fn new(margin: i32) -> Guard {
+type Action<S> = <<S as Searcher>::Game as Game>::Action;
+
+impl<S: Searcher> Guard<S> {
+    /// A check that overrides a move scoring more than `margin` below the best.
+    pub fn new(margin: i32) -> Guard<S> {
         Guard {
-            ab: AlphaBeta::new(HASH_MB),
+            ab: S::try_new(HASH_MB).expect("a 16 MiB transposition table"),
             margin,
             checks: 0,
             overrides: 0,
@@ -56,11 +60,6 @@ impl Guard {
         self.ab.clear();
     }
 
-    /// Makes `flag` stop the check's searches (UCI `stop`).
-    pub fn set_stop_handle(&mut self, flag: Arc<AtomicBool>) {
-        self.ab.set_stop_handle(flag);
-    }
-
     /// `guard: N of M moves changed`.
     pub fn summary(&self) -> String {
         format!("guard: {} of {} moves changed", self.overrides, self.checks)
@@ -70,66 +69,46 @@ impl Guard {
     /// the margin within `budget`; `None` keeps `tree_move`. Neither plays a `banned` move.
     pub fn check(
         &mut self,
-        state: &Xiangqi,
-        tree_move: Move,
+        state: &S::Game,
+        tree_move: Action<S>,
         budget: Duration,
-        banned: &[Move],
-    ) -> Option<SearchResult> {
-        let start = Instant::now();
+        banned: &[Action<S>],
+    ) -> Option<FirstSearch<Action<S>>> {
         self.checks += 1;
-        // Two thirds for the whole position; its iterations stop early when the next could
-        // not finish, so the tree's move usually gets more than the rest.
-        let mut whole = Vec::new();
-        self.ab.set_excluded(banned);
-        let best = self
-            .ab
-            .search(state, SearchLimits::movetime(budget * 2 / 3), |info| {
-                whole.push(info.score)
-            });
-        if best.best.is_none_or(|m| m == tree_move) {
-            return None;
-        }
-        let others: Vec<Move> = state
-            .legal_moves()
-            .as_slice()
-            .iter()
-            .copied()
-            .filter(|&m| m != tree_move)
-            .collect();
-        self.ab.set_excluded(&others);
-        let mut alone = Vec::new();
-        let limits = SearchLimits {
-            depth: Some(best.depth),
-            movetime: Some(budget.saturating_sub(start.elapsed())),
-            nodes: None,
-        };
-        self.ab.search(state, limits, |info| alone.push(info.score));
-        self.ab.set_excluded(&[]);
-        // Compare at the deepest iteration both completed.
-        let depth = whole.len().min(alone.len());
-        if depth == 0 || whole[depth - 1] - alone[depth - 1] <= self.margin {
+        let limits = SearchLimits::movetime(budget);
+        let found = self.ab.search_with_first(state, limits, tree_move, banned);
+        let worse = found.best.is_some_and(|m| m != tree_move)
+            && found.first.is_some_and(|s| found.score - s > self.margin);
+        if !worse {
             return None;
         }
         self.overrides += 1;
-        Some(best)
+        Some(found)
+    }
+}
+
+impl Guard<AlphaBeta> {
+    /// Makes `flag` stop the check's searches (UCI `stop`).
+    pub fn set_stop_handle(&mut self, flag: Arc<AtomicBool>) {
+        self.ab.set_stop_handle(flag);
     }
 }
 
 /// A tree search whose moves alpha-beta checks (see the module docs).
-pub struct Guarded {
-    inner: Box<dyn Agent<Xiangqi>>,
-    guard: Guard,
+pub struct Guarded<S: Searcher> {
+    inner: Box<dyn Agent<S::Game>>,
+    guard: Guard<S>,
     share: f64,
     /// The move's time in the spec, and as a protocol's clock shortens it.
     own_time: Duration,
     time: Duration,
     /// Alpha-beta's account when it overrode the last move.
-    last_override: Option<Explanation<Move>>,
+    last_override: Option<Explanation<Action<S>>>,
 }
 
-impl Guarded {
+impl<S: Searcher> Guarded<S> {
     /// Wraps `inner`, which searches for at most `time` a move.
-    pub fn new(inner: Box<dyn Agent<Xiangqi>>, time: Duration, spec: GuardSpec) -> Guarded {
+    pub fn new(inner: Box<dyn Agent<S::Game>>, time: Duration, spec: GuardSpec) -> Guarded<S> {
         let mut guarded = Guarded {
             inner,
             guard: Guard::new(spec.margin),
@@ -143,14 +122,14 @@ impl Guarded {
     }
 
     /// `tree_move`, or alpha-beta's move when the check overrides it.
-    fn check(&mut self, state: &Xiangqi, tree_move: Move, start: Instant) -> Move {
+    fn check(&mut self, state: &S::Game, tree_move: Action<S>, start: Instant) -> Action<S> {
         let budget = self.time.saturating_sub(start.elapsed());
         let Some(found) = self.guard.check(state, tree_move, budget, &[]) else {
             return tree_move;
         };
         let m = found.best.expect("an override has a move");
         self.last_override = Some(Explanation {
-            value: Some(score_value(found.score)),
+            value: Some(S::value(found.score)),
             pv: vec![m],
             visits: None,
             nodes: Some(found.nodes),
@@ -159,19 +138,19 @@ impl Guarded {
     }
 }
 
-impl Agent<Xiangqi> for Guarded {
+impl<S: Searcher> Agent<S::Game> for Guarded<S> {
     fn name(&self) -> String {
         format!("{}+guard", self.inner.name())
     }
 
-    fn select_action(&mut self, state: &Xiangqi) -> Result<Move, AgentError> {
+    fn select_action(&mut self, state: &S::Game) -> Result<Action<S>, AgentError> {
         let start = Instant::now();
         self.last_override = None;
         let tree_move = self.inner.select_action(state)?;
         Ok(self.check(state, tree_move, start))
     }
 
-    fn decide(&mut self, state: &Xiangqi) -> Result<Decision<Move>, AgentError> {
+    fn decide(&mut self, state: &S::Game) -> Result<Decision<Action<S>>, AgentError> {
         let start = Instant::now();
         self.last_override = None;
         let Decision::Play(tree_move) = self.inner.decide(state)? else {
@@ -184,12 +163,12 @@ impl Agent<Xiangqi> for Guarded {
         self.inner.forfeits(error)
     }
 
-    fn new_game(&mut self, start: &Xiangqi) -> Result<(), AgentError> {
+    fn new_game(&mut self, start: &S::Game) -> Result<(), AgentError> {
         self.guard.clear();
         self.inner.new_game(start)
     }
 
-    fn observe(&mut self, before: &Xiangqi, action: Move) -> Result<(), AgentError> {
+    fn observe(&mut self, before: &S::Game, action: Action<S>) -> Result<(), AgentError> {
         self.inner.observe(before, action)
     }
 
@@ -208,7 +187,7 @@ impl Agent<Xiangqi> for Guarded {
         self.inner.set_move_time(Some(tree));
     }
 
-    fn explain(&self) -> Option<Explanation<Move>> {
+    fn explain(&self) -> Option<Explanation<Action<S>>> {
         self.last_override.clone().or_else(|| self.inner.explain())
     }
 
@@ -218,9 +197,9 @@ impl Agent<Xiangqi> for Guarded {
 
     fn analyse(
         &mut self,
-        state: &Xiangqi,
+        state: &S::Game,
         time: Option<Duration>,
-    ) -> Result<Option<Analysis<Move>>, AgentError> {
+    ) -> Result<Option<Analysis<Action<S>>>, AgentError> {
         self.inner.analyse(state, time)
     }
 }
@@ -228,7 +207,7 @@ impl Agent<Xiangqi> for Guarded {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use games::Game;
+    use games::xiangqi::{Move, Xiangqi};
 
     /// Plays one fixed move, whatever the position.
     struct Scripted(Move);
@@ -242,7 +221,7 @@ mod tests {
         }
     }
 
-    fn guarded(fen: &str, tree_move: &str, margin: i32) -> (Xiangqi, Guarded) {
+    fn guarded(fen: &str, tree_move: &str, margin: i32) -> (Xiangqi, Guarded<AlphaBeta>) {
         let game = Xiangqi::from_fen(fen).unwrap();
         let m = game.parse_action(tree_move).unwrap();
         let spec = GuardSpec { share: 0.5, margin };
@@ -310,7 +289,8 @@ mod tests {
             margin: DEFAULT_MARGIN,
         };
         let ms = Duration::from_millis;
-        let mut agent = Guarded::new(Box::new(Clocked(given.clone())), ms(1000), spec);
+        let mut agent: Guarded<AlphaBeta> =
+            Guarded::new(Box::new(Clocked(given.clone())), ms(1000), spec);
         assert_eq!(*given.lock().unwrap(), Some(ms(750)));
         // A protocol's clock shortens the move, never lengthens it.
         agent.set_move_time(Some(ms(400)));
@@ -320,15 +300,58 @@ mod tests {
     }
 
     #[test]
-    fn specs_with_a_guard_build_for_xiangqi_alone() {
+    fn liuzhou_s_alpha_beta_checks_a_tree_s_action_too() {
+        use crate::liuzhou_alphabeta::LiuzhouAlphaBeta;
+        use games::liuzhou::{Liuzhou, Rules};
+        /// Plays one fixed action.
+        struct Fixed(games::liuzhou::Action);
+        impl Agent<Liuzhou> for Fixed {
+            fn name(&self) -> String {
+                "fixed".into()
+            }
+            fn select_action(
+                &mut self,
+                _s: &Liuzhou,
+            ) -> Result<games::liuzhou::Action, AgentError> {
+                Ok(self.0)
+            }
+        }
+        // Black's b4-c4 completes a square and takes White's last stone; b4-b5 does not.
+        let s = Liuzhou::from_lfen("W5/6/1B1B2/2BB2/6/6 b move 0 80 3", Rules::default()).unwrap();
+        let spec = GuardSpec {
+            share: 0.5,
+            margin: DEFAULT_MARGIN,
+        };
+        let step = s.parse_action("b4-b5").unwrap();
+        let mut agent: Guarded<LiuzhouAlphaBeta> =
+            Guarded::new(Box::new(Fixed(step)), Duration::from_millis(200), spec);
+        assert_eq!(s.format_action(agent.select_action(&s).unwrap()), "b4-c4");
+        let win = s.parse_action("b4-c4").unwrap();
+        let mut agent: Guarded<LiuzhouAlphaBeta> =
+            Guarded::new(Box::new(Fixed(win)), Duration::from_millis(200), spec);
+        assert_eq!(agent.select_action(&s).unwrap(), win);
+        assert!(agent
+            .summary()
+            .unwrap()
+            .contains("guard: 0 of 1 moves changed"));
+    }
+
+    #[test]
+    fn specs_with_a_guard_build_for_xiangqi_and_liuzhou() {
         use crate::spec::{build, preloaded, AgentSpec};
+        use games::liuzhou::Liuzhou;
         let spec = AgentSpec::parse("mcts:time=0.2,guard=0.5").unwrap();
         let mut agent = build::<Xiangqi>(&spec, "g", 1, &preloaded(None)).unwrap();
         assert!(agent.name().ends_with("+guard"), "{}", agent.name());
         let start = Xiangqi::start();
         let m = agent.select_action(&start).unwrap();
         assert!(start.legal_moves().as_slice().contains(&m));
-        let e = build::<games::liuzhou::Liuzhou>(&spec, "g", 1, &preloaded(None))
+        let mut agent = build::<Liuzhou>(&spec, "g", 1, &preloaded(None)).unwrap();
+        assert!(agent.name().ends_with("+guard"), "{}", agent.name());
+        let start = Liuzhou::new(games::liuzhou::Rules::default());
+        let a = agent.select_action(&start).unwrap();
+        assert!(start.is_legal(a));
+        let e = build::<games::go::GoState>(&spec, "g", 1, &preloaded(None))
             .err()
             .unwrap();
         assert!(e.to_string().contains("no guard"), "{e}");

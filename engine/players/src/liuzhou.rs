@@ -14,7 +14,8 @@ use games::liuzhou::Liuzhou;
 use games::{Agent, AgentError};
 
 use crate::gtp_client::GtpSpec;
-use crate::liuzhou_alphabeta::{LiuzhouAlphaBetaAgent, SearchLimits};
+use crate::guard::{GuardSpec, Guarded};
+use crate::liuzhou_alphabeta::{LiuzhouAlphaBeta, LiuzhouAlphaBetaAgent, SearchLimits};
 use crate::liuzhou_gtp::LiuzhouGtpAgent;
 
 /// Builds the agent a spec names (see the module docs).
@@ -82,6 +83,16 @@ impl crate::spec::OwnPlayers for Liuzhou {
 
     fn own_agent(spec: &str) -> Result<Box<dyn Agent<Liuzhou>>, AgentError> {
         agent_from_spec(spec)
+    }
+
+    fn guarded(
+        agent: Box<dyn Agent<Liuzhou>>,
+        time: Duration,
+        guard: GuardSpec,
+    ) -> Result<Box<dyn Agent<Liuzhou>>, AgentError> {
+        Ok(Box::new(Guarded::<LiuzhouAlphaBeta>::new(
+            agent, time, guard,
+        )))
     }
 }
 

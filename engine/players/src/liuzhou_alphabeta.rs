@@ -16,7 +16,9 @@ use std::time::Duration;
 use games::liuzhou::{Action, ActionKind, Liuzhou, Phase, POLICY_SIZE, STONES_PER_PLAYER};
 use games::{Explanation, Game, Outcome, Player};
 
-use crate::abcore::{alloc_table, explanation, from_tt, to_tt, AlphaBetaPlayer, Budget, Searcher};
+use crate::abcore::{
+    alloc_table, explanation, from_tt, to_tt, AlphaBetaPlayer, Budget, FirstSearch, Searcher,
+};
 pub use crate::abcore::{HashError, SearchLimits, MAX_HASH_MB, MAX_PLY};
 
 /// A won game scores `WIN − plies to its end`; scores beyond `WIN − MAX_PLY` are decisive.
@@ -321,6 +323,12 @@ pub struct LiuzhouAlphaBeta {
     weights: Weights,
     nodes: u64,
     budget: Budget,
+    /// A root action searched first, and root actions not to choose
+    /// ([`LiuzhouAlphaBeta::search_with_first`]).
+    first: Option<Action>,
+    banned: Vec<Action>,
+    /// The first action's score at the last completed iteration.
+    first_completed: Option<i32>,
 }
 
 impl LiuzhouAlphaBeta {
@@ -340,6 +348,9 @@ impl LiuzhouAlphaBeta {
             weights: Weights::default(),
             nodes: 0,
             budget: Budget::new(),
+            first: None,
+            banned: Vec::new(),
+            first_completed: None,
         })
     }
 
@@ -375,6 +386,31 @@ impl LiuzhouAlphaBeta {
         self.killers = [[NO_ACTION; 2]; MAX_PLY];
     }
 
+    /// Searches `state` within `limits` as [`LiuzhouAlphaBeta::search`] does, never choosing a
+    /// `banned` root action, with `first` searched first at the root. The root's first action
+    /// gets the full window, so each iteration gives its exact score as well as the best one's.
+    pub fn search_with_first(
+        &mut self,
+        state: &Liuzhou,
+        limits: SearchLimits,
+        first: Action,
+        banned: &[Action],
+    ) -> FirstSearch<Action> {
+        self.first = Some(first);
+        self.banned = banned.to_vec();
+        self.first_completed = None;
+        let result = self.search(state, limits, |_| {});
+        self.first = None;
+        self.banned.clear();
+        FirstSearch {
+            best: result.best,
+            score: result.score,
+            first: self.first_completed.take(),
+            depth: result.depth,
+            nodes: result.nodes,
+        }
+    }
+
     /// Searches `state` within `limits` (none set: depth 64), reporting each completed
     /// iteration to `on_info`. The first iteration always completes unless `nodes` or the stop
     /// flag ends it.
@@ -395,6 +431,7 @@ impl LiuzhouAlphaBeta {
         }
         let mut actions = Vec::new();
         state.legal_actions(&mut actions);
+        actions.retain(|a| !self.banned.contains(a));
         let mut result = SearchResult {
             best: actions.first().copied(),
             score: 0,
@@ -413,6 +450,11 @@ impl LiuzhouAlphaBeta {
 
         for depth in 1..=max_depth {
             let d = depth as i32;
+            if let Some(i) = root.iter().position(|e| Some(e.0) == self.first) {
+                let e = root.remove(i);
+                root.insert(0, e);
+            }
+            let mut first_score = None;
             let mut alpha = -INF;
             let mut best: Option<(usize, i32)> = None;
             for (i, entry) in root.iter_mut().enumerate() {
@@ -431,6 +473,9 @@ impl LiuzhouAlphaBeta {
                 if self.budget.aborted {
                     break;
                 }
+                if i == 0 && Some(entry.0) == self.first {
+                    first_score = Some(s);
+                }
                 entry.1 = s;
                 if s > alpha {
                     alpha = s;
@@ -439,8 +484,12 @@ impl LiuzhouAlphaBeta {
             }
             let complete = !self.budget.aborted;
             // An iteration cut short still counts for a move that beat the previous best
-            // (searched first) in full.
-            if let Some((i, s)) = best.filter(|&(i, _)| complete || i > 0 || depth == 1) {
+            // (searched first unless `first` is) in full.
+            let beat_best = |i: usize| i > 0 && first_score.is_none();
+            if complete {
+                self.first_completed = first_score;
+            }
+            if let Some((i, s)) = best.filter(|&(i, _)| complete || beat_best(i) || depth == 1) {
                 let a = root.remove(i).0;
                 root.insert(0, (a, s));
                 result.best = Some(a);
@@ -873,6 +922,20 @@ impl Searcher for LiuzhouAlphaBeta {
         let result = self.search(state, limits, |info| pv.clone_from(&info.pv));
         let value = score_value(result.score);
         Some(explanation(result.best?, pv, value, result.nodes))
+    }
+
+    fn search_with_first(
+        &mut self,
+        state: &Liuzhou,
+        limits: SearchLimits,
+        first: Action,
+        banned: &[Action],
+    ) -> FirstSearch<Action> {
+        LiuzhouAlphaBeta::search_with_first(self, state, limits, first, banned)
+    }
+
+    fn value(score: i32) -> f32 {
+        score_value(score)
     }
 }
 

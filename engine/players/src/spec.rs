@@ -72,8 +72,8 @@ pub struct MctsSpec {
     /// Share of each move's time given to a tactical check by the game's alpha-beta
     /// (`guard=S`, 0 < S < 1; needs `time`; see [`crate::guard`]).
     pub guard: Option<f64>,
-    /// How far below the check's best the tree's move may score, in centipawns
-    /// (`guard_margin=CP`; default [`crate::guard::DEFAULT_MARGIN`]).
+    /// How far below the check's best the tree's move may score, in the game's score units
+    /// (`guard_margin=M`; default [`crate::guard::DEFAULT_MARGIN`]).
     pub guard_margin: Option<i32>,
 }
 
@@ -293,7 +293,9 @@ impl AgentSpec {
                 "guard_margin" => {
                     let c = v.parse::<i32>().map_err(|_| bad("an integer"))?;
                     if !(0..=10_000).contains(&c) {
-                        return Err(bad("a number of centipawns from 0 to 10000"));
+                        return Err(bad(
+                            "a margin from 0 to 10000 (centipawns, hundredths of a stone)",
+                        ));
                     }
                     mcts.guard_margin = Some(c);
                 }
@@ -429,7 +431,7 @@ pub trait OwnPlayers: Game {
         let _ = (agent, time, guard);
         Err(AgentError::new(
             "guard",
-            format!("{} has no guard (Xiangqi has)", Self::NAME),
+            format!("{} has no guard (Xiangqi and Liuzhou have)", Self::NAME),
         ))
     }
 

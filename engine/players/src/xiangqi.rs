@@ -21,8 +21,9 @@ use games::agent::{parse_timeout, split_spec};
 use games::xiangqi::Xiangqi;
 use games::{Agent, AgentError, RandomAgent};
 
-use crate::alphabeta::{AlphaBetaAgent, SearchLimits};
+use crate::alphabeta::{AlphaBeta, AlphaBetaAgent, SearchLimits};
 use crate::fairy::find_fairy_stockfish;
+use crate::guard::Guarded;
 use crate::uci_client::{go_line, UciEngineAgent, UciEngineConfig};
 
 /// Builds the agent a spec names (see the module docs).
@@ -146,7 +147,7 @@ impl crate::spec::OwnPlayers for Xiangqi {
         time: Duration,
         guard: crate::guard::GuardSpec,
     ) -> Result<Box<dyn Agent<Xiangqi>>, AgentError> {
-        Ok(Box::new(crate::guard::Guarded::new(agent, time, guard)))
+        Ok(Box::new(Guarded::<AlphaBeta>::new(agent, time, guard)))
     }
 }
 

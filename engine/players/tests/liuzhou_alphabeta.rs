@@ -70,6 +70,34 @@ fn captures_a_stone_that_threatens_a_shape() {
 }
 
 #[test]
+fn an_action_searched_first_gets_its_exact_score_and_banned_ones_are_not_chosen() {
+    // b4-c4 completes a square and wins; any other step leaves White its stone.
+    let s = pos("W5/6/1B1B2/2BB2/6/6 b move 0 80 3");
+    let win = s.parse_action("b4-c4").unwrap();
+    let mut actions = Vec::new();
+    s.legal_actions(&mut actions);
+    let other = *actions.iter().find(|&&a| a != win).unwrap();
+    let r = LiuzhouAlphaBeta::new(4).search_with_first(&s, SearchLimits::depth(4), other, &[]);
+    assert_eq!((r.best, r.score), (Some(win), WIN - 2));
+    let first = r.first.expect("the first action's score");
+    // (The search stops once it has found the win.)
+    let depth = SearchLimits::depth(r.depth);
+    assert!(first < WIN - 100, "{first}");
+    // Its score is the one a search of it alone finds at that depth (up to the table, which
+    // the other actions' searches fill with positions that a transposition reaches at another
+    // depth).
+    let others: Vec<_> = actions.iter().copied().filter(|&a| a != other).collect();
+    let alone = LiuzhouAlphaBeta::new(4).search_with_first(&s, depth, other, &others);
+    assert_eq!((alone.best, alone.first), (Some(other), Some(alone.score)));
+    assert!((alone.score - first).abs() <= 10, "{} {first}", alone.score);
+    // The winning action first scores as the search; banned, it is not chosen.
+    let r = LiuzhouAlphaBeta::new(4).search_with_first(&s, SearchLimits::depth(4), win, &[]);
+    assert_eq!((r.best, r.first), (Some(win), Some(WIN - 2)));
+    let r = LiuzhouAlphaBeta::new(4).search_with_first(&s, SearchLimits::depth(4), other, &[win]);
+    assert!(r.best.is_some_and(|a| a != win), "{r:?}");
+}
+
+#[test]
 fn blocks_a_square_the_opponent_is_about_to_complete() {
     // White's c5-b5 would complete a5 b5 a6 b6; Black has no shape to make and steps b4-b5.
     let s = pos("WW4/W1W3/1B4/6/4BB/W3BW b move 0 60 3");

@@ -275,7 +275,7 @@ pub(super) fn spec_text(spec: &AgentSpec, side: &str) -> String {
         };
         let guard = m.guard.map_or(String::new(), |g| {
             let margin = m.guard_margin.unwrap_or(players::guard::DEFAULT_MARGIN);
-            format!(", guard {g} at {margin} cp")
+            format!(", guard {g}, margin {margin}")
         });
         format!("{kind}{guard}")
     };
