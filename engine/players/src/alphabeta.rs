@@ -175,7 +175,7 @@ pub struct AlphaBeta {
     budget: Budget,
     /// Root moves the next searches must not play (UCCI's `banmoves`).
     excluded: Vec<Move>,
-    /// A root move searched first, in the full window (see [`AlphaBeta::search_with_first`]).
+    /// A root move searched first, in the full window (see [`Searcher::search_with_first`]).
     first: Move,
     /// Its score in the running iteration, and at the last completed one.
     first_score: Option<i32>,
@@ -237,31 +237,6 @@ impl AlphaBeta {
         self.tt.fill(TtEntry::default());
         self.history.fill(0);
         self.killers = [[Move::NULL; 2]; MAX_PLY];
-    }
-
-    /// Searches `game` within `limits` as [`AlphaBeta::search`] does, never choosing a
-    /// `banned` root move, with `first` searched first at the root. The root's first move gets
-    /// the full window, so each iteration gives its exact score as well as the best move's.
-    pub fn search_with_first(
-        &mut self,
-        game: &Xiangqi,
-        limits: SearchLimits,
-        first: Move,
-        banned: &[Move],
-    ) -> FirstSearch<Move> {
-        let excluded = std::mem::replace(&mut self.excluded, banned.to_vec());
-        self.first = first;
-        self.first_completed = None;
-        let result = self.search(game, limits, |_| {});
-        self.first = Move::NULL;
-        self.excluded = excluded;
-        FirstSearch {
-            best: result.best,
-            score: result.score,
-            first: self.first_completed.take(),
-            depth: result.depth,
-            nodes: result.nodes,
-        }
     }
 
     /// Searches `game` within `limits`, reporting each completed iteration to `on_info`.
@@ -730,7 +705,19 @@ impl Searcher for AlphaBeta {
         first: Move,
         banned: &[Move],
     ) -> FirstSearch<Move> {
-        AlphaBeta::search_with_first(self, state, limits, first, banned)
+        let excluded = std::mem::replace(&mut self.excluded, banned.to_vec());
+        self.first = first;
+        self.first_completed = None;
+        let result = self.search(state, limits, |_| {});
+        self.first = Move::NULL;
+        self.excluded = excluded;
+        FirstSearch {
+            best: result.best,
+            score: result.score,
+            first: self.first_completed.take(),
+            depth: result.depth,
+            nodes: result.nodes,
+        }
     }
 
     fn value(score: i32) -> f32 {

@@ -324,7 +324,7 @@ pub struct LiuzhouAlphaBeta {
     nodes: u64,
     budget: Budget,
     /// A root action searched first, and root actions not to choose
-    /// ([`LiuzhouAlphaBeta::search_with_first`]).
+    /// ([`Searcher::search_with_first`]).
     first: Option<Action>,
     banned: Vec<Action>,
     /// The first action's score at the last completed iteration.
@@ -384,31 +384,6 @@ impl LiuzhouAlphaBeta {
             h.fill(0);
         }
         self.killers = [[NO_ACTION; 2]; MAX_PLY];
-    }
-
-    /// Searches `state` within `limits` as [`LiuzhouAlphaBeta::search`] does, never choosing a
-    /// `banned` root action, with `first` searched first at the root. The root's first action
-    /// gets the full window, so each iteration gives its exact score as well as the best one's.
-    pub fn search_with_first(
-        &mut self,
-        state: &Liuzhou,
-        limits: SearchLimits,
-        first: Action,
-        banned: &[Action],
-    ) -> FirstSearch<Action> {
-        self.first = Some(first);
-        self.banned = banned.to_vec();
-        self.first_completed = None;
-        let result = self.search(state, limits, |_| {});
-        self.first = None;
-        self.banned.clear();
-        FirstSearch {
-            best: result.best,
-            score: result.score,
-            first: self.first_completed.take(),
-            depth: result.depth,
-            nodes: result.nodes,
-        }
     }
 
     /// Searches `state` within `limits` (none set: depth 64), reporting each completed
@@ -931,7 +906,19 @@ impl Searcher for LiuzhouAlphaBeta {
         first: Action,
         banned: &[Action],
     ) -> FirstSearch<Action> {
-        LiuzhouAlphaBeta::search_with_first(self, state, limits, first, banned)
+        self.first = Some(first);
+        self.banned = banned.to_vec();
+        self.first_completed = None;
+        let result = self.search(state, limits, |_| {});
+        self.first = None;
+        self.banned.clear();
+        FirstSearch {
+            best: result.best,
+            score: result.score,
+            first: self.first_completed.take(),
+            depth: result.depth,
+            nodes: result.nodes,
+        }
     }
 
     fn value(score: i32) -> f32 {

@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use games::liuzhou::{Liuzhou, Phase, Rules, START_LFEN};
 use games::{Agent, Game, Outcome, Player};
+use players::abcore::Searcher;
 use players::liuzhou_alphabeta::{
     plies_to_end, LiuzhouAlphaBeta, LiuzhouAlphaBetaAgent, SearchLimits, SearchResult, WIN,
 };
