@@ -20,6 +20,7 @@ pub mod fairy;
 pub mod go;
 pub mod gtp_client;
 pub mod guard;
+pub mod handoff;
 pub mod ladder;
 pub mod liuzhou;
 pub mod liuzhou_alphabeta;

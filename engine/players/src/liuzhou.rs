@@ -6,15 +6,20 @@
 //! - `gtp:cmd=COMMAND LINE[,setup=COMMAND;COMMAND…][,timeout=S]`: another Liuzhou program
 //!   speaking the GTP dialect of `engine gtp --game liuzhou` ([`crate::liuzhou_gtp`]), with
 //!   the options of Go's `gtp` agents (`engine gtp --game liuzhou` itself, for one).
+//!
+//! A `net` or `mcts` spec with `handoff=K` hands the game to alpha-beta once the placement has
+//! `K` or fewer empty points left ([`late_in_placement`], [`crate::handoff`]).
 
 use std::time::Duration;
 
 use games::agent::split_spec;
-use games::liuzhou::Liuzhou;
+use games::liuzhou::{Liuzhou, Phase, POINTS};
+use games::Player;
 use games::{Agent, AgentError};
 
 use crate::gtp_client::GtpSpec;
 use crate::guard::{GuardSpec, Guarded};
+use crate::handoff::Handoff;
 use crate::liuzhou_alphabeta::{LiuzhouAlphaBeta, LiuzhouAlphaBetaAgent, SearchLimits};
 use crate::liuzhou_gtp::LiuzhouGtpAgent;
 
@@ -78,6 +83,18 @@ pub fn alphabeta_options(
     Ok((limits, hash))
 }
 
+/// Alpha-beta's part of a game for `handoff=K`: the placement once `K` or fewer points are
+/// empty (its marks included), and everything after it.
+pub fn late_in_placement(state: &Liuzhou, points: u32) -> bool {
+    match state.phase() {
+        Phase::Place | Phase::Mark => {
+            let filled = state.stone_count(Player::First) + state.stone_count(Player::Second);
+            POINTS as u32 - filled <= points
+        }
+        _ => true,
+    }
+}
+
 impl crate::spec::OwnPlayers for Liuzhou {
     const OWN_KINDS: &'static [&'static str] = &["alphabeta", "gtp"];
 
@@ -92,6 +109,19 @@ impl crate::spec::OwnPlayers for Liuzhou {
     ) -> Result<Box<dyn Agent<Liuzhou>>, AgentError> {
         Ok(Box::new(Guarded::<LiuzhouAlphaBeta>::new(
             agent, time, guard,
+        )))
+    }
+
+    fn handed_off(
+        agent: Box<dyn Agent<Liuzhou>>,
+        time: Duration,
+        points: u32,
+    ) -> Result<Box<dyn Agent<Liuzhou>>, AgentError> {
+        Ok(Box::new(Handoff::<LiuzhouAlphaBeta>::new(
+            agent,
+            time,
+            points,
+            late_in_placement,
         )))
     }
 }

@@ -75,6 +75,10 @@ pub struct MctsSpec {
     /// How far below the check's best the tree's move may score, in the game's score units
     /// (`guard_margin=M`; default [`crate::guard::DEFAULT_MARGIN`]).
     pub guard_margin: Option<i32>,
+    /// Alpha-beta plays the rest of the game from the point the game's rule names with `K`
+    /// (`handoff=K`; needs `time`; Liuzhou: `K` or fewer empty points in the placement; see
+    /// [`crate::handoff`]).
+    pub handoff: Option<u32>,
 }
 
 impl Default for MctsSpec {
@@ -97,6 +101,7 @@ impl Default for MctsSpec {
             contempt: None,
             guard: None,
             guard_margin: None,
+            handoff: None,
         }
     }
 }
@@ -160,6 +165,7 @@ impl AgentSpec {
                 "contempt",
                 "guard",
                 "guard_margin",
+                "handoff",
             ],
             "net" => &[
                 "model",
@@ -180,6 +186,7 @@ impl AgentSpec {
                 "contempt",
                 "guard",
                 "guard_margin",
+                "handoff",
             ],
             "" => return Err(err(None, "no agent kind".into())),
             // Another kind: the game's own factory reads it (and names what is wrong).
@@ -299,6 +306,13 @@ impl AgentSpec {
                     }
                     mcts.guard_margin = Some(c);
                 }
+                "handoff" => {
+                    let k = v.parse::<u32>().map_err(|_| bad("a number of points"))?;
+                    if k > 36 {
+                        return Err(bad("a number of points from 0 to 36"));
+                    }
+                    mcts.handoff = Some(k);
+                }
                 "resign" => {
                     let r = v.parse::<f32>().map_err(|_| bad("a number"))?;
                     // Values lie in [−1, 1]: −1 or less never resigns, 1 or more always would.
@@ -335,6 +349,10 @@ impl AgentSpec {
         if mcts.guard.is_some() && mcts.time.is_none() {
             // The check takes its share of a move's time; a visit budget has none to share.
             return Err(err(Some("guard"), "needs time=S".into()));
+        }
+        if mcts.handoff.is_some() && mcts.time.is_none() {
+            // Alpha-beta plays its part at the tree's time a move.
+            return Err(err(Some("handoff"), "needs time=S".into()));
         }
         Ok(match kind.trim() {
             "random" => AgentSpec::Random { seed },
@@ -435,6 +453,20 @@ pub trait OwnPlayers: Game {
         ))
     }
 
+    /// `agent`, a tree search of `time` a move, handing the game to the game's alpha-beta
+    /// where `points` (a spec's `handoff`) says; games without such a part refuse.
+    fn handed_off(
+        agent: Box<dyn Agent<Self>>,
+        time: Duration,
+        points: u32,
+    ) -> Result<Box<dyn Agent<Self>>, AgentError> {
+        let _ = (agent, time, points);
+        Err(AgentError::new(
+            "handoff",
+            format!("{} has no handoff (Liuzhou has)", Self::NAME),
+        ))
+    }
+
     /// Builds the player a whole spec of one of [`OwnPlayers::OWN_KINDS`] names.
     fn own_agent(spec: &str) -> Result<Box<dyn Agent<Self>>, AgentError> {
         let kind = spec.split_once(':').map_or(spec, |(k, _)| k).trim();
@@ -481,13 +513,19 @@ pub fn build<G: OwnPlayers>(
         AgentSpec::Random { seed: s } => Box::new(RandomAgent::new(s.unwrap_or(seed))),
         AgentSpec::Mcts(m) | AgentSpec::Net { mcts: m, .. } => {
             let agent = Box::new(build_mcts(spec, label, seed, load_net)?);
-            match (m.guard, m.time) {
+            let agent = match (m.guard, m.time) {
                 (Some(share), Some(time)) => {
                     let guard = crate::guard::GuardSpec {
                         share,
                         margin: m.guard_margin.unwrap_or(crate::guard::DEFAULT_MARGIN),
                     };
                     G::guarded(agent, Duration::from_secs_f64(time), guard)?
+                }
+                _ => agent,
+            };
+            match (m.handoff, m.time) {
+                (Some(points), Some(time)) => {
+                    G::handed_off(agent, Duration::from_secs_f64(time), points)?
                 }
                 _ => agent,
             }

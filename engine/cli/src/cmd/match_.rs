@@ -267,7 +267,7 @@ fn run_match<G: GameType>(
 
 /// The spec as the user wrote it, for tables (`--black random` prints `random`).
 pub(super) fn spec_text(spec: &AgentSpec, side: &str) -> String {
-    // A Gumbel search (PUCT is the default and goes unnamed) and a guard say so.
+    // A Gumbel search (PUCT is the default and goes unnamed), a guard and a handoff say so.
     let extras = |m: &players::spec::MctsSpec| {
         let kind = match m.search {
             search::SearchKind::Gumbel => ", gumbel",
@@ -277,7 +277,10 @@ pub(super) fn spec_text(spec: &AgentSpec, side: &str) -> String {
             let margin = m.guard_margin.unwrap_or(players::guard::DEFAULT_MARGIN);
             format!(", guard {g}, margin {margin}")
         });
-        format!("{kind}{guard}")
+        let handoff = m
+            .handoff
+            .map_or(String::new(), |k| format!(", handoff {k}"));
+        format!("{kind}{guard}{handoff}")
     };
     let s = match spec {
         AgentSpec::Random { .. } => "random".to_string(),
