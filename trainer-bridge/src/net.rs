@@ -1123,9 +1123,13 @@ mod tests {
                 // Constants (batch norm's scales, shifts and statistics) are candle's.
                 assert_eq!(values, other, "{name}");
             } else if values.len() > 16 {
+                // Candle's draw is unseeded: the ratio of two sample spreads of n uniform
+                // values varies by about 0.63/sqrt(n), so small tensors get five of those.
+                let n = values.len() as f64;
+                let tolerance = (3.2 / n.sqrt()).max(0.35);
                 let (s, f) = (spread(values), spread(other));
                 assert!(
-                    (s / f - 1.0).abs() < 0.35,
+                    (s / f - 1.0).abs() < tolerance,
                     "{name}: spread {s} against candle's {f}"
                 );
             }
