@@ -17,6 +17,10 @@ pub const MAX_PLY: usize = 128;
 /// machines spare more.
 pub const MAX_HASH_MB: usize = 4096;
 
+/// Transposition table of an `alphabeta` spec without `hash`, and of the guard and handoff, in
+/// MiB.
+pub const DEFAULT_HASH_MB: usize = 16;
+
 /// Why a transposition table of the asked size cannot be had.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum HashError {

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use games::{Agent, AgentError, Analysis, Decision, Explanation, Game};
 
-use crate::abcore::{FirstSearch, SearchLimits, Searcher};
+use crate::abcore::{FirstSearch, SearchLimits, Searcher, DEFAULT_HASH_MB};
 use crate::alphabeta::AlphaBeta;
 
 /// What the check may spend and when it overrides.
@@ -31,9 +31,6 @@ pub struct GuardSpec {
 /// network judges better.
 pub const DEFAULT_MARGIN: i32 = 50;
 
-/// Transposition table of the check, in MiB (the `alphabeta` agents' default).
-const HASH_MB: usize = 16;
-
 /// The check itself: the game's alpha-beta with its table, and its counts.
 pub struct Guard<S: Searcher> {
     ab: S,
@@ -48,7 +45,7 @@ impl<S: Searcher> Guard<S> {
     /// A check that overrides a move scoring more than `margin` below the best.
     pub fn new(margin: i32) -> Guard<S> {
         Guard {
-            ab: S::try_new(HASH_MB).expect("a 16 MiB transposition table"),
+            ab: S::try_new(DEFAULT_HASH_MB).expect("a 16 MiB transposition table"),
             margin,
             checks: 0,
             overrides: 0,

@@ -11,10 +11,7 @@ use std::time::Duration;
 
 use games::{Agent, AgentError, Analysis, Decision, Explanation, Game};
 
-use crate::abcore::{AlphaBetaPlayer, SearchLimits, Searcher};
-
-/// Transposition table of the alpha-beta half, in MiB (the `alphabeta` agents' default).
-const HASH_MB: usize = 16;
+use crate::abcore::{AlphaBetaPlayer, SearchLimits, Searcher, DEFAULT_HASH_MB};
 
 /// Where alpha-beta takes over: true from the first position of the game's alpha-beta part
 /// on, given the spec's `K`.
@@ -44,7 +41,7 @@ impl<S: Searcher> Handoff<S> {
         let limits = SearchLimits::movetime(time);
         Handoff {
             tree,
-            ab: AlphaBetaPlayer::new(limits, HASH_MB),
+            ab: AlphaBetaPlayer::new(limits, DEFAULT_HASH_MB),
             takes_over,
             points,
             decisions: 0,

@@ -54,7 +54,7 @@ pub fn alphabeta_options(
     params: &[(&str, &str)],
 ) -> Result<(SearchLimits, usize), AgentError> {
     let mut limits = SearchLimits::default();
-    let mut hash = 16;
+    let mut hash = crate::abcore::DEFAULT_HASH_MB;
     for &(k, v) in params {
         let n: u64 = v
             .parse()

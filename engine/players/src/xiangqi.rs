@@ -52,7 +52,7 @@ pub fn agent_from_spec(spec: &str) -> Result<Box<dyn Agent<Xiangqi>>, AgentError
         }
         "alphabeta" => {
             let mut limits = SearchLimits::default();
-            let mut hash = 16;
+            let mut hash = crate::abcore::DEFAULT_HASH_MB;
             for (k, v) in params {
                 match k {
                     "depth" => limits.depth = Some(number(k, v)?.min(100) as u32),
