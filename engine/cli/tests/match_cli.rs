@@ -34,6 +34,15 @@ fn a_short_match_reports_the_score() {
     );
     assert!(text.contains("(2 games)"), "{text}");
     assert!(text.contains("95% confidence interval"), "{text}");
+    // One game on each side: the split by colour names both.
+    let by_colour = text
+        .lines()
+        .find(|l| l.starts_with("by colour: "))
+        .unwrap_or_default();
+    assert!(
+        by_colour.contains("as Black ") && by_colour.contains("; as White "),
+        "{text}"
+    );
 }
 
 #[test]
@@ -404,6 +413,14 @@ fn a_handicap_match_against_gnu_go_keeps_the_colours() {
             .unwrap_or_default();
         assert!(score.contains("(handicap 3, "), "{text}");
         assert!(score.contains("Black in every game)"), "{text}");
+        let by_colour = text
+            .lines()
+            .find(|l| l.starts_with("by colour: "))
+            .unwrap_or_default();
+        assert!(
+            by_colour.starts_with("by colour: as Black ") && !by_colour.contains("White"),
+            "{text}"
+        );
     }
 }
 

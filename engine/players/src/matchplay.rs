@@ -28,6 +28,8 @@ pub struct MatchResult {
     pub capped: u32,
     /// How many games each rule ended (see [`GameRecord::ending`]).
     pub endings: BTreeMap<String, u32>,
+    /// Wins, draws and losses of agent A playing each side (by [`Player::index`]).
+    pub by_side: [[u32; 3]; 2],
 }
 
 impl MatchResult {
@@ -74,13 +76,36 @@ impl MatchResult {
             .join(", ")
     }
 
+    /// Agent A's results by the side it played, `sides` naming them (`Black`, `White`):
+    /// `as Black 40 wins, 5 draws, 5 losses, 0.850; as White …`, sides it never played left
+    /// out.
+    pub fn by_side_text(&self, sides: [&str; 2]) -> String {
+        let mut parts = Vec::new();
+        for (name, [w, d, l]) in sides.iter().zip(self.by_side) {
+            let n = w + d + l;
+            if n > 0 {
+                let score = (f64::from(w) + 0.5 * f64::from(d)) / f64::from(n);
+                parts.push(format!(
+                    "as {name} {w} wins, {d} draws, {l} losses, {score:.3}"
+                ));
+            }
+        }
+        parts.join("; ")
+    }
+
     /// Counts one game that agent A played as `a_plays`.
     pub fn add<G: Game>(&mut self, record: &GameRecord<G>, a_plays: Player) {
-        match record.outcome {
-            Outcome::Draw => self.draws += 1,
-            Outcome::Win(p) if p == a_plays => self.wins += 1,
-            Outcome::Win(_) => self.losses += 1,
+        let column = match record.outcome {
+            Outcome::Draw => 1,
+            Outcome::Win(p) if p == a_plays => 0,
+            Outcome::Win(_) => 2,
+        };
+        match column {
+            0 => self.wins += 1,
+            1 => self.draws += 1,
+            _ => self.losses += 1,
         }
+        self.by_side[a_plays.index()][column] += 1;
         self.capped += u32::from(record.capped);
         *self.endings.entry(record.ending.clone()).or_default() += 1;
     }
@@ -419,5 +444,38 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(all.confidence95(), (1.0, 1.0));
+    }
+
+    #[test]
+    fn results_by_side_add_up_to_the_whole() {
+        use games::liuzhou::{Liuzhou, Rules};
+        let record = |outcome| GameRecord::<Liuzhou> {
+            start: Liuzhou::new(Rules::default()),
+            moves: Vec::new(),
+            outcome,
+            capped: false,
+            ending: "test".into(),
+            resigned: None,
+            forfeit: None,
+        };
+        let mut r = MatchResult::default();
+        // As First: a win and a draw; as Second: a loss (First won) and a win.
+        r.add(&record(Outcome::Win(Player::First)), Player::First);
+        r.add(&record(Outcome::Draw), Player::First);
+        r.add(&record(Outcome::Win(Player::First)), Player::Second);
+        r.add(&record(Outcome::Win(Player::Second)), Player::Second);
+        assert_eq!((r.wins, r.draws, r.losses), (2, 1, 1));
+        assert_eq!(r.by_side, [[1, 1, 0], [1, 0, 1]]);
+        assert_eq!(
+            r.by_side_text(["Black", "White"]),
+            "as Black 1 wins, 1 draws, 0 losses, 0.750; as White 1 wins, 0 draws, 1 losses, 0.500"
+        );
+        // A handicap match: one side only.
+        let mut h = MatchResult::default();
+        h.add(&record(Outcome::Draw), Player::First);
+        assert_eq!(
+            h.by_side_text(["Black", "White"]),
+            "as Black 0 wins, 1 draws, 0 losses, 0.500"
+        );
     }
 }

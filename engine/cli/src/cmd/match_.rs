@@ -1,6 +1,6 @@
 //! `engine match`: two agents play a series of games with alternating colours (or, in a Go
 //! handicap match, the first agent Black in every game); prints wins, draws and losses with a
-//! 95 % confidence interval of the score.
+//! 95 % confidence interval of the score, and the first agent's results by colour.
 
 use anyhow::Context;
 use clap::Args as ClapArgs;
@@ -249,7 +249,7 @@ fn run_match<G: GameType>(
         Some(n) => format!("{name_a} vs {name_b} (handicap {n}, {name_a} Black in every game)"),
         None => format!("{name_a} vs {name_b}"),
     };
-    print_result(&title, &result)?;
+    print_result(&title, &result, G::SIDES)?;
     for line in forfeits
         .into_inner()
         .unwrap_or_else(|p| p.into_inner())
@@ -308,8 +308,8 @@ pub(super) fn spec_text(spec: &AgentSpec, side: &str) -> String {
     format!("{s}[{side}]")
 }
 
-/// The result lines; `title` names the two agents (and a handicap).
-fn print_result(title: &str, r: &MatchResult) -> anyhow::Result<()> {
+/// The result lines; `title` names the two agents (and a handicap), `sides` the game's colours.
+fn print_result(title: &str, r: &MatchResult, sides: [&str; 2]) -> anyhow::Result<()> {
     let (lo, hi) = r.confidence95();
     outln!(
         "{title}: {} wins, {} draws, {} losses ({} games)",
@@ -323,6 +323,7 @@ fn print_result(title: &str, r: &MatchResult) -> anyhow::Result<()> {
         r.score(),
         r.elo()
     )?;
+    outln!("by colour: {}", r.by_side_text(sides))?;
     if !r.endings.is_empty() {
         outln!("endings: {}", r.endings_text())?;
     }
