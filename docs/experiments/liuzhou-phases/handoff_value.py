@@ -16,7 +16,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from placement_end import Gtp, games, value  # noqa: E402
+from placement_end import Gtp, subject_games, value  # noqa: E402
 
 BANDS = ((-1.0, -0.2), (-0.2, 0.2), (0.2, 0.5), (0.5, 1.0))
 
@@ -38,27 +38,17 @@ def main():
     subject, k, paths = args[0], int(args[1]), args[2:]
     gtp = Gtp()
     rows = []
-    for path in paths:
-        for tags, actions in games(path):
-            if subject in tags.get("Black", ""):
-                colour = "black"
-            elif subject in tags.get("White", ""):
-                colour = "white"
-            else:
-                continue
-            score = {"1-0": 1.0, "0-1": 0.0}.get(tags["Result"], 0.5)
-            if colour == "white":
-                score = 1.0 - score
-            gtp.ask("liuzhou-set-lfen " + tags["StartLFEN"])
-            handed = None
-            for action in actions:
-                lfen = gtp.ask("liuzhou-lfen")
-                if lfen.split()[2] not in ("place", "mark") or empty_points(lfen) <= k:
-                    handed = lfen
-                    break
-                gtp.ask(f"play {gtp.ask('liuzhou-to-move')} {action}")
-            if handed is not None:
-                rows.append((colour, value(handed, playouts, colour), score))
+    for colour, score, tags, actions in subject_games(paths, subject):
+        gtp.ask("liuzhou-set-lfen " + tags["StartLFEN"])
+        handed = None
+        for action in actions:
+            lfen = gtp.ask("liuzhou-lfen")
+            if lfen.split()[2] not in ("place", "mark") or empty_points(lfen) <= k:
+                handed = lfen
+                break
+            gtp.ask(f"play {gtp.ask('liuzhou-to-move')} {action}")
+        if handed is not None:
+            rows.append((colour, value(handed, playouts, colour), score))
     for colour in ("black", "white"):
         mine = [(v, s) for c, v, s in rows if c == colour]
         if not mine:

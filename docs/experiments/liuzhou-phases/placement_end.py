@@ -58,6 +58,21 @@ def games(path):
         yield tags, actions
 
 
+def subject_games(paths, subject):
+    """(colour, score, tags, actions) of each game of the records SUBJECT played, the score
+    from SUBJECT's side."""
+    for path in paths:
+        for tags, actions in games(path):
+            if subject in tags.get("Black", ""):
+                colour = "black"
+            elif subject in tags.get("White", ""):
+                colour = "white"
+            else:
+                continue
+            score = {"1-0": 1.0, "0-1": 0.0}.get(tags["Result"], 0.5)
+            yield colour, (1.0 - score if colour == "white" else score), tags, actions
+
+
 def value(lfen, playouts, colour):
     """The search's value of `lfen` for `colour`."""
     out = subprocess.run(
@@ -82,33 +97,23 @@ def main():
     gtp = Gtp()
     table = {}
     lost_forced = []
-    for path in paths:
-        for tags, actions in games(path):
-            if subject in tags.get("Black", ""):
-                colour = "black"
-            elif subject in tags.get("White", ""):
-                colour = "white"
-            else:
-                continue
-            score = {"1-0": 1.0, "0-1": 0.0}.get(tags["Result"], 0.5)
-            if colour == "white":
-                score = 1.0 - score
-            gtp.ask("liuzhou-set-lfen " + tags["StartLFEN"])
-            seen, forced = [], None
-            for action in actions:
-                lfen = gtp.ask("liuzhou-lfen")
-                phase = lfen.split()[2]
-                if phase == "forced" and forced is None:
-                    forced = len(seen)
-                if phase not in ("place", "mark", "forced"):
-                    break
-                seen.append(lfen)
-                gtp.ask(f"play {gtp.ask('liuzhou-to-move')} {action}")
-            kind = "forced" if forced is not None else "marks"
-            table.setdefault((colour, kind), []).append(score)
-            if score == 0.0 and forced is not None:
-                places = [l for l in seen[:forced] if l.split()[2] == "place"]
-                lost_forced.append((colour, places[-8:] + [seen[forced]]))
+    for colour, score, tags, actions in subject_games(paths, subject):
+        gtp.ask("liuzhou-set-lfen " + tags["StartLFEN"])
+        seen, forced = [], None
+        for action in actions:
+            lfen = gtp.ask("liuzhou-lfen")
+            phase = lfen.split()[2]
+            if phase == "forced" and forced is None:
+                forced = len(seen)
+            if phase not in ("place", "mark", "forced"):
+                break
+            seen.append(lfen)
+            gtp.ask(f"play {gtp.ask('liuzhou-to-move')} {action}")
+        kind = "forced" if forced is not None else "marks"
+        table.setdefault((colour, kind), []).append(score)
+        if score == 0.0 and forced is not None:
+            places = [l for l in seen[:forced] if l.split()[2] == "place"]
+            lost_forced.append((colour, places[-8:] + [seen[forced]]))
     for colour in ("black", "white"):
         rows = {k: v for (c, k), v in table.items() if c == colour}
         every = [s for v in rows.values() for s in v]
