@@ -2,17 +2,20 @@
 //! and gets policy logits and values back; it never sees a tensor, a session or a provider.
 //!
 //! Here are the evaluators that need no network ([`fake::FakeEvaluator`] for tests and
-//! benchmarks, [`RolloutEvaluator`] for pure MCTS); the ONNX Runtime backend is the `infer`
+//! benchmarks, [`RolloutEvaluator`] for pure MCTS), and [`Symmetric`], which averages any
+//! evaluator over the board's symmetries; the ONNX Runtime backend is the `infer`
 //! crate, so nothing that searches builds against ONNX Runtime.
 
 pub mod fake;
 pub mod rollout;
 pub mod setting;
+pub mod symmetric;
 
 use games::Game;
 
 pub use rollout::RolloutEvaluator;
 pub use setting::InvalidSetting;
+pub use symmetric::Symmetric;
 
 /// Why a batch could not be evaluated.
 #[derive(Debug, thiserror::Error)]

@@ -319,6 +319,30 @@ pub fn perft_divide<G: Game>(state: &G, depth: u32) -> Vec<(G::Action, u64)> {
         .collect()
 }
 
+/// A policy index that a symmetry sends to no action.
+pub const NO_INDEX: u16 = u16::MAX;
+
+/// For each symmetry of `state` (the identity first), where it sends each policy index: entry
+/// `i` is the index, in the transformed state, of the transformed action of index `i`
+/// ([`NO_INDEX`] where `i` names no action). The maps depend only on the variant's shape, so
+/// one state's maps serve every state of its variant.
+pub fn symmetry_maps<G: Game>(state: &G) -> Vec<(Symmetry, Vec<u16>)> {
+    let size = state.shape().policy_size;
+    state
+        .symmetries()
+        .iter()
+        .map(|&sym| {
+            let map = (0..size)
+                .map(|i| match state.index_action(i) {
+                    Some(a) => state.action_index(state.transform_action(sym, a)) as u16,
+                    None => NO_INDEX,
+                })
+                .collect();
+            (sym, map)
+        })
+        .collect()
+}
+
 /// Picks uniformly among the legal actions: the weakest opponent and a source of random games.
 pub fn random_action<G: Game, R: rand::Rng + ?Sized>(state: &G, rng: &mut R) -> Option<G::Action> {
     use rand::seq::SliceRandom;

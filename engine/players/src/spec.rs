@@ -79,6 +79,9 @@ pub struct MctsSpec {
     /// (`handoff=K`; needs `time`; Liuzhou: `K` or fewer empty points in the placement; see
     /// [`crate::handoff`]).
     pub handoff: Option<u32>,
+    /// Symmetric images each position is evaluated as, the answers averaged (`views=N`; `net`
+    /// only; 1, the position as given, by default; see [`eval::Symmetric`]).
+    pub views: usize,
 }
 
 impl Default for MctsSpec {
@@ -102,6 +105,7 @@ impl Default for MctsSpec {
             guard: None,
             guard_margin: None,
             handoff: None,
+            views: 1,
         }
     }
 }
@@ -187,6 +191,7 @@ impl AgentSpec {
                 "guard",
                 "guard_margin",
                 "handoff",
+                "views",
             ],
             "" => return Err(err(None, "no agent kind".into())),
             // Another kind: the game's own factory reads it (and names what is wrong).
@@ -305,6 +310,13 @@ impl AgentSpec {
                         ));
                     }
                     mcts.guard_margin = Some(c);
+                }
+                "views" => {
+                    let n = v.parse::<usize>().map_err(|_| bad("a positive integer"))?;
+                    if !(1..=8).contains(&n) {
+                        return Err(bad("a number of views from 1 to 8"));
+                    }
+                    mcts.views = n;
                 }
                 "handoff" => {
                     let k = v.parse::<u32>().map_err(|_| bad("a number of points"))?;
@@ -557,7 +569,10 @@ pub fn build_mcts<G: Game>(
             (m, evaluator, run, false)
         }
         AgentSpec::Net { model, mcts: m } => {
-            let evaluator = load_net(model.as_deref())?;
+            let mut evaluator = load_net(model.as_deref())?;
+            if m.views > 1 {
+                evaluator = Arc::new(eval::Symmetric::new(evaluator, m.views));
+            }
             let most = evaluator.batch_size().max(1);
             if let Some(b) = m.batch.filter(|&b| b > most) {
                 // The caller's context names the agent; the label would say it twice.
@@ -820,6 +835,10 @@ mod tests {
             ("net:visits=800,guard=0.5", "guard"),
             ("net:time=1,guard_margin=50", "guard_margin"),
             ("net:time=1,guard=0.5,guard_margin=-1", "guard_margin"),
+            ("net:views=0", "views"),
+            ("net:views=9", "views"),
+            ("net:views=two", "views"),
+            ("mcts:views=8", "views"),
         ] {
             let e = AgentSpec::parse(bad).unwrap_err();
             assert_eq!(e.key.as_deref(), Some(key), "{bad}: {e}");
@@ -838,5 +857,14 @@ mod tests {
             panic!("a net spec")
         };
         assert_eq!((mcts.guard, mcts.guard_margin), (Some(0.4), Some(80)));
+        let AgentSpec::Net { mcts, .. } = AgentSpec::parse("net:visits=100,views=8").unwrap()
+        else {
+            panic!("a net spec")
+        };
+        assert_eq!(mcts.views, 8);
+        let AgentSpec::Net { mcts, .. } = AgentSpec::parse("net:visits=100").unwrap() else {
+            panic!("a net spec")
+        };
+        assert_eq!(mcts.views, 1, "the position as given unless asked");
     }
 }

@@ -58,6 +58,8 @@ use safetensors::tensor::{Dtype, SafeTensors, TensorView};
 
 pub use augment::{transform, transform_sample};
 pub use checksum::{ChecksumError, Integrity};
+/// The policy index map of every symmetry of a state, in the form shards store.
+pub use games::symmetry_maps;
 
 /// The `format` metadata value of every shard.
 pub const FORMAT: &str = "engine-shard";
@@ -67,7 +69,7 @@ pub const VERSION: u32 = 2;
 /// The oldest version read: version 1 is version 2 without the `crc32` metadata.
 pub const OLDEST_VERSION: u32 = 1;
 /// `symmetry_policy` entry for an index a symmetry maps to no action.
-pub const NO_INDEX: u16 = u16::MAX;
+pub use games::NO_INDEX;
 /// File name ending of a finished shard.
 pub const EXTENSION: &str = "safetensors";
 
@@ -735,24 +737,6 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), ShardError> {
         let _ = fs::remove_file(&tmp);
     }
     result.map_err(io)
-}
-
-/// The policy index map of every symmetry of `state`, in the form shards store.
-pub fn symmetry_maps<G: games::Game>(state: &G) -> Vec<(games::Symmetry, Vec<u16>)> {
-    let size = state.shape().policy_size;
-    state
-        .symmetries()
-        .iter()
-        .map(|&sym| {
-            let map = (0..size)
-                .map(|i| match state.index_action(i) {
-                    Some(a) => state.action_index(state.transform_action(sym, a)) as u16,
-                    None => NO_INDEX,
-                })
-                .collect();
-            (sym, map)
-        })
-        .collect()
 }
 
 /// The paths of the finished shards in `dir`, newest first (by name: writers name shards so

@@ -280,7 +280,12 @@ pub(super) fn spec_text(spec: &AgentSpec, side: &str) -> String {
         let handoff = m
             .handoff
             .map_or(String::new(), |k| format!(", handoff {k}"));
-        format!("{kind}{guard}{handoff}")
+        let views = if m.views > 1 {
+            format!(", {} views", m.views)
+        } else {
+            String::new()
+        };
+        format!("{kind}{views}{guard}{handoff}")
     };
     let s = match spec {
         AgentSpec::Random { .. } => "random".to_string(),

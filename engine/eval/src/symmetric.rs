@@ -1,0 +1,119 @@
+//! A network averaged over board symmetries. Each state is evaluated as several of its
+//! symmetric images and the answers are brought back to the state's own board and averaged.
+//! A network trained on symmetric copies of its data still errs differently on each image, so
+//! the mean judges better, at one evaluation per image.
+
+use std::sync::{Arc, OnceLock};
+
+use games::{Game, Symmetry, NO_INDEX};
+
+use crate::{EvalError, Evaluator};
+
+/// Wraps an evaluator so that each state is evaluated as `views` images: the state as given and
+/// `views − 1` of its other symmetries, chosen by the state's hash (all of them when `views`
+/// reaches the game's count). Policies are averaged as probabilities, values as numbers.
+pub struct Symmetric<G: Game> {
+    inner: Arc<dyn Evaluator<G>>,
+    views: usize,
+    /// Filled from the first state evaluated: the maps depend only on the variant.
+    maps: OnceLock<Vec<(Symmetry, Vec<u16>)>>,
+}
+
+impl<G: Game> Symmetric<G> {
+    /// `views` of at least 1; more than the game has mean all of them.
+    pub fn new(inner: Arc<dyn Evaluator<G>>, views: usize) -> Self {
+        Symmetric {
+            inner,
+            views: views.max(1),
+            maps: OnceLock::new(),
+        }
+    }
+
+    /// The symmetries (indices into the game's list) `state` is evaluated under, identity first.
+    fn chosen(&self, state: &G, count: usize) -> impl Iterator<Item = usize> {
+        let n = self.views.min(count);
+        // The others in a ring, entered at a point the hash picks: a fixed but well-spread
+        // choice, so that a position gets the same answer every time it is evaluated.
+        let others = count - 1;
+        let first = if others == 0 {
+            0
+        } else {
+            (state.hash() % others as u64) as usize
+        };
+        std::iter::once(0).chain((0..n - 1).map(move |j| 1 + (first + j) % others))
+    }
+}
+
+impl<G: Game> Evaluator<G> for Symmetric<G> {
+    fn batch_size(&self) -> usize {
+        self.inner.batch_size()
+    }
+
+    fn evaluate(
+        &self,
+        states: &[&G],
+        policy: &mut [f32],
+        value: &mut [f32],
+    ) -> Result<(), EvalError> {
+        let Some(first) = states.first() else {
+            return Ok(());
+        };
+        let maps = self.maps.get_or_init(|| games::symmetry_maps(*first));
+        let size = first.shape().policy_size;
+        let mut images = Vec::new();
+        let mut owner = Vec::new();
+        for (k, state) in states.iter().enumerate() {
+            for m in self.chosen(state, maps.len()) {
+                images.push((m, state.transform(maps[m].0)));
+                owner.push(k);
+            }
+        }
+        // The inner evaluator takes at most its batch a call; on the CPU a call costs what it
+        // holds, so several calls cost what one large one would.
+        let mut logits = vec![0.0f32; images.len() * size];
+        let mut values = vec![0.0f32; images.len()];
+        let chunk = self.inner.batch_size().max(1);
+        for (c, part) in images.chunks(chunk).enumerate() {
+            let refs: Vec<&G> = part.iter().map(|(_, s)| s).collect();
+            let at = c * chunk;
+            self.inner.evaluate(
+                &refs,
+                &mut logits[at * size..(at + part.len()) * size],
+                &mut values[at..at + part.len()],
+            )?;
+        }
+        policy[..states.len() * size].fill(0.0);
+        value[..states.len()].fill(0.0);
+        let mut counts = vec![0usize; states.len()];
+        for (i, (m, _)) in images.iter().enumerate() {
+            let k = owner[i];
+            let view = &logits[i * size..(i + 1) * size];
+            let max = view.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+            let total: f32 = view.iter().map(|&x| (x - max).exp()).sum();
+            let out = &mut policy[k * size..(k + 1) * size];
+            for (p, &j) in out.iter_mut().zip(&maps[*m].1) {
+                if j != NO_INDEX {
+                    *p += (view[j as usize] - max).exp() / total;
+                }
+            }
+            value[k] += values[i];
+            counts[k] += 1;
+        }
+        for (k, &n) in counts.iter().enumerate() {
+            for p in &mut policy[k * size..(k + 1) * size] {
+                // Back to logits: the search takes a softmax over the legal actions.
+                *p = (*p / n as f32).max(f32::MIN_POSITIVE).ln();
+            }
+            value[k] /= n as f32;
+        }
+        Ok(())
+    }
+
+    fn describe(&self) -> String {
+        format!("{}, {} symmetric views", self.inner.describe(), self.views)
+    }
+
+    fn calls_cost_whole_batch(&self) -> bool {
+        self.inner.calls_cost_whole_batch()
+    }
+}
