@@ -110,7 +110,12 @@ impl<G: Game> Evaluator<G> for Symmetric<G> {
     }
 
     fn describe(&self) -> String {
-        format!("{}, {} symmetric views", self.inner.describe(), self.views)
+        // Once a state has been seen, the game's own count bounds the views.
+        let views = self
+            .maps
+            .get()
+            .map_or(self.views, |m| self.views.min(m.len()));
+        format!("{}, {views} symmetric views", self.inner.describe())
     }
 
     fn calls_cost_whole_batch(&self) -> bool {

@@ -182,3 +182,17 @@ fn some_views_average_the_position_and_others_fixed_per_position() {
         "the wrapper gathers as many leaves a call as the network it wraps"
     );
 }
+
+#[test]
+fn more_views_than_the_game_has_are_all_of_them() {
+    let inner: Arc<dyn Evaluator<Xiangqi>> = Arc::new(FakeEvaluator::new(8).seeded(5));
+    let eight = Symmetric::new(inner.clone(), 8);
+    let two = Symmetric::new(inner, 2);
+    let states = positions(&Xiangqi::start(), 12, 17);
+    assert_eq!(evaluate(&eight, &states), evaluate(&two, &states));
+    assert!(
+        eight.describe().ends_with("2 symmetric views"),
+        "{}",
+        eight.describe()
+    );
+}
