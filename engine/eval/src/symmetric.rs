@@ -29,9 +29,9 @@ impl<G: Game> Symmetric<G> {
         }
     }
 
-    /// The symmetries (indices into the game's list) `state` is evaluated under, identity first.
-    fn chosen(&self, state: &G, count: usize) -> impl Iterator<Item = usize> {
-        let n = self.views.min(count);
+    /// The `n` symmetries (indices into the game's `count`) `state` is evaluated under, identity
+    /// first.
+    fn chosen(state: &G, count: usize, n: usize) -> impl Iterator<Item = usize> {
         // The others in a ring, entered at a point the hash picks: a fixed but well-spread
         // choice, so that a position gets the same answer every time it is evaluated.
         let others = count - 1;
@@ -60,12 +60,12 @@ impl<G: Game> Evaluator<G> for Symmetric<G> {
         };
         let maps = self.maps.get_or_init(|| games::symmetry_maps(*first));
         let size = first.shape().policy_size;
-        let mut images = Vec::new();
-        let mut owner = Vec::new();
-        for (k, state) in states.iter().enumerate() {
-            for m in self.chosen(state, maps.len()) {
+        // Every state gets `n` images, in order: image `i` is state `i / n`'s.
+        let n = self.views.min(maps.len());
+        let mut images = Vec::with_capacity(states.len() * n);
+        for state in states {
+            for m in Self::chosen(state, maps.len(), n) {
                 images.push((m, state.transform(maps[m].0)));
-                owner.push(k);
             }
         }
         // The inner evaluator takes at most its batch a call; on the CPU a call costs what it
@@ -84,9 +84,8 @@ impl<G: Game> Evaluator<G> for Symmetric<G> {
         }
         policy[..states.len() * size].fill(0.0);
         value[..states.len()].fill(0.0);
-        let mut counts = vec![0usize; states.len()];
         for (i, (m, _)) in images.iter().enumerate() {
-            let k = owner[i];
+            let k = i / n;
             let view = &logits[i * size..(i + 1) * size];
             let max = view.iter().copied().fold(f32::NEG_INFINITY, f32::max);
             let total: f32 = view.iter().map(|&x| (x - max).exp()).sum();
@@ -97,14 +96,13 @@ impl<G: Game> Evaluator<G> for Symmetric<G> {
                 }
             }
             value[k] += values[i];
-            counts[k] += 1;
         }
-        for (k, &n) in counts.iter().enumerate() {
-            for p in &mut policy[k * size..(k + 1) * size] {
-                // Back to logits: the search takes a softmax over the legal actions.
-                *p = (*p / n as f32).max(f32::MIN_POSITIVE).ln();
-            }
-            value[k] /= n as f32;
+        for p in &mut policy[..states.len() * size] {
+            // Back to logits: the search takes a softmax over the legal actions.
+            *p = (*p / n as f32).max(f32::MIN_POSITIVE).ln();
+        }
+        for v in &mut value[..states.len()] {
+            *v /= n as f32;
         }
         Ok(())
     }

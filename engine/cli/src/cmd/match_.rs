@@ -46,7 +46,9 @@ pub struct Args {
     /// unvisited move is valued at its parent's mean less F, from -2 to 2; 0.25, Xiangqi 0),
     /// and in Xiangqi with `time` `guard=S` (alpha-beta checks each move in S of its time and
     /// plays its own move when the tree's scores more than `guard_margin=CP` below its best,
-    /// 50 centipawns by default); and a game's own kinds (Liuzhou and Xiangqi: `alphabeta:…`; Xiangqi: `fairy-stockfish:…` and
+    /// 50 centipawns by default), in Liuzhou with `time` `handoff=K` (alpha-beta decides from K
+    /// empty points of the placement on); `net` also takes `views=N` (each position evaluated
+    /// as N of its symmetric images, the answers averaged; 1 by default); and a game's own kinds (Liuzhou and Xiangqi: `alphabeta:…`; Xiangqi: `fairy-stockfish:…` and
     /// `uci:cmd=COMMAND[,option.NAME=VALUE…][,go=LIMIT][,rankbase=0|1][,timeout=S]`, each
     /// option sent with setoption and checked, LIMIT `depth N`, `movetime MS` or `nodes N`,
     /// e.g. `uci:cmd=fairy-stockfish,option.UCI_Variant=xiangqi,go=depth 6`; Go and Liuzhou:
