@@ -132,10 +132,6 @@ fn bad_input_is_named_and_exits_2() {
         ),
         (&["--moves", "c3 c3"], "--moves: action 2 (c3)"),
         (&["--moves", "c3 zz9"], "--moves: action 2 (zz9)"),
-        (
-            &["--game", "xiangqi", "--agent", "net"],
-            "--agent net needs --model",
-        ),
         (&["--agent", "alpha"], "--agent \"alpha\""),
         (&["--model", "/nope.onnx"], "--model"),
         (&["--visits", "0"], "--visits 0"),

@@ -172,17 +172,17 @@ fn the_installed_binary_plays_from_an_empty_directory() {
     );
     assert!(log.contains("(ENGINE_MODELS)"), "{log}");
 
-    // A game with no network says so once, naming what plays instead.
+    // The default network is named once, with the place it came from.
     let (_, log) = place.run(
         &["analyse", "--game", "xiangqi", "--visits", "20"],
         "xiangqi.log",
     );
     let said: Vec<&str> = log
         .lines()
-        .filter(|l| l.contains("no network found"))
+        .filter(|l| l.contains("xiangqi: default network"))
         .collect();
     assert_eq!(said.len(), 1, "{log}");
-    assert!(said[0].contains("random playouts"), "{log}");
+    assert!(said[0].contains("best.onnx (checkout)"), "{log}");
 
     // Nothing was written where the engine ran but what was asked for, and ONNX Runtime came
     // from the user's cache (or a checkout's `.ort/`), not from this directory.

@@ -118,18 +118,22 @@ fn play_go_in_the_terminal() {
 }
 
 #[test]
-fn play_xiangqi_against_its_alpha_beta() {
+fn play_xiangqi_against_its_network_or_its_alpha_beta() {
     let xq = concat!(env!("CARGO_MANIFEST_DIR"), "/../../configs/xiangqi.yaml");
-    let (code, out) = play(
-        &[
+    for (agent, name) in [(None, "net"), (Some("alphabeta"), "alphabeta")] {
+        let mut args = vec![
             "--game", "xiangqi", "--config", xq, "--human", "red", "--visits", "20",
-        ],
-        "h2e2\nh2e2\nquit\n",
-    );
-    assert_eq!(code, 0, "{out}");
-    assert!(out.contains("you play Red against alphabeta"), "{out}");
-    assert!(out.contains("Black (engine) plays"), "{out}");
-    assert!(out.contains("illegal action h2e2"), "{out}");
+        ];
+        args.extend(agent.map(|a| ["--agent", a]).iter().flatten());
+        let (code, out) = play(&args, "h2e2\nh2e2\nquit\n");
+        assert_eq!(code, 0, "{out}");
+        assert!(
+            out.contains(&format!("you play Red against {name}")),
+            "{out}"
+        );
+        assert!(out.contains("Black (engine) plays"), "{out}");
+        assert!(out.contains("illegal action h2e2"), "{out}");
+    }
 }
 
 #[test]
@@ -140,11 +144,6 @@ fn play_refuses_bad_flags_and_closed_input() {
     let (code, out) = play(&["--agent", "deep-blue"], "");
     assert_eq!(code, 2);
     assert!(out.contains("unknown agent"), "{out}");
-    // Xiangqi has no network to find.
-    let xq = concat!(env!("CARGO_MANIFEST_DIR"), "/../../configs/xiangqi.yaml");
-    let (code, out) = play(&["--game", "xiangqi", "--config", xq, "--agent", "net"], "");
-    assert_eq!(code, 2);
-    assert!(out.contains("needs a model"), "{out}");
     let (code, out) = play(&["--human", "black", "--agent", "random"], "");
     assert_eq!(code, 2);
     assert!(out.contains("input closed"), "{out}");

@@ -79,9 +79,10 @@ struct Uci {
 }
 
 impl Uci {
-    fn start() -> Uci {
+    fn start(args: &[&str]) -> Uci {
         let mut child = Command::new(ENGINE)
             .arg("uci")
+            .args(args)
             .env("RUST_LOG", "warn")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -126,7 +127,7 @@ impl Uci {
 
 #[test]
 fn uci_session_through_a_pipe() {
-    let mut uci = Uci::start();
+    let mut uci = Uci::start(&["--agent", "alphabeta"]);
     uci.send("uci");
     let hello = uci.until("uciok");
     assert!(hello.iter().any(|l| l.starts_with("id name")));
@@ -213,7 +214,7 @@ fn uci_session_through_a_pipe() {
 
 #[test]
 fn ucci_session_through_a_pipe() {
-    let mut ucci = Uci::start();
+    let mut ucci = Uci::start(&["--agent", "alphabeta"]);
     ucci.send("ucci");
     let hello = ucci.until("ucciok");
     // UCCI lists options without `name`, and offers millisecond clocks.
@@ -286,7 +287,7 @@ fn ucci_session_through_a_pipe() {
 
 #[test]
 fn uci_plays_with_the_engine_tree_search() {
-    let mut uci = Uci::start();
+    let mut uci = Uci::start(&["--agent", "alphabeta"]);
     // The network agent waits for its model (GUIs send options in any order); `go` before
     // it still answers. `uniform` stands in for a model.
     uci.send("setoption name Agent value net");
@@ -375,7 +376,7 @@ fn uci_plays_with_the_engine_tree_search() {
     assert!(
         hello
             .iter()
-            .any(|l| l == "option name Guard type spin default 0 min 0 max 90"),
+            .any(|l| l == "option name Guard type spin default 80 min 0 max 90"),
         "{hello:?}"
     );
     uci.send("position startpos");
@@ -387,15 +388,34 @@ fn uci_plays_with_the_engine_tree_search() {
 }
 
 #[test]
-fn uci_net_without_a_model_is_an_error_at_start() {
-    let out = Command::new(ENGINE)
-        .args(["uci", "--agent", "net"])
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    assert!(!out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("--agent net needs --model"), "{err}");
+fn uci_plays_the_shipped_network_with_alpha_beta_checking_it_by_default() {
+    let mut uci = Uci::start(&[]);
+    uci.send("uci");
+    let hello = uci.until("uciok");
+    for option in [
+        "option name Agent type combo default net var alphabeta var mcts var net",
+        "option name Guard type spin default 80 min 0 max 90",
+        "option name GuardMargin type spin default 30 min 0 max 10000",
+    ] {
+        assert!(hello.iter().any(|l| l == option), "{option}: {hello:?}");
+    }
+    assert!(
+        hello
+            .iter()
+            .any(|l| l.starts_with("option name Model type string default ")
+                && l.ends_with("best.onnx")),
+        "{hello:?}"
+    );
+    // A timed move: the tree search, then alpha-beta's check; a legal move either way.
+    uci.send("position startpos moves h2e2");
+    uci.send("go movetime 500");
+    let lines = uci.until("bestmove");
+    let best = lines.last().unwrap().split_whitespace().nth(1).unwrap();
+    let mut game = Xiangqi::start();
+    game.play(game.parse_action("h2e2").unwrap()).unwrap();
+    assert!(game.parse_action(best).is_ok(), "{lines:?}");
+    uci.send("quit");
+    assert!(uci.child.wait().unwrap().success());
 }
 
 #[test]

@@ -256,9 +256,9 @@ async function liuzhou(page, base) {
 }
 
 async function xiangqi(page, base) {
-  // The game's own default engine (alpha-beta).
+  // The default engine: the shipped network.
   await openGame(page, base, "xiangqi", "first", 3, null);
-  check(await page.inputValue("#agent") === "alphabeta", "Xiangqi defaults to its alpha-beta engine");
+  check(await page.inputValue("#agent") === "net", "Xiangqi defaults to its network");
   const st = await boardState(page);
   check(Object.keys(st.cells).length === 90, "90 points");
   check(st.cells["h2"] && st.cells["h2"].toUpperCase() === "C", "a red cannon on h2");

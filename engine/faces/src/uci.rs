@@ -10,8 +10,9 @@
 //! `mcts`, the engine's tree search with random playouts; `net`, the tree search guided by
 //! `Model`), `Model` (an ONNX file, or `uniform`), `Visits` and `Threads` (of the tree
 //! search), `Guard` (percent of a timed move, 0 to 90, in which alpha-beta checks the tree
-//! search's move: `players::guard`; 0, off, by default) and `GuardMargin` (centipawns), `Hash` (MiB, 1 to 4096, alpha-beta's table), `UCI_Variant` (xiangqi),
-//! `UCI_RankBase` (0 or 1). A bad line (a line that is not UTF-8 too) is answered with
+//! search's move: `players::guard`; 80 by default, 0 turns it off) and `GuardMargin`
+//! (centipawns, 30 by default), `Hash` (MiB, 1 to 4096, alpha-beta's table), `UCI_Variant`
+//! (xiangqi), `UCI_RankBase` (0 or 1). A bad line (a line that is not UTF-8 too) is answered with
 //! `info string error: …` and ignored: a GUI session survives it.
 //!
 //! The same session speaks UCCI, the Chinese engine protocol, when the GUI opens with `ucci`
@@ -45,6 +46,10 @@ use setup::models;
 const MAX_GUARD_PERCENT: u64 = 90;
 /// Largest `GuardMargin`, in centipawns (a mate scores beyond it).
 const MAX_GUARD_MARGIN: u64 = 10_000;
+/// `Guard` and `GuardMargin` at start: the settings of the strongest network player measured
+/// against Fairy-Stockfish and alpha-beta (models/xiangqi/README.md, "A guard").
+pub const DEFAULT_GUARD_PERCENT: u64 = 80;
+pub const DEFAULT_GUARD_MARGIN: u64 = 30;
 
 /// Visits per move of the tree search when `go` sets no limit of its own.
 pub const DEFAULT_VISITS: u64 = 800;
@@ -643,8 +648,8 @@ impl Session {
             net: None,
             visits: start.visits,
             threads: 1,
-            guard_percent: 0,
-            guard_margin: players::guard::DEFAULT_MARGIN as u64,
+            guard_percent: DEFAULT_GUARD_PERCENT,
+            guard_margin: DEFAULT_GUARD_MARGIN,
             config: start.config,
             dialect: Dialect::Uci,
             millisec: false,

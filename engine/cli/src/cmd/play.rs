@@ -26,8 +26,8 @@ pub struct Args {
     #[arg(long, default_value = "none")]
     human: String,
     /// The engine's agent: `mcts` (tree search with random playouts), `net` (tree search with the
-    /// network of `--model`), `random`, or the game's own (`alphabeta` for Xiangqi, its
-    /// default; otherwise `net` when there is a model, else `mcts`).
+    /// network of `--model`), `random`, or the game's own (`alphabeta` for Liuzhou and Xiangqi)
+    /// [default: `net` when there is a network, else the game's own, else `mcts`].
     #[arg(long)]
     agent: Option<String>,
     /// The ONNX model the `net` agent plays with (its `inference` settings come from

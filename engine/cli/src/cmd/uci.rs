@@ -20,8 +20,8 @@ pub struct Args {
     #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u64).range(1..=MAX_HASH_MB as u64))]
     hash: u64,
     /// The searcher at start (the `Agent` option): alphabeta, mcts or net (with `--model`, else
-    /// Xiangqi's default network: `engine models list`) [default: alphabeta, the stronger of
-    /// the engine's Xiangqi players at equal time; net with `--model`].
+    /// Xiangqi's default network: `engine models list`) [default: net with the default network,
+    /// its timed moves checked by alpha-beta (`Guard`); alphabeta where there is no network].
     #[arg(long)]
     agent: Option<String>,
     /// The ONNX model of the `net` agent (the `Model` option's start value).
@@ -43,21 +43,17 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     // GUIs start engines from directories of their own: the built-in config serves them all.
     let (doc, path) = config::read(GameKind::Xiangqi.name(), args.config.as_deref())?;
     config::xiangqi_start(&doc, &path)?;
-    // The network loses to alpha-beta at equal time (docs/xiangqi.md), so it plays
-    // only when asked for.
-    let fallback = match args.agent.as_deref() {
-        Some("net") => Some("nothing: --agent net then needs --model"),
-        _ => None,
-    };
-    let shipped = match fallback.filter(|_| args.model.is_none()) {
-        Some(fallback) => models::default_network("xiangqi", fallback).map(|p| p.model()),
-        None => None,
-    };
+    let shipped = |fallback| models::default_network("xiangqi", fallback).map(|p| p.model());
     let (agent, model) = match (args.agent, args.model) {
-        (Some(agent), model) if agent == "net" => (agent, model.or(shipped)),
+        (Some(agent), None) if agent == "net" => {
+            (agent, shipped("nothing: --agent net then needs --model"))
+        }
         (Some(agent), model) => (agent, model),
         (None, Some(model)) => ("net".to_string(), Some(model)),
-        (None, None) => ("alphabeta".to_string(), None),
+        (None, None) => match shipped("alpha-beta") {
+            Some(model) => ("net".to_string(), Some(model)),
+            None => ("alphabeta".to_string(), None),
+        },
     };
     let start = Start {
         // The range is checked by clap: this converts, it cannot clamp.

@@ -36,10 +36,6 @@ pub trait WebGame: OwnPlayers + RecordFormat {
     /// preferred one first.
     const NATIVE_AGENTS: &'static [&'static str] = &[];
 
-    /// Whether the network, when there is one, plays by default rather than the game's own
-    /// agent: true where matches show the shipped network the stronger.
-    const NETWORK_FIRST: bool = true;
-
     /// The spec of the native agent `name` (one of `NATIVE_AGENTS`) at `strength`.
     fn native_spec(_name: &str, _strength: u64) -> Option<String> {
         None
@@ -71,7 +67,7 @@ pub fn agents_for<G: WebGame>(has_net: bool) -> Vec<&'static str> {
 /// place of an unavailable `net`).
 pub fn default_agent<G: WebGame>(configured: &str, has_net: bool) -> String {
     match (configured, G::NATIVE_AGENTS.first()) {
-        ("net", _) if has_net && G::NETWORK_FIRST => "net".into(),
+        ("net", _) if has_net => "net".into(),
         (_, Some(own)) => own.to_string(),
         ("net", None) => "mcts".into(),
         (c, None) => c.to_string(),
@@ -612,7 +608,7 @@ pub mod tests {
         assert_eq!(default_agent::<Liuzhou>("net", true), "net");
         assert_eq!(default_agent::<GoState>("net", false), "mcts");
         assert_eq!(default_agent::<Xiangqi>("mcts", false), "alphabeta");
-        assert_eq!(default_agent::<Xiangqi>("net", true), "alphabeta");
+        assert_eq!(default_agent::<Xiangqi>("net", true), "net");
         assert_eq!(
             agents_for::<Xiangqi>(true),
             ["alphabeta", "mcts", "net", "random"]

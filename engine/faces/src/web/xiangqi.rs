@@ -39,9 +39,6 @@ impl WebGame for Xiangqi {
     /// The alpha-beta searcher: far stronger than MCTS with random playouts at this game.
     const NATIVE_AGENTS: &'static [&'static str] = &["alphabeta"];
 
-    /// Alpha-beta beats the shipped network at equal time (docs/xiangqi.md).
-    const NETWORK_FIRST: bool = false;
-
     /// `alphabeta` searches `ALPHABETA_NODES_PER_VISIT × strength` nodes per move, with a small
     /// hash table: every live session holds its own.
     fn native_spec(name: &str, strength: u64) -> Option<String> {
