@@ -12,8 +12,8 @@
 //! search), `Guard` (percent of a timed move, 0 to 90, in which alpha-beta checks the tree
 //! search's move: `players::guard`; 80 by default, 0 turns it off) and `GuardMargin`
 //! (centipawns, 30 by default), `Hash` (MiB, 1 to 4096, alpha-beta's table), `UCI_Variant`
-//! (xiangqi), `UCI_RankBase` (0 or 1). A bad line (a line that is not UTF-8 too) is answered with
-//! `info string error: …` and ignored: a GUI session survives it.
+//! (xiangqi), `UCI_RankBase` (0 or 1). A bad line (a line that is not UTF-8 too) is answered
+//! with `info string error: …` and ignored: a GUI session survives it.
 //!
 //! The same session speaks UCCI, the Chinese engine protocol, when the GUI opens with `ucci`
 //! instead of `uci`: options are listed and set without `name`/`value` (`setoption hashsize
@@ -46,9 +46,11 @@ use setup::models;
 const MAX_GUARD_PERCENT: u64 = 90;
 /// Largest `GuardMargin`, in centipawns (a mate scores beyond it).
 const MAX_GUARD_MARGIN: u64 = 10_000;
-/// `Guard` and `GuardMargin` at start: the settings of the strongest network player measured
-/// against Fairy-Stockfish and alpha-beta (models/xiangqi/README.md, "A guard").
+/// `Guard` at start, in percent: with [`DEFAULT_GUARD_MARGIN`], the strongest network player
+/// measured against Fairy-Stockfish and alpha-beta (models/xiangqi/README.md, "The shipped
+/// model").
 pub const DEFAULT_GUARD_PERCENT: u64 = 80;
+/// `GuardMargin` at start, in centipawns.
 pub const DEFAULT_GUARD_MARGIN: u64 = 30;
 
 /// Visits per move of the tree search when `go` sets no limit of its own.
