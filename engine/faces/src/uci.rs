@@ -49,9 +49,9 @@ const MAX_GUARD_MARGIN: u64 = 10_000;
 /// `Guard` at start, in percent: with [`DEFAULT_GUARD_MARGIN`], the strongest network player
 /// measured against Fairy-Stockfish and alpha-beta (models/xiangqi/README.md, "The shipped
 /// model").
-pub const DEFAULT_GUARD_PERCENT: u64 = 80;
+const DEFAULT_GUARD_PERCENT: u64 = 80;
 /// `GuardMargin` at start, in centipawns.
-pub const DEFAULT_GUARD_MARGIN: u64 = 30;
+const DEFAULT_GUARD_MARGIN: u64 = 30;
 
 /// Visits per move of the tree search when `go` sets no limit of its own.
 pub const DEFAULT_VISITS: u64 = 800;

@@ -286,7 +286,7 @@ pub fn evaluator_with<G: Game>(
     Ok(Arc::new(evaluator))
 }
 
-/// The model `engine play` and `engine analyse` play game `game` with: `--model` when given,
+/// The model `engine play`, `engine analyse` and `engine uci` play game `game` with: `--model` when given,
 /// else, unless `--agent` asks for another agent than `net`, the game's default network
 /// ([`default_network`]) if it has one; `fallback` says what plays when it has none.
 pub fn given_or_default(

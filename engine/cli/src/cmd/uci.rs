@@ -1,6 +1,6 @@
 //! `engine uci`: Xiangqi over UCI, or UCCI when the GUI opens with `ucci` (`faces::uci`).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use clap::Args as ClapArgs;
@@ -43,18 +43,15 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     // GUIs start engines from directories of their own: the built-in config serves them all.
     let (doc, path) = config::read(GameKind::Xiangqi.name(), args.config.as_deref())?;
     config::xiangqi_start(&doc, &path)?;
-    let shipped = |fallback| models::default_network("xiangqi", fallback).map(|p| p.model());
-    let (agent, model) = match (args.agent, args.model) {
-        (Some(agent), None) if agent == "net" => {
-            (agent, shipped("nothing: --agent net then needs --model"))
-        }
-        (Some(agent), model) => (agent, model),
-        (None, Some(model)) => ("net".to_string(), Some(model)),
-        (None, None) => match shipped("alpha-beta") {
-            Some(model) => ("net".to_string(), Some(model)),
-            None => ("alphabeta".to_string(), None),
-        },
-    };
+    let model = models::given_or_default(
+        args.model.as_deref().map(Path::new),
+        args.agent.as_deref(),
+        "xiangqi",
+        "alpha-beta (`--agent net` then needs `--model`)",
+    );
+    let agent = args
+        .agent
+        .unwrap_or_else(|| if model.is_some() { "net" } else { "alphabeta" }.into());
     let start = Start {
         // The range is checked by clap: this converts, it cannot clamp.
         hash_mb: usize::try_from(args.hash).unwrap_or(MAX_HASH_MB),
