@@ -1,5 +1,5 @@
-//! Liuzhou scenarios written from the spec, one or more per rule and phase transition, plus the
-//! shared conformance harness and property tests over random games.
+//! Liuzhou scenarios written from the rules (`docs/rules/liuzhou.md`), one or more per rule and
+//! phase transition, plus the shared conformance harness and property tests over random games.
 
 use games::liuzhou::{Action, ActionKind, Liuzhou, Phase, Rules, STONES_PER_PLAYER};
 use games::{conformance, Game, Outcome, Player};

@@ -1,6 +1,6 @@
-//! Go on square boards from 2×2 to 19×19, by the rules of `spec/go.md`: area scoring with komi,
-//! suicide illegal unless allowed, positional superko unless simple ko is chosen, two passes or a
-//! move cap end the game.
+//! Go on square boards from 2×2 to 19×19, by the rules of `docs/rules/go.md`: area scoring with
+//! komi, suicide illegal unless allowed, positional superko unless simple ko is chosen, two
+//! passes or a move cap end the game.
 //!
 //! Coordinates are GTP's: columns `A`–`T` without `I`, rows `1`–`N` from the bottom; `pass`.
 //!

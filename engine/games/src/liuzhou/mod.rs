@@ -1,11 +1,11 @@
-//! Liuzhou chess (六洲棋), exactly as `shared/spec/liuzhou.md` states it.
+//! Liuzhou chess (六洲棋), by the rules of `docs/rules/liuzhou.md`.
 //!
 //! The board is 36 points, so each colour's stones are one `u64` bitboard (bit `s` is point
 //! `s = 6·(rank−1) + file`). An action is one byte that is also its policy index:
 //! `0..36` placements, `36..72` selections (mark, capture, forced, no-move and counter removals;
 //! the phase tells which), `72..216` steps as `72 + 4·from + direction`.
 //!
-//! Decisions where the spec leaves room (each tested in `tests/liuzhou_rules.rs`):
+//! Choices of this implementation (stated on that page, tested in `tests/liuzhou_rules.rs`):
 //! - A placement or step whose reward is owed but that has no legal target at once forfeits it
 //!   immediately, so no resting state ever owes a selection it cannot make. A position text that
 //!   owes one anyway is settled the same way when read.
@@ -192,7 +192,7 @@ pub struct Liuzhou {
     move_count: u16,
     moves_since_capture: u16,
     rules: Rules,
-    /// Cached after every action: the checks of the spec's "End of the game".
+    /// Cached after every action: the checks of "End of the game" in `docs/rules/liuzhou.md`.
     outcome: Option<Outcome>,
 }
 
@@ -362,7 +362,7 @@ impl Liuzhou {
         }
     }
 
-    /// The spec's end-of-game checks, in its order.
+    /// The end-of-game checks, in the order `docs/rules/liuzhou.md` gives them.
     fn compute_outcome(&self) -> Option<Outcome> {
         if self.phase.after_placement() {
             let lb = self.rules.lose_below as u32;

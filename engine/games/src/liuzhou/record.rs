@@ -1,8 +1,8 @@
 //! Liuzhou game records: PGN-style tag pairs (`Game "Liuzhou"`, the rules, the players, the
 //! result, the ending, the start and final positions as LFEN), a blank line, then the actions
-//! in the spec's notation, twelve to a numbered line, and the result marker. Liuzhou has no
-//! record format of its own among players; this one reads as PGN to a person and replays by
-//! parsing each action in turn from `StartLFEN`.
+//! in the notation of `docs/rules/liuzhou.md`, twelve to a numbered line, and the result
+//! marker. Liuzhou has no record format of its own among players; this one reads as PGN to a
+//! person and replays by parsing each action in turn from `StartLFEN`.
 
 use super::Liuzhou;
 use crate::{Game, GameRecord, Outcome, Player, RecordFormat, RecordMeta};

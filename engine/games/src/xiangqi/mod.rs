@@ -1,12 +1,14 @@
-//! Xiangqi (Chinese chess), as `/work/shared/spec/xiangqi.md` specifies.
+//! Xiangqi (Chinese chess), by the rules of `docs/rules/xiangqi.md`.
 //!
-//! - [`Position`] (module `board`): the mailbox, make/unmake and the fast legal-move generator
+//! - [`Position`] (module [`board`]): the mailbox, make/unmake and the fast legal-move generator
 //!   that perft and the alpha-beta search use directly.
 //! - [`Xiangqi`]: the [`Game`] state: a position plus the history the end-of-game rules need.
 //! - [`fen`]: FEN and ICCS move text; [`encode`]: policy indices and input planes;
-//!   [`mod@perft`]: perft, divide and the benchmark; [`search`]: the alpha-beta agent;
-//!   [`uci_agent`]: an external UCI engine as an agent; [`oracle`]: Fairy-Stockfish's perft for
-//!   tests and the benchmark; [`chinese`]: Chinese move notation for display.
+//!   [`mod@perft`]: perft, divide and the benchmark; [`pgn`]: game records, read in ICCS, WXF
+//!   ([`wxf`]) or Chinese ([`chinese`]) notation; [`chinese`] also writes moves for display.
+//! - Outside this crate: the alpha-beta agent (`players::alphabeta`, named by
+//!   `players::xiangqi`), an external UCI engine as an agent (`players::uci_client`) and
+//!   Fairy-Stockfish's perft as an oracle for tests and the benchmark (`players::fairy`).
 //!
 //! # End of the game (in this order)
 //! 1. The side to move with no legal move loses: checkmate and stalemate alike.

@@ -1,6 +1,7 @@
-//! A second Liuzhou implementation, written straight from the spec for tests only: one cell per
-//! point, moves as text, no bitboards and nothing shared with `games::liuzhou`. Slow on purpose;
-//! it exists so that the fast rules can be checked against something written differently.
+//! A second Liuzhou implementation, written straight from the rules (`docs/rules/liuzhou.md`)
+//! for tests only: one cell per point, moves as text, no bitboards and nothing shared with
+//! `games::liuzhou`. Slow on purpose; it exists so that the fast rules can be checked against
+//! something written differently.
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Cell {
