@@ -4,10 +4,11 @@
     opening_split.py PLIES MODEL
 
 Two `engine uci` children ($ENGINE, else `engine` on the PATH), both with a 16 MiB table as
-`engine match`'s `alphabeta` has: one with `--agent net --model MODEL`, one with `--agent
-alphabeta`. Both see every `position`; `go` goes to the network while fewer than PLIES plies
-of the game have been played (counted from the move number of the position's FEN), to
-alpha-beta from then on. Moves are ICCS with ranks 0-9, as `engine uci` speaks them.
+`engine match`'s `alphabeta` has: one with `--agent net --model MODEL` and `Guard` 0 (the
+network alone, without alpha-beta's check), one with `--agent alphabeta`. Both see every
+`position`; `go` goes to the network while fewer than PLIES plies of the game have been played
+(counted from the move number of the position's FEN), to alpha-beta from then on. Moves are
+ICCS with ranks 0-9, as `engine uci` speaks them.
 """
 import os
 import subprocess
@@ -64,6 +65,7 @@ def main():
             for child in (net, ab):
                 send(child, "uci")
                 until(child, "uciok")
+            send(net, "setoption name Guard value 0")
             print("id name opening-split", flush=True)
             print("uciok", flush=True)
         elif words[0] == "isready":
