@@ -47,8 +47,7 @@ const MAX_GUARD_PERCENT: u64 = 90;
 /// Largest `GuardMargin`, in centipawns (a mate scores beyond it).
 const MAX_GUARD_MARGIN: u64 = 10_000;
 /// `Guard` at start, in percent: with [`DEFAULT_GUARD_MARGIN`], the strongest network player
-/// measured against Fairy-Stockfish and alpha-beta (models/xiangqi/README.md, "The shipped
-/// model").
+/// measured against Fairy-Stockfish and alpha-beta (models/xiangqi/README.md, "Strength").
 const DEFAULT_GUARD_PERCENT: u64 = 80;
 /// `GuardMargin` at start, in centipawns.
 const DEFAULT_GUARD_MARGIN: u64 = 30;

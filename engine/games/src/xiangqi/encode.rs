@@ -5,7 +5,7 @@
 //! The policy index enumerates, in order of (from, to) as 0..90 squares of that frame, the pairs
 //! on one rank or file (rooks, cannons, generals, soldiers), knight jumps, advisor steps between
 //! the five advisor points and bishop steps between the seven bishop points of the mover's half:
-//! 2 086 indices instead of the 8 100 of a from × to grid, and the mapping round-trips exactly.
+//! 2 062 indices instead of the 8 100 of a from × to grid, and the mapping round-trips exactly.
 
 use super::board::{self, file_of, rank_of, square};
 use super::{Move, Side};
