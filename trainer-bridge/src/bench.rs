@@ -216,6 +216,7 @@ fn synthetic_shard(game: &str, shape: TensorShape, rng: &mut SmallRng) -> Shard 
                 planes,
                 policy,
                 value: rng.gen_range(-1.0..=1.0),
+                aux: Default::default(),
             }
         })
         .collect();

@@ -41,6 +41,7 @@ fn shard(path: &Path, n: usize) {
         planes,
         policy: vec![(s.action_index(legal[0]) as u16, 1.0)],
         value: 0.0,
+        aux: Default::default(),
     };
     Shard {
         meta: ShardMeta {

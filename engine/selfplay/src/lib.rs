@@ -871,6 +871,7 @@ fn finish_game<G: Game>(slot: Slot<G>, outcome: Outcome, config: &SelfplayConfig
             planes: p.planes,
             policy: p.policy,
             value: value(p.mover, p.root_value),
+            aux: Default::default(),
         })
         .collect();
     Finished {

@@ -130,6 +130,7 @@ fn write_shards(dir: &Path, game: &str, shape: games::TensorShape) -> (Vec<PathB
                     planes,
                     policy,
                     value: [-1.0, 0.0, 1.0][rng.gen_range(0..3)],
+                    aux: Default::default(),
                 }
             })
             .collect();

@@ -287,6 +287,19 @@ pub struct Sample {
     pub policy: Vec<(u16, f32)>,
     /// The final result from the mover's point of view.
     pub value: f32,
+    /// Auxiliary targets from the finished game.
+    pub aux: Aux,
+}
+
+/// Auxiliary targets from the finished game; each is None where the producer had none (older shards, teacher data), and a fit weights a missing target 0.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Aux {
+    /// Final ownership of each of the height × width points, mover's view, in [−1, 1].
+    pub ownership: Option<Vec<f32>>,
+    /// Final score margin, mover's view (Go: area margin with komi; Liuzhou: stone difference).
+    pub score: Option<f32>,
+    /// The opponent's reply: the next position's policy target as stored there (sparse).
+    pub reply: Option<Vec<(u16, f32)>>,
 }
 
 /// A shard in memory.
@@ -569,6 +582,7 @@ impl Shard {
                         .zip(prob[a..b].iter().copied())
                         .collect(),
                     value: value[i],
+                    aux: Aux::default(),
                 }
             })
             .collect();

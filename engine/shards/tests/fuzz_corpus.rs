@@ -58,6 +58,7 @@ fn liuzhou() -> Shard {
             planes,
             policy,
             value,
+            aux: Default::default(),
         });
         s.play(legal[0]).unwrap();
     }
@@ -80,11 +81,13 @@ fn tiny() -> Shard {
                 planes: vec![0.0, 1.0, 0.5, -1.0],
                 policy: vec![(0, 0.25), (4, 0.75)],
                 value: 0.0,
+                aux: Default::default(),
             },
             Sample {
                 planes: vec![1.0; 4],
                 policy: vec![],
                 value: 1.0,
+                aux: Default::default(),
             },
         ],
         symmetries: vec![

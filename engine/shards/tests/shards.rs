@@ -45,6 +45,7 @@ fn liuzhou_shard(n: usize, seed: u64) -> (Shard, Vec<Liuzhou>) {
             planes,
             policy,
             value: [-1.0, 0.0, 1.0][rng.gen_range(0..3)],
+            aux: Default::default(),
         });
         states.push(s.clone());
         s.play(*legal.choose(&mut rng).unwrap()).unwrap();
@@ -397,6 +398,7 @@ fn check_augmentation<G: Game>(start: G, games: usize, max_moves: usize) -> [usi
                     .map(|&a| (s.action_index(a) as u16, share))
                     .collect(),
                 value: 0.0,
+                aux: Default::default(),
             };
             for (sym, map) in &maps {
                 transform_sample(&meta, &sample, *sym, map, &mut planes, &mut policy);
@@ -739,11 +741,13 @@ fn xiangqi_shards_of_the_earlier_encoding_are_carried_over() {
             planes: planes[..encode::BASE_PLANES * 90].to_vec(),
             policy: policy.clone(),
             value: 0.5,
+            aux: Default::default(),
         });
         full.push(Sample {
             planes,
             policy,
             value: 0.5,
+            aux: Default::default(),
         });
         s.play(*legal.choose(&mut rng).unwrap()).unwrap();
     }

@@ -389,6 +389,7 @@ impl ShardBuffer {
             planes: p.planes,
             policy: p.policy,
             value,
+            aux: Default::default(),
         });
         self.counts.push(1);
     }

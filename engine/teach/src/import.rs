@@ -220,6 +220,7 @@ pub fn record_samples<G: Game>(record: &GameRecord<G>) -> Option<Vec<Sample>> {
                     planes,
                     policy: vec![(state.action_index(action) as u16, 1.0)],
                     value: outcome.value_for(state.to_act()),
+                    aux: Default::default(),
                 }
             })
             .collect(),

@@ -339,6 +339,7 @@ fn the_writer_splits_games_across_shards_and_counts_each_once() {
             planes,
             policy: vec![(81, 1.0)],
             value: v,
+            aux: Default::default(),
         }
     };
     for n in [2, 5, 1, 0] {

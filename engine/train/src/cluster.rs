@@ -504,6 +504,7 @@ mod tests {
                 planes: vec![0.5],
                 policy: vec![(1, 1.0)],
                 value: 1.0,
+                aux: Default::default(),
             }],
             symmetries: vec![(games::Symmetry::IDENTITY, vec![0, 1])],
         };

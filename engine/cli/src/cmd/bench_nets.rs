@@ -133,6 +133,7 @@ impl Precisions<'_> {
                     planes,
                     policy: vec![(0, 1.0)],
                     value: 0.0,
+                    aux: Default::default(),
                 }
             })
             .collect();
