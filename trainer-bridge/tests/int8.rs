@@ -246,7 +246,7 @@ fn precision_int8_loads_the_model_beside_and_refuses_a_missing_or_stale_one() {
     let fp32 = OrtEvaluator::load(&model, &start, &OrtOptions::default()).unwrap();
     assert_eq!(fp32.model().info().precision, Precision::Fp32);
     assert_eq!(ev.model().info().generation, fp32.model().info().generation);
-    // `auto` now plays the int8 model on the CPU, and the fp32 one with a GPU provider asked.
+    // `auto` plays the int8 model on the CPU, and the fp32 one with a GPU provider asked.
     let auto = OrtEvaluator::load(&model, &start, &auto_opts).unwrap();
     assert_eq!(auto.model().path(), int8);
     assert_eq!(auto.model().info().precision, Precision::Int8);

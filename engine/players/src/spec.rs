@@ -503,8 +503,8 @@ pub const MAX_THREADS: usize = 256;
 /// Arena nodes allowed per visit: an expansion adds one node per legal action (362 on 19 × 19),
 /// and the subtree kept from the moves before can hold as many again, so twice the largest
 /// expansion. This bounds a tree (32 bytes a node) by its strength; pages are touched only as
-/// used, so games with fewer actions use less. (At 128, a 9 × 9 game at 100 visits filled its
-/// arena.)
+/// used, so games with fewer actions use less. (128 a visit is too few: a 9 × 9 game at 100
+/// visits fills that arena.)
 const NODES_PER_VISIT: u64 = 768;
 
 /// Arena nodes of a search that only a clock limits: 2^24, 512 MiB of address space, touched
@@ -634,15 +634,14 @@ fn arena_nodes(visits: Option<u64>) -> usize {
 
 /// Leaves a `net` agent gathers per evaluator call when its spec gives no `batch`.
 ///
-/// Each leaf of a call was chosen without the values of the others (virtual loss stands in
-/// for them), and with few visits per move that blindness costs strength: the shipped Liuzhou
-/// model at 200 visits scored 0.765 against pure MCTS with 800 playouts gathering 64 leaves per
-/// call, and 0.988 gathering 16 (README); at 400 visits, 8 leaves per call beat 34 by 0.725
-/// over 40 games. On the CPU a call runs only the rows it holds, rounded up to 8, so 8 leaves
-/// search about as fast as more: there the default is [`SMALL_CALL`] (fewer for budgets under
-/// 96 visits, a twelfth of them). Where a call costs the whole batch whatever it holds
-/// (`whole_batch_calls`: GPUs, TensorRT) it is a twelfth of the visits up to the batch, and the
-/// batch when only time limits the search. `batch=N` chooses.
+/// Each leaf of a call is chosen without the values of the others (virtual loss stands in
+/// for them), so with few visits per move many leaves per call cost strength
+/// (docs/experiments/search.md, "Leaves per network call"). On the CPU a call runs only the
+/// rows it holds, rounded up to 8, so 8 leaves search about as fast as more: there the default
+/// is [`SMALL_CALL`] (fewer for budgets under 96 visits, a twelfth of them). Where a call
+/// costs the whole batch whatever it holds (`whole_batch_calls`: GPUs, TensorRT) it is a
+/// twelfth of the visits up to the batch, and the batch when only time limits the search.
+/// `batch=N` chooses.
 pub fn default_leaves(
     visits: Option<u64>,
     evaluator_batch: usize,
