@@ -12,7 +12,7 @@ use games::liuzhou::Rules;
 use games::RandomAgent;
 use players::go::PlayoutAgent;
 
-use crate::gtp_frame::read_request;
+use crate::gtp::frame::read_request;
 use crate::uci::{parse_command, UciCommand};
 
 /// The most lines (or requests) one input feeds a session.
@@ -68,7 +68,8 @@ fn gtp_lines(data: &[u8], skip: impl Fn(&str, &[String]) -> bool) -> Vec<String>
 /// analysis (`lz-analyze`) are skipped; feeding stops at `quit`.
 pub fn gtp_go(data: &[u8]) {
     let agent = Box::new(PlayoutAgent::new(1));
-    let mut session = crate::gtp::Session::new(GoRules::default(), agent).expect("a 9 × 9 session");
+    let mut session =
+        crate::gtp::go::Session::new(GoRules::default(), agent).expect("a 9 × 9 session");
     let skip = |command: &str, args: &[String]| match command {
         "loadsgf" | "lz-analyze" => true,
         "printsgf" => !args.is_empty(),
@@ -90,7 +91,7 @@ pub fn gtp_go(data: &[u8]) {
 pub fn gtp_liuzhou(data: &[u8]) {
     let agent = Box::new(RandomAgent::new(1));
     let mut session =
-        crate::gtp_liuzhou::Session::new(Rules::default(), agent).expect("a Liuzhou session");
+        crate::gtp::liuzhou::Session::new(Rules::default(), agent).expect("a Liuzhou session");
     for line in gtp_lines(data, |_, _| false) {
         if let Some(answer) = session.handle(&line) {
             check_gtp_answer(&line, &answer);

@@ -482,7 +482,7 @@ mod tests {
     #[test]
     fn values_are_given_for_the_first_player_whoever_chose() {
         use games::xiangqi::Xiangqi;
-        use players::alphabeta::{AlphaBetaAgent, SearchLimits};
+        use players::alphabeta::xiangqi::{AlphaBetaAgent, SearchLimits};
         // Black to move with a rook more: good for Black, so bad for Red, the first player.
         let start = Xiangqi::from_fen("3k4r/9/9/9/9/9/9/9/9/4K4 b - - 0 1").unwrap();
         let agent = AlphaBetaAgent::new(SearchLimits::depth(3), 1);

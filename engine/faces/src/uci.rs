@@ -34,8 +34,9 @@ use eval::Evaluator;
 use games::xiangqi::fen::{format_move_with_base, parse_move_with_base};
 use games::xiangqi::{Move, Xiangqi, START_FEN};
 use games::{Agent, Game, Outcome};
-use players::alphabeta::{value_score, SearchInfo, SearchResult, MATE, MAX_PLY};
-use players::alphabeta::{AlphaBeta, SearchLimits, MAX_HASH_MB};
+use players::alphabeta::xiangqi::AlphaBeta;
+use players::alphabeta::xiangqi::{value_score, SearchInfo, SearchResult, MATE};
+use players::alphabeta::{SearchLimits, MAX_HASH_MB, MAX_PLY};
 use players::guard::Guard;
 use search::{Limit, MctsAgent};
 

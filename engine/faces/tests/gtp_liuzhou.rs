@@ -1,11 +1,11 @@
-//! Liuzhou's GTP dialect (`faces::gtp_liuzhou`), command by command as docs/liuzhou.md states
+//! Liuzhou's GTP dialect (`faces::gtp::liuzhou`), command by command as docs/liuzhou.md states
 //! it: each command's answer, each error case, and that a refused command leaves the position
 //! as it was.
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use faces::gtp_liuzhou::{GtpConfig, Session, COMMANDS};
+use faces::gtp::liuzhou::{GtpConfig, Session, COMMANDS};
 use games::liuzhou::{Liuzhou, Rules, START_LFEN};
 use games::{Agent, AgentError, Decision, Game, RandomAgent};
 use players::spec::AgentSpec;
@@ -457,7 +457,7 @@ fn a_search_that_only_the_clock_limits_answers_in_time() {
     };
     let doc = serde_yaml::Value::Null;
     let agent =
-        faces::gtp_liuzhou::make_agent(&config, &Liuzhou::default(), &doc, "x.yaml".as_ref())
+        faces::gtp::liuzhou::make_agent(&config, &Liuzhou::default(), &doc, "x.yaml".as_ref())
             .unwrap();
     let mut s = Session::new(Rules::default(), agent).unwrap();
     // Four seconds in all: a fortieth each, at least 0.05 s.

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use eval::fake::FakeEvaluator;
 use eval::Evaluator;
-use faces::gtp::{self, AgentKind, GtpConfig};
+use faces::gtp::go::{self as gtp, AgentKind, GtpConfig};
 use faces::uci;
 use faces::web::view::Choice;
 use games::go::GoState;

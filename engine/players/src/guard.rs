@@ -13,8 +13,8 @@ use std::time::{Duration, Instant};
 
 use games::{Agent, AgentError, Analysis, Decision, Explanation, Game};
 
-use crate::abcore::{FirstSearch, SearchLimits, Searcher, DEFAULT_HASH_MB};
-use crate::alphabeta::AlphaBeta;
+use crate::alphabeta::core::{FirstSearch, SearchLimits, Searcher, DEFAULT_HASH_MB};
+use crate::alphabeta::xiangqi::AlphaBeta;
 
 /// What the check may spend and when it overrides.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -298,7 +298,7 @@ mod tests {
 
     #[test]
     fn liuzhou_s_alpha_beta_checks_a_tree_s_action_too() {
-        use crate::liuzhou_alphabeta::LiuzhouAlphaBeta;
+        use crate::alphabeta::liuzhou::LiuzhouAlphaBeta;
         use games::liuzhou::{Liuzhou, Rules};
         /// Plays one fixed action.
         struct Fixed(games::liuzhou::Action);

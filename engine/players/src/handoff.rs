@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use games::{Agent, AgentError, Analysis, Decision, Explanation, Game};
 
-use crate::abcore::{AlphaBetaPlayer, SearchLimits, Searcher, DEFAULT_HASH_MB};
+use crate::alphabeta::core::{AlphaBetaPlayer, SearchLimits, Searcher, DEFAULT_HASH_MB};
 
 /// Where alpha-beta takes over: true from the first position of the game's alpha-beta part
 /// on, given the spec's `K`.
@@ -144,8 +144,8 @@ impl<S: Searcher> Agent<S::Game> for Handoff<S> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::alphabeta::liuzhou::LiuzhouAlphaBeta;
     use crate::liuzhou::late_in_placement;
-    use crate::liuzhou_alphabeta::LiuzhouAlphaBeta;
     use games::liuzhou::{Action, Liuzhou, Rules};
 
     /// Plays one fixed action.

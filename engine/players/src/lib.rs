@@ -4,17 +4,16 @@
 //!   `net:model=…,visits=200`, `alphabeta:depth=6`, `uci:cmd=…`, `gtp:cmd=…`) and the one
 //!   builder every face uses, so a spec plays the same in a match, over GTP or UCI and on the
 //!   web page.
-//! - Classical and external players: Xiangqi's [`alphabeta`] searcher and Liuzhou's
-//!   ([`liuzhou_alphabeta`], named by [`liuzhou`]), which share their limits, budget and
-//!   table in [`abcore`]; other programs as child processes
-//!   ([`process`]) under the GTP ([`gtp_client`]; Liuzhou's dialect: [`liuzhou_gtp`]) and UCI
-//!   ([`uci_client`]) clients;
+//! - Classical and external players: the [`alphabeta`] searchers of Xiangqi
+//!   ([`alphabeta::xiangqi`]) and Liuzhou ([`alphabeta::liuzhou`], named by [`liuzhou`]), which
+//!   share their limits, budget and table in [`alphabeta::core`]; other programs as child
+//!   processes ([`process`]) under the GTP ([`gtp_client`]; Liuzhou's dialect:
+//!   [`gtp_client::liuzhou`]) and UCI ([`uci_client`]) clients;
 //!   Fairy-Stockfish as a rules oracle ([`fairy`]).
 //! - [`matchplay`]: matches between agents, colours alternating, in parallel.
 //!
 //! Nothing below this crate starts a process.
 
-pub mod abcore;
 pub mod alphabeta;
 pub mod fairy;
 pub mod go;
@@ -23,8 +22,6 @@ pub mod guard;
 pub mod handoff;
 pub mod ladder;
 pub mod liuzhou;
-pub mod liuzhou_alphabeta;
-pub mod liuzhou_gtp;
 pub mod matchplay;
 pub mod process;
 pub mod spec;

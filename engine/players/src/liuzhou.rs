@@ -1,10 +1,10 @@
 //! Liuzhou's own players by name. A spec is `KIND[:KEY=VALUE[,KEY=VALUE…]]`:
 //!
 //! - `alphabeta[:depth=N][,movetime=MS][,nodes=N][,hash=MiB]`: the searcher of
-//!   [`crate::liuzhou_alphabeta`], stopping at the first limit reached (default: movetime=1000;
+//!   [`crate::alphabeta::liuzhou`], stopping at the first limit reached (default: movetime=1000;
 //!   hash 16 MiB, at most 4096). The keys are Xiangqi's `alphabeta` keys.
 //! - `gtp:cmd=COMMAND LINE[,setup=COMMAND;COMMAND…][,timeout=S]`: another Liuzhou program
-//!   speaking the GTP dialect of `engine gtp --game liuzhou` ([`crate::liuzhou_gtp`]), with
+//!   speaking the GTP dialect of `engine gtp --game liuzhou` ([`crate::gtp_client::liuzhou`]), with
 //!   the options of Go's `gtp` agents (`engine gtp --game liuzhou` itself, for one).
 //!
 //! A `net` or `mcts` spec with `handoff=K` hands the game to alpha-beta once the placement has
@@ -17,11 +17,11 @@ use games::liuzhou::{Liuzhou, Phase, POINTS};
 use games::Player;
 use games::{Agent, AgentError};
 
+use crate::alphabeta::liuzhou::{LiuzhouAlphaBeta, LiuzhouAlphaBetaAgent, SearchLimits};
+use crate::gtp_client::liuzhou::LiuzhouGtpAgent;
 use crate::gtp_client::GtpSpec;
 use crate::guard::{GuardSpec, Guarded};
 use crate::handoff::Handoff;
-use crate::liuzhou_alphabeta::{LiuzhouAlphaBeta, LiuzhouAlphaBetaAgent, SearchLimits};
-use crate::liuzhou_gtp::LiuzhouGtpAgent;
 
 /// Builds the agent a spec names (see the module docs).
 pub fn agent_from_spec(spec: &str) -> Result<Box<dyn Agent<Liuzhou>>, AgentError> {
@@ -54,7 +54,7 @@ pub fn alphabeta_options(
     params: &[(&str, &str)],
 ) -> Result<(SearchLimits, usize), AgentError> {
     let mut limits = SearchLimits::default();
-    let mut hash = crate::abcore::DEFAULT_HASH_MB;
+    let mut hash = crate::alphabeta::core::DEFAULT_HASH_MB;
     for &(k, v) in params {
         let n: u64 = v
             .parse()

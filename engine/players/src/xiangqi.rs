@@ -21,7 +21,7 @@ use games::agent::{parse_timeout, split_spec};
 use games::xiangqi::Xiangqi;
 use games::{Agent, AgentError, RandomAgent};
 
-use crate::alphabeta::{AlphaBeta, AlphaBetaAgent, SearchLimits};
+use crate::alphabeta::xiangqi::{AlphaBeta, AlphaBetaAgent, SearchLimits};
 use crate::fairy::find_fairy_stockfish;
 use crate::guard::Guarded;
 use crate::uci_client::{go_line, UciEngineAgent, UciEngineConfig};
@@ -52,7 +52,7 @@ pub fn agent_from_spec(spec: &str) -> Result<Box<dyn Agent<Xiangqi>>, AgentError
         }
         "alphabeta" => {
             let mut limits = SearchLimits::default();
-            let mut hash = crate::abcore::DEFAULT_HASH_MB;
+            let mut hash = crate::alphabeta::core::DEFAULT_HASH_MB;
             for (k, v) in params {
                 match k {
                     "depth" => limits.depth = Some(number(k, v)?.min(100) as u32),

@@ -7,8 +7,8 @@ use std::time::{Duration, Instant};
 
 use games::liuzhou::{Liuzhou, Phase, Rules, START_LFEN};
 use games::{Agent, Game, Outcome, Player};
-use players::abcore::Searcher;
-use players::liuzhou_alphabeta::{
+use players::alphabeta::core::Searcher;
+use players::alphabeta::liuzhou::{
     plies_to_end, LiuzhouAlphaBeta, LiuzhouAlphaBetaAgent, SearchLimits, SearchResult, WIN,
 };
 use rand::rngs::SmallRng;
@@ -426,7 +426,7 @@ fn figures() {
 #[test]
 #[ignore]
 fn weights_against_the_defaults() {
-    use players::liuzhou_alphabeta::Weights;
+    use players::alphabeta::liuzhou::Weights;
     use players::matchplay::play_game;
     let d = Weights::default();
     let variants: Vec<(&str, Weights)> = vec![

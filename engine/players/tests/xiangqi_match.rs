@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use games::xiangqi::Xiangqi;
 use games::{Agent, Game, Outcome, Player, RandomAgent};
-use players::alphabeta::{AlphaBetaAgent, SearchLimits};
+use players::alphabeta::xiangqi::{AlphaBetaAgent, SearchLimits};
 use players::fairy::find_fairy_stockfish;
 use players::uci_client::{UciEngineAgent, UciEngineConfig};
 

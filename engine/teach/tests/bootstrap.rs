@@ -523,8 +523,8 @@ fn the_xiangqi_section_reads_and_validates() {
 #[test]
 fn an_agent_teacher_gives_the_value_its_agent_explains() {
     use games::liuzhou::{Liuzhou, Rules};
+    use players::alphabeta::liuzhou::{score_value, LiuzhouAlphaBeta, LiuzhouAlphaBetaAgent};
     use players::alphabeta::SearchLimits;
-    use players::liuzhou_alphabeta::{score_value, LiuzhouAlphaBeta, LiuzhouAlphaBetaAgent};
 
     // Black has a square to complete at d3: alpha-beta sees it, and its score is the value.
     let state = Liuzhou::from_lfen("6/6/2BB2/2B3/WWW3/6 b place 0 6 0", Rules::default()).unwrap();

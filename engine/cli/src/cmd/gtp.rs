@@ -1,12 +1,13 @@
-//! `engine gtp`: GTP version 2 on stdin/stdout, for Go (`faces::gtp`) or in Liuzhou's dialect
-//! (`--game liuzhou`, `faces::gtp_liuzhou`).
+//! `engine gtp`: GTP version 2 on stdin/stdout, for Go (`faces::gtp::go`) or in Liuzhou's
+//! dialect (`--game liuzhou`, `faces::gtp::liuzhou`).
 
 use std::path::PathBuf;
 
 use anyhow::Context;
 use clap::{Args as ClapArgs, ValueEnum};
-use faces::gtp::{make_agent, serve_stdio, AgentKind, GtpConfig, Session};
-use faces::gtp_liuzhou;
+use faces::gtp::go::{make_agent, AgentKind, GtpConfig, Session};
+use faces::gtp::liuzhou as gtp_liuzhou;
+use faces::gtp::serve_stdio;
 use games::go::{GoRules, GoState};
 use setup::{config, models};
 

@@ -6,7 +6,7 @@
 //! - [`fen`]: FEN and ICCS move text; [`encode`]: policy indices and input planes;
 //!   [`mod@perft`]: perft, divide and the benchmark; [`pgn`]: game records, read in ICCS, WXF
 //!   ([`wxf`]) or Chinese ([`chinese`]) notation; [`chinese`] also writes moves for display.
-//! - Outside this crate: the alpha-beta agent (`players::alphabeta`, named by
+//! - Outside this crate: the alpha-beta agent (`players::alphabeta::xiangqi`, named by
 //!   `players::xiangqi`), an external UCI engine as an agent (`players::uci_client`) and
 //!   Fairy-Stockfish's perft as an oracle for tests and the benchmark (`players::fairy`).
 //!

@@ -18,8 +18,8 @@ use serde::Deserialize;
 use players::spec::{preloaded, AgentSpec, MAX_THREADS, MAX_VISITS};
 use setup::models;
 
-use crate::clock::{GameClock, TimeSystem};
-use crate::gtp_frame::{
+use crate::gtp::clock::{GameClock, TimeSystem};
+use crate::gtp::frame::{
     answer, arity, common_command, parse_colour, parse_count, read_request, Conversation,
 };
 
@@ -120,7 +120,7 @@ pub fn tree_spec(config: &GtpConfig) -> AgentSpec {
     AgentSpec::tree(network, config.visits, config.threads, config.seed)
 }
 
-pub use crate::gtp_frame::serve_stdio;
+pub use super::frame::serve_stdio;
 
 /// Every command this engine knows, as `list_commands` prints them.
 pub const COMMANDS: &[&str] = &[

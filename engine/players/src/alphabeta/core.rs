@@ -1,5 +1,5 @@
-//! What the alpha-beta searchers of Xiangqi ([`crate::alphabeta`]) and Liuzhou
-//! ([`crate::liuzhou_alphabeta`]) share: their limits, the budget that stops a search, the
+//! What the alpha-beta searchers of Xiangqi ([`super::xiangqi`]) and Liuzhou
+//! ([`super::liuzhou`]) share: their limits, the budget that stops a search, the
 //! transposition table's memory and its decisive scores, and the agent that plays either.
 
 use std::sync::atomic::{AtomicBool, Ordering};

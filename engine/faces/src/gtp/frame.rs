@@ -1,5 +1,5 @@
-//! GTP version 2's framing, the same for every dialect the engine speaks (Go's [`crate::gtp`],
-//! Liuzhou's [`crate::gtp_liuzhou`]): an input line cleaned and split into an optional numeric
+//! GTP version 2's framing, the same for every dialect the engine speaks (Go's [`super::go`],
+//! Liuzhou's [`super::liuzhou`]): an input line cleaned and split into an optional numeric
 //! id, a command and its arguments ([`read_request`]); an answer `=ID text` or `?ID text`
 //! ended by a blank line ([`answer`]); the conversation on stdin/stdout ([`serve_stdio`]).
 //! The dialects own their commands; nothing here knows a game.

@@ -16,13 +16,13 @@ use std::time::Duration;
 use games::liuzhou::{Action, ActionKind, Liuzhou, Phase, POLICY_SIZE, STONES_PER_PLAYER};
 use games::{Explanation, Game, Outcome, Player};
 
-use crate::abcore::{
+use super::core::{
     alloc_table, explanation, from_tt, to_tt, AlphaBetaPlayer, Budget, FirstSearch, Searcher,
 };
-pub use crate::abcore::{HashError, SearchLimits, MAX_HASH_MB, MAX_PLY};
+pub use super::core::{HashError, SearchLimits, MAX_HASH_MB, MAX_PLY};
 
 /// A won game scores `WIN − plies to its end`; scores beyond `WIN − MAX_PLY` are decisive.
-pub const WIN: i32 = crate::abcore::DECISIVE;
+pub const WIN: i32 = super::core::DECISIVE;
 const INF: i32 = 32_000;
 /// Actions the quiescence search plays beyond the horizon before it only evaluates.
 const QUIESCENCE_PLIES: u32 = 8;

@@ -2,7 +2,7 @@
 //! `engine gtp --game liuzhou`): the client every game's GTP agent talks through, the `gtp:`
 //! spec's options they share ([`GtpSpec`]), what each agent keeps beside it ([`GtpPeer`]), and
 //! Go's [`Agent`] on top of it so that a Go program can be a match opponent (Liuzhou's is
-//! [`crate::liuzhou_gtp`]).
+//! [`liuzhou`]).
 
 use std::time::{Duration, Instant};
 
@@ -11,6 +11,8 @@ use games::go::{color_letter, GoState, Move, Point};
 use games::{Agent, AgentError, Decision, Game, Player};
 
 use crate::process::{ChildProcess, ProcessError};
+
+pub mod liuzhou;
 
 /// A failure talking to the external program.
 #[derive(Debug, thiserror::Error)]

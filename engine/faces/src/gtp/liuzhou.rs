@@ -1,4 +1,4 @@
-//! Liuzhou over GTP version 2 (`engine gtp --game liuzhou`): the framing of [`crate::gtp_frame`]
+//! Liuzhou over GTP version 2 (`engine gtp --game liuzhou`): the framing of [`super::frame`]
 //! with the commands of `docs/liuzhou.md`'s dialect, which programs outside the project are
 //! written against. Actions are in the README's notation (`c3`, `c3-c4`, `xc3`), positions
 //! LFEN; the same colour may act several times in a row, so `play` and `genmove` check whose
@@ -17,8 +17,8 @@ use players::spec::{build, AgentSpec};
 use serde::Deserialize;
 use setup::models;
 
-use crate::clock::{GameClock, TimeSystem};
-use crate::gtp_frame::{
+use crate::gtp::clock::{GameClock, TimeSystem};
+use crate::gtp::frame::{
     answer, arity, common_command, parse_colour, parse_count, read_request, Conversation,
 };
 

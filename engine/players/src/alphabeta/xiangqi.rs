@@ -15,13 +15,13 @@ use games::xiangqi::board::*;
 use games::xiangqi::{Move, Side, Xiangqi, NATURAL_LIMIT};
 use games::Explanation;
 
-use crate::abcore::{
+use super::core::{
     alloc_table, explanation, from_tt, to_tt, AlphaBetaPlayer, Budget, FirstSearch, Searcher,
 };
-pub use crate::abcore::{HashError, SearchLimits, MAX_HASH_MB, MAX_PLY};
+pub use super::core::{HashError, SearchLimits, MAX_HASH_MB, MAX_PLY};
 
 /// Scores at or beyond `MATE - MAX_PLY` are mates (in `MATE - score` plies).
-pub const MATE: i32 = crate::abcore::DECISIVE;
+pub const MATE: i32 = super::core::DECISIVE;
 /// A win by the perpetual-check rule (not a mate, but as final).
 pub const RULE_WIN: i32 = 25_000;
 const INF: i32 = 32_000;
