@@ -616,7 +616,8 @@ impl Anchor {
         target_p: Tensor,
         target_v: Tensor,
     ) -> candle_core::Result<(Tensor, Tensor)> {
-        let (logits, v) = self.net.forward_t(x, false)?;
+        let out = self.net.forward_t(x, false)?;
+        let (logits, v) = (out.policy, out.value);
         let p = candle_nn::ops::softmax(&logits.detach(), D::Minus1)?;
         let w = self.weight;
         Ok((
@@ -640,7 +641,8 @@ fn losses_t(
         Some(a) => a.mix(&x, target_p, target_v)?,
         None => (target_p, target_v),
     };
-    let (logits, v) = net.forward_t(&x, train)?;
+    let out = net.forward_t(&x, train)?;
+    let (logits, v) = (out.policy, out.value);
     let log_p = candle_nn::ops::log_softmax(&logits, D::Minus1)?;
     let policy_loss = (target_p * log_p)?.sum(1)?.neg()?.mean_all()?;
     let value_loss = (v - target_v)?.sqr()?.mean_all()?;

@@ -4,6 +4,26 @@
 //! format: `stem.conv`, `stem.bn`, `blocks.{i}.conv1|bn1|conv2|bn2`, `policy.conv|bn|fc`,
 //! `value.conv|bn|fc1|fc2`; convolutions are bias-free (batch norm follows each one).
 //!
+//! The KataGo-style parts, each chosen by a [`NetConfig`] key that is off by default (so a
+//! network without them has exactly the variables above), add:
+//! - a global-pooling block (`pool_every`): after the block's first convolution, batch norm and
+//!   ReLU, its last G (`pool_channels`) channels are pooled over the board (mean, mean scaled by
+//!   (width − 14)/10, max: [`global_pool`]) and `blocks.{i}.pool.fc` maps the 3·G pooled values
+//!   to a bias for each of the other channels, which alone feed the second convolution
+//!   (`conv2` then reads channels − G channels);
+//! - a pooling policy head (`policy_pool`): `policy.gconv|gbn` (G channels) are pooled and
+//!   `policy.gfc` maps them to biases of the policy channels. Where the policy is one entry a
+//!   point, row-major, then pass (Go: `policy_size` = height × width + 1), the points' logits
+//!   are a 1×1 convolution `policy.out` of the policy channels and the pass logit is
+//!   `policy.pass` of the pooled values: no weight depends on the board's size. Otherwise (Liuzhou,
+//!   Xiangqi: moves, not points) `policy.fc` reads the biased channels as before;
+//! - a pooling value head (`value_pool`): `value.fc1` reads the value channels pooled (3 ×
+//!   `value_channels` values) instead of flattened;
+//! - auxiliary outputs: `ownership` (`ownership.conv`, a 1×1 convolution with bias of the value
+//!   channels, then tanh), `score` (`value.score`) and `wdl` (`value.wdl`, three logits) from the
+//!   value head's hidden layer, and the opponent's reply policy (`reply.fc`, or `reply.out` and
+//!   `reply.pass`: the policy's form, on the policy head's channels).
+//!
 //! A checkpoint is a safetensors file of those F32 variables whose string metadata says what
 //! it is for, as the ONNX model's does: `format` (`trainer-bridge-checkpoint`), `version`
 //! ([`CHECKPOINT_VERSION`]), `game`, `planes`, `height`, `width`, `policy_size`, `network` (the
@@ -152,19 +172,150 @@ impl ConvBn {
 struct Block {
     a: ConvBn,
     b: ConvBn,
+    /// In a global-pooling block: the layer from the pooled last G channels of `a`'s output to
+    /// biases of its other channels.
+    pool: Option<Linear>,
+}
+
+/// How a policy head turns its channels into logits.
+enum PolicyOut {
+    /// A fully connected layer over the channels, flattened channels-first.
+    Dense(Linear),
+    /// One logit a point from a 1×1 convolution, then pass from the pooled features.
+    Points { conv: Conv2d, pass: Linear },
+}
+
+impl PolicyOut {
+    fn new(
+        form: PolicyForm,
+        channels: usize,
+        shape: TensorShape,
+        vb: VarBuilder,
+        prefix: &str,
+    ) -> candle_core::Result<Self> {
+        let cells = shape.height * shape.width;
+        Ok(match form {
+            PolicyForm::Dense => PolicyOut::Dense(candle_nn::linear(
+                channels * cells,
+                shape.policy_size,
+                vb.pp(format!("{prefix}.fc")),
+            )?),
+            PolicyForm::Points { pooled } => PolicyOut::Points {
+                conv: candle_nn::conv2d_no_bias(
+                    channels,
+                    1,
+                    1,
+                    Conv2dConfig::default(),
+                    vb.pp(format!("{prefix}.out")),
+                )?,
+                pass: candle_nn::linear(pooled, 1, vb.pp(format!("{prefix}.pass")))?,
+            },
+        })
+    }
+
+    /// Logits (N, policy_size) from channels-last features `p` and the pooled features.
+    fn forward(&self, p: &Tensor, pooled: Option<&Tensor>) -> candle_core::Result<Tensor> {
+        match self {
+            PolicyOut::Dense(fc) => fc.forward(&p.permute((0, 3, 1, 2))?.flatten_from(1)?),
+            PolicyOut::Points { conv, pass } => {
+                let points = kernels::conv(p, conv.weight())?.flatten_from(1)?;
+                let pooled = pooled.expect("a per-point policy head pools");
+                Tensor::cat(&[&points, &pass.forward(pooled)?], 1)
+            }
+        }
+    }
+}
+
+/// The form of a network's policy (and reply policy) output layer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PolicyForm {
+    /// A fully connected layer over the policy channels.
+    Dense,
+    /// Per point: a 1×1 convolution for the points and a pass logit from `pooled` pooled
+    /// features.
+    Points { pooled: usize },
+}
+
+impl PolicyForm {
+    /// The form `config` gives a game of `shape`: per point where the head pools and the
+    /// policy is one entry a point then pass.
+    pub fn of(config: &NetConfig, shape: TensorShape) -> PolicyForm {
+        if config.policy_pool && shape.policy_size == shape.height * shape.width + 1 {
+            PolicyForm::Points {
+                pooled: 3 * config.pool_channels,
+            }
+        } else {
+            PolicyForm::Dense
+        }
+    }
+}
+
+/// Global pooling of channels-last `x` (N, H, W, C) over the board: (N, 3·C), the channels'
+/// means, the means times `width_scale` ([`width_scale`]) and the channels' maxima, in that
+/// order (KataGo's).
+///
+/// This step pools over the whole plane of the board the network was built for, and the scale
+/// is that board's. A network that plays smaller boards inside its planes (Go of size s in a
+/// 19×19 input) needs a mask of the points on the board: the mean then becomes Σ(x·mask)/Σmask,
+/// the maximum max(x + (mask − 1)) (the pooled channels follow a ReLU, so they are ≥ 0 and a
+/// point off the board at −1 never wins), and the scale ([`width_scale`]) takes √Σmask as
+/// the width, each sample its own. The weights do not change: only this function and its ONNX
+/// form gain the mask as an input.
+pub fn global_pool(x: &Tensor, width_scale: f64) -> candle_core::Result<Tensor> {
+    let flat = x.flatten(1, 2)?;
+    let mean = flat.mean(1)?;
+    let max = flat.max(1)?;
+    let scaled = (&mean * width_scale)?;
+    Tensor::cat(&[&mean, &scaled, &max], 1)
+}
+
+/// KataGo's size feature, (width − 14)/10, the width the square root of the board's points
+/// (its side on a square board).
+pub fn width_scale(shape: TensorShape) -> f64 {
+    (((shape.height * shape.width) as f64).sqrt() - 14.0) / 10.0
+}
+
+/// `x` (N, H, W, C) plus a bias (N, C) for each sample's channels.
+fn add_channel_bias(x: &Tensor, bias: &Tensor) -> candle_core::Result<Tensor> {
+    let (n, c) = bias.dims2()?;
+    x.broadcast_add(&bias.reshape((n, 1, 1, c))?)
+}
+
+/// What a forward pass computes, by name (the ONNX model's outputs of the same names).
+#[derive(Debug)]
+pub struct Outputs {
+    /// Policy logits (N, policy_size).
+    pub policy: Tensor,
+    /// Values (N) in [−1, 1], the mover's view.
+    pub value: Tensor,
+    /// Each point's final owner (N, height × width), row-major, in [−1, 1], the mover's view.
+    pub ownership: Option<Tensor>,
+    /// Final score margin (N), the mover's view, unbounded.
+    pub score: Option<Tensor>,
+    /// Win, draw and loss logits for the mover (N, 3).
+    pub wdl: Option<Tensor>,
+    /// Logits of the opponent's reply (N, policy_size).
+    pub reply: Option<Tensor>,
 }
 
 /// The policy/value network: stem conv3×3 + BN + ReLU, `blocks` residual blocks, a policy head
 /// (conv1×1 + BN + ReLU + fully connected → logits) and a value head (conv1×1 + BN + ReLU + fc +
-/// ReLU + fc + tanh).
+/// ReLU + fc + tanh), with the pooling parts and auxiliary heads its config turns on (see the
+/// module docs).
 pub struct Net {
     stem: ConvBn,
     blocks: Vec<Block>,
     policy_conv: ConvBn,
-    policy_fc: Linear,
+    /// A pooling policy head's pooled branch and its layer to the policy channels' biases.
+    policy_pool: Option<(ConvBn, Linear)>,
+    policy_out: PolicyOut,
+    reply_out: Option<PolicyOut>,
     value_conv: ConvBn,
     value_fc1: Linear,
     value_fc2: Linear,
+    wdl: Option<Linear>,
+    score: Option<Linear>,
+    ownership: Option<Conv2d>,
     shape: TensorShape,
     config: NetConfig,
 }
@@ -175,40 +326,88 @@ impl Net {
     pub fn new(vb: VarBuilder, config: &NetConfig, shape: TensorShape) -> Result<Net, NetError> {
         config.validate().map_err(NetError::Config)?;
         let c = config.channels;
+        let g = config.pool_channels;
         let cells = shape.height * shape.width;
         let stem = ConvBn::new(shape.planes, c, 3, vb.pp("stem"), "conv", "bn")?;
         let blocks = (0..config.blocks)
             .map(|i| {
                 let vb = vb.pp(format!("blocks.{i}"));
+                let pools = config.pools_in_block(i);
+                let kept = if pools { c - g } else { c };
                 Ok(Block {
                     a: ConvBn::new(c, c, 3, vb.clone(), "conv1", "bn1")?,
-                    b: ConvBn::new(c, c, 3, vb, "conv2", "bn2")?,
+                    pool: if pools {
+                        Some(candle_nn::linear(3 * g, kept, vb.pp("pool.fc"))?)
+                    } else {
+                        None
+                    },
+                    b: ConvBn::new(kept, c, 3, vb, "conv2", "bn2")?,
                 })
             })
             .collect::<candle_core::Result<Vec<_>>>()?;
         let p = vb.pp("policy");
-        let policy_conv = ConvBn::new(c, config.policy_channels, 1, p.clone(), "conv", "bn")?;
-        let policy_fc = candle_nn::linear(
-            config.policy_channels * cells,
-            shape.policy_size,
-            p.pp("fc"),
-        )?;
+        let pc = config.policy_channels;
+        let policy_conv = ConvBn::new(c, pc, 1, p.clone(), "conv", "bn")?;
+        let policy_pool = if config.policy_pool {
+            Some((
+                ConvBn::new(c, g, 1, p.clone(), "gconv", "gbn")?,
+                candle_nn::linear(3 * g, pc, p.pp("gfc"))?,
+            ))
+        } else {
+            None
+        };
+        let form = PolicyForm::of(config, shape);
+        let policy_out = PolicyOut::new(form, pc, shape, vb.clone(), "policy")?;
+        let reply_out = if config.reply {
+            Some(PolicyOut::new(form, pc, shape, vb.clone(), "reply")?)
+        } else {
+            None
+        };
         let v = vb.pp("value");
-        let value_conv = ConvBn::new(c, config.value_channels, 1, v.clone(), "conv", "bn")?;
-        let value_fc1 = candle_nn::linear(
-            config.value_channels * cells,
-            config.value_hidden,
-            v.pp("fc1"),
-        )?;
+        let vc = config.value_channels;
+        let value_conv = ConvBn::new(c, vc, 1, v.clone(), "conv", "bn")?;
+        let value_in = if config.value_pool {
+            3 * vc
+        } else {
+            vc * cells
+        };
+        let value_fc1 = candle_nn::linear(value_in, config.value_hidden, v.pp("fc1"))?;
         let value_fc2 = candle_nn::linear(config.value_hidden, 1, v.pp("fc2"))?;
+        let hidden = config.value_hidden;
+        let wdl = if config.wdl {
+            Some(candle_nn::linear(hidden, 3, v.pp("wdl"))?)
+        } else {
+            None
+        };
+        let score = if config.score {
+            Some(candle_nn::linear(hidden, 1, v.pp("score"))?)
+        } else {
+            None
+        };
+        let ownership = if config.ownership {
+            Some(candle_nn::conv2d(
+                vc,
+                1,
+                1,
+                Conv2dConfig::default(),
+                vb.pp("ownership.conv"),
+            )?)
+        } else {
+            None
+        };
         Ok(Net {
             stem,
             blocks,
             policy_conv,
-            policy_fc,
+            policy_pool,
+            policy_out,
+            reply_out,
             value_conv,
             value_fc1,
             value_fc2,
+            wdl,
+            score,
+            ownership,
             shape,
             config: config.clone(),
         })
@@ -392,26 +591,76 @@ impl Net {
         &self.config
     }
 
-    /// Runs a batch `x` of shape (N, planes, height, width). Returns policy logits (N,
-    /// policy_size) and values (N) in [−1, 1]. `train` selects batch statistics (and updates the
-    /// running ones) instead of the running statistics.
-    pub fn forward_t(&self, x: &Tensor, train: bool) -> candle_core::Result<(Tensor, Tensor)> {
+    /// Runs a batch `x` of shape (N, planes, height, width): policy logits (N, policy_size),
+    /// values (N) in [−1, 1], and the auxiliary outputs the network has ([`Outputs`]). `train`
+    /// selects batch statistics (and updates the running ones) instead of the running
+    /// statistics.
+    pub fn forward_t(&self, x: &Tensor, train: bool) -> candle_core::Result<Outputs> {
         // The tower runs channels-last (see `kernels`); the heads flatten channels-first, the
         // order of the fully connected layers' inputs.
+        let scale = width_scale(self.shape);
         let mut h = self
             .stem
             .forward_t(&x.permute((0, 2, 3, 1))?, None, train)?;
         for block in &self.blocks {
-            let y = block.a.forward_t(&h, None, train)?;
+            let mut y = block.a.forward_t(&h, None, train)?;
+            if let Some(fc) = &block.pool {
+                let g = self.config.pool_channels;
+                let kept = y.dim(3)? - g;
+                let pooled = global_pool(&y.narrow(3, kept, g)?, scale)?;
+                y = add_channel_bias(&y.narrow(3, 0, kept)?, &fc.forward(&pooled)?)?;
+            }
             h = block.b.forward_t(&y, Some(&h), train)?;
         }
-        let channels_first = |t: Tensor| t.permute((0, 3, 1, 2))?.flatten_from(1);
-        let p = channels_first(self.policy_conv.forward_t(&h, None, train)?)?;
-        let policy = self.policy_fc.forward(&p)?;
-        let v = channels_first(self.value_conv.forward_t(&h, None, train)?)?;
-        let v = self.value_fc1.forward(&v)?.relu()?;
-        let value = self.value_fc2.forward(&v)?.tanh()?.squeeze(1)?;
-        Ok((policy, value))
+        let channels_first = |t: &Tensor| t.permute((0, 3, 1, 2))?.flatten_from(1);
+
+        let mut p = self.policy_conv.forward_t(&h, None, train)?;
+        let pooled = match &self.policy_pool {
+            Some((conv, fc)) => {
+                let pooled = global_pool(&conv.forward_t(&h, None, train)?, scale)?;
+                p = add_channel_bias(&p, &fc.forward(&pooled)?)?;
+                Some(pooled)
+            }
+            None => None,
+        };
+        let policy = self.policy_out.forward(&p, pooled.as_ref())?;
+        let reply = match &self.reply_out {
+            Some(out) => Some(out.forward(&p, pooled.as_ref())?),
+            None => None,
+        };
+
+        let v = self.value_conv.forward_t(&h, None, train)?;
+        let features = if self.config.value_pool {
+            global_pool(&v, scale)?
+        } else {
+            channels_first(&v)?
+        };
+        let hidden = self.value_fc1.forward(&features)?.relu()?;
+        let value = self.value_fc2.forward(&hidden)?.tanh()?.squeeze(1)?;
+        let wdl = match &self.wdl {
+            Some(fc) => Some(fc.forward(&hidden)?),
+            None => None,
+        };
+        let score = match &self.score {
+            Some(fc) => Some(fc.forward(&hidden)?.squeeze(1)?),
+            None => None,
+        };
+        let ownership = match &self.ownership {
+            Some(conv) => {
+                let bias = conv.bias().expect("the ownership convolution has a bias");
+                let o = kernels::conv(&v, conv.weight())?.flatten_from(1)?;
+                Some(o.broadcast_add(bias)?.tanh()?)
+            }
+            None => None,
+        };
+        Ok(Outputs {
+            policy,
+            value,
+            ownership,
+            score,
+            wdl,
+            reply,
+        })
     }
 }
 
@@ -527,12 +776,7 @@ impl Checkpoint {
                 )
             })
         }
-        let net = |n: &NetConfig| {
-            format!(
-                "{} blocks of {} channels, heads of {} and {} channels, {} hidden value units",
-                n.blocks, n.channels, n.policy_channels, n.value_channels, n.value_hidden
-            )
-        };
+        let net = |n: &NetConfig| n.summary();
         let meta = meta_of(first)?;
         let mut generation = meta.generation;
         for c in &checkpoints[1..] {
@@ -679,6 +923,28 @@ impl Checkpoint {
             )));
         }
         let cells = meta.shape.height * meta.shape.width;
+        // Heads that pool or feed auxiliary outputs read their channels in other layouts.
+        for (key, from, to, fixed) in [
+            (
+                "policy_channels",
+                had.policy_channels,
+                network.policy_channels,
+                had.policy_pool || had.reply,
+            ),
+            (
+                "value_channels",
+                had.value_channels,
+                network.value_channels,
+                had.value_pool || had.ownership,
+            ),
+        ] {
+            if fixed && to != from {
+                return Err(refuse(format!(
+                    "network.{key}: {from} in the checkpoint, {to} asked: the channels of a head \
+                     that pools or feeds an auxiliary output cannot grow yet"
+                )));
+            }
+        }
         for (key, from, to) in [
             ("blocks", had.blocks, network.blocks),
             (
@@ -705,7 +971,10 @@ impl Checkpoint {
             }
         }
         for block in had.blocks..network.blocks {
-            self.add_block(block, had.channels, &mut rng)?;
+            let pooled = network
+                .pools_in_block(block)
+                .then_some(network.pool_channels);
+            self.add_block(block, had.channels, pooled, &mut rng)?;
         }
         if let Some(m) = &mut self.meta {
             m.network = network.clone();
@@ -736,6 +1005,20 @@ impl Checkpoint {
             )));
         }
         let kept: Vec<usize> = (0..blocks).filter(|b| !drop.contains(b)).collect();
+        // Global-pooling blocks sit at fixed places in the tower (`pool_every`).
+        let net = &meta.network;
+        if let Some((new, old)) = kept
+            .iter()
+            .enumerate()
+            .find(|&(new, &old)| net.pools_in_block(new) != net.pools_in_block(old))
+        {
+            return Err(refuse(format!(
+                "block {old} would become block {new}, but only one of the two places is a \
+                 global-pooling block (pool_every: {}): drop blocks so that every kept block \
+                 keeps its kind",
+                net.pool_every
+            )));
+        }
         let (mut tower, rest): (HashMap<_, _>, HashMap<_, _>) = std::mem::take(&mut self.tensors)
             .into_iter()
             .partition(|(name, _)| name.starts_with("blocks."));
@@ -760,11 +1043,13 @@ impl Checkpoint {
     }
 
     /// Appends residual block `index` of `channels` channels that adds nothing yet (see
-    /// [`Checkpoint::grown_to`]).
+    /// [`Checkpoint::grown_to`]); a global-pooling block when `pooled` gives its pooled
+    /// channels, its pooling layer zero.
     fn add_block(
         &mut self,
         index: usize,
         channels: usize,
+        pooled: Option<usize>,
         rng: &mut SmallRng,
     ) -> Result<(), NetError> {
         let device = self
@@ -775,8 +1060,9 @@ impl Checkpoint {
                 path: self.path.clone(),
                 reason: "no tensor `stem.conv.weight`".into(),
             })?;
-        for (layer, scale) in [("1", 1.0), ("2", 0.0)] {
-            let conv = fresh_conv(rng, (channels, channels, 3, 3), &device)?;
+        let kept = channels - pooled.unwrap_or(0);
+        for (layer, cin, scale) in [("1", channels, 1.0), ("2", kept, 0.0)] {
+            let conv = fresh_conv(rng, (channels, cin, 3, 3), &device)?;
             self.tensors
                 .insert(format!("blocks.{index}.conv{layer}.weight"), conv);
             for (name, fill) in fresh_batch_norm(scale) {
@@ -784,6 +1070,13 @@ impl Checkpoint {
                 self.tensors
                     .insert(format!("blocks.{index}.bn{layer}.{name}"), t);
             }
+        }
+        if let Some(g) = pooled {
+            let fc = format!("blocks.{index}.pool.fc");
+            let w = Tensor::zeros((kept, 3 * g), DType::F32, &device)?;
+            self.tensors.insert(format!("{fc}.weight"), w);
+            let b = Tensor::zeros(kept, DType::F32, &device)?;
+            self.tensors.insert(format!("{fc}.bias"), b);
         }
         Ok(())
     }
@@ -1168,7 +1461,11 @@ mod tests {
         let (_, net) = Net::fresh(&small(), SHAPE, &Device::Cpu).unwrap();
         let x = Tensor::randn(0f32, 3.0, (3, 5, 6, 6), &Device::Cpu).unwrap();
         for train in [false, true] {
-            let (p, v) = net.forward_t(&x, train).unwrap();
+            let Outputs {
+                policy: p,
+                value: v,
+                ..
+            } = net.forward_t(&x, train).unwrap();
             assert_eq!(p.dims(), &[3, 40]);
             assert_eq!(v.dims(), &[3]);
             for v in v.to_vec1::<f32>().unwrap() {
@@ -1191,8 +1488,16 @@ mod tests {
             Some(meta(SHAPE))
         );
         let (_, loaded) = Net::load(&path, &small(), SHAPE, &Device::Cpu).unwrap();
-        let (p0, v0) = net.forward_t(&x, false).unwrap();
-        let (p1, v1) = loaded.forward_t(&x, false).unwrap();
+        let Outputs {
+            policy: p0,
+            value: v0,
+            ..
+        } = net.forward_t(&x, false).unwrap();
+        let Outputs {
+            policy: p1,
+            value: v1,
+            ..
+        } = loaded.forward_t(&x, false).unwrap();
         assert_eq!((max_diff(p0, p1), max_diff(v0, v1)), (0.0, 0.0));
         std::fs::remove_dir_all(&dir).unwrap();
     }
@@ -1239,8 +1544,16 @@ mod tests {
         let x = Tensor::randn(0f32, 1.0, (4, 5, 6, 6), &Device::Cpu).unwrap();
         let extra = Tensor::randn(0f32, 1.0, (4, 3, 6, 6), &Device::Cpu).unwrap();
         let x8 = Tensor::cat(&[&x, &extra], 1).unwrap();
-        let (p0, v0) = net.forward_t(&x, false).unwrap();
-        let (p1, v1) = grown.forward_t(&x8, false).unwrap();
+        let Outputs {
+            policy: p0,
+            value: v0,
+            ..
+        } = net.forward_t(&x, false).unwrap();
+        let Outputs {
+            policy: p1,
+            value: v1,
+            ..
+        } = grown.forward_t(&x8, false).unwrap();
         assert!(max_diff(p0, p1) < 1e-5 && max_diff(v0, v1) < 1e-5);
         // Fewer or as many planes, or a checkpoint with no metadata: refused, naming why.
         for planes in [5, 4] {
@@ -1342,12 +1655,235 @@ mod tests {
         };
         let (varmap, net) = Net::fresh(&cfg, SHAPE, &Device::Cpu).unwrap();
         let x = Tensor::randn(0f32, 1.0, (2, 5, 6, 6), &Device::Cpu).unwrap();
-        let (p, v) = net.forward_t(&x, false).unwrap();
+        let Outputs {
+            policy: p,
+            value: v,
+            ..
+        } = net.forward_t(&x, false).unwrap();
         assert_eq!((p.dims(), v.dims()), (&[2, 40][..], &[2][..]));
         let m = ModelMeta {
             network: cfg,
             ..meta(SHAPE)
         };
         assert!(!crate::onnx::model_bytes(&varmap, &m).unwrap().is_empty());
+    }
+
+    /// Every pooling part and auxiliary head on.
+    fn pooling() -> NetConfig {
+        NetConfig {
+            blocks: 3,
+            channels: 8,
+            policy_channels: 3,
+            value_channels: 4,
+            value_hidden: 16,
+            pool_every: 2,
+            pool_channels: 3,
+            policy_pool: true,
+            value_pool: true,
+            ownership: true,
+            score: true,
+            wdl: true,
+            reply: true,
+        }
+    }
+
+    fn go_shape(size: usize) -> TensorShape {
+        TensorShape {
+            planes: 5,
+            height: size,
+            width: size,
+            policy_size: size * size + 1,
+        }
+    }
+
+    #[test]
+    fn every_output_has_its_shape_and_range() {
+        for shape in [SHAPE, go_shape(9)] {
+            let (_, net) = Net::seeded(&pooling(), shape, &Device::Cpu, 1).unwrap();
+            let cells = shape.height * shape.width;
+            let x =
+                Tensor::randn(0f32, 1.0, (3, 5, shape.height, shape.width), &Device::Cpu).unwrap();
+            for train in [false, true] {
+                let out = net.forward_t(&x, train).unwrap();
+                assert_eq!(out.policy.dims(), &[3, shape.policy_size]);
+                assert_eq!(out.value.dims(), &[3]);
+                let own = out.ownership.unwrap();
+                assert_eq!(own.dims(), &[3, cells]);
+                for o in own.flatten_all().unwrap().to_vec1::<f32>().unwrap() {
+                    assert!((-1.0..=1.0).contains(&o), "{o}");
+                }
+                assert_eq!(out.score.unwrap().dims(), &[3]);
+                assert_eq!(out.wdl.unwrap().dims(), &[3, 3]);
+                assert_eq!(out.reply.unwrap().dims(), &[3, shape.policy_size]);
+            }
+        }
+        // The plain network has none of the auxiliary outputs.
+        let (_, net) = Net::fresh(&small(), SHAPE, &Device::Cpu).unwrap();
+        let x = Tensor::randn(0f32, 1.0, (2, 5, 6, 6), &Device::Cpu).unwrap();
+        let out = net.forward_t(&x, false).unwrap();
+        assert!(out.ownership.is_none() && out.score.is_none());
+        assert!(out.wdl.is_none() && out.reply.is_none());
+    }
+
+    /// The pooled features: per channel the mean, the mean times the width scale, the max.
+    #[test]
+    fn global_pool_is_mean_scaled_mean_and_max() {
+        // One sample, a 1 × 3 board, two channels (channels-last).
+        let x = Tensor::new(&[[[[1f32, 4.0], [2.0, -6.0], [6.0, 5.0]]]], &Device::Cpu).unwrap();
+        let pooled = global_pool(&x, -0.5).unwrap().to_vec2::<f32>().unwrap();
+        assert_eq!(pooled, [[3.0, 1.0, -1.5, -0.5, 6.0, 5.0]]);
+        assert_eq!(width_scale(go_shape(9)), -0.5);
+        assert!((width_scale(go_shape(19)) - 0.5).abs() < 1e-12);
+    }
+
+    /// Where the head is per point and the value head pools, no variable depends on the board's
+    /// size: a 9×9 network's weights fit a 13×13 one.
+    #[test]
+    fn a_per_point_network_has_the_same_variables_at_every_size() {
+        let dims = |size| {
+            let (varmap, _) = Net::fresh(&pooling(), go_shape(size), &Device::Cpu).unwrap();
+            let vars = varmap.data().lock().unwrap();
+            vars.iter()
+                .map(|(k, v)| (k.clone(), v.dims().to_vec()))
+                .collect::<BTreeMap<_, _>>()
+        };
+        let nine = dims(9);
+        assert!(nine.contains_key("policy.out.weight") && nine.contains_key("reply.pass.bias"));
+        assert!(!nine.contains_key("policy.fc.weight"));
+        assert_eq!(nine["blocks.1.pool.fc.weight"], [5, 9]);
+        assert_eq!(nine["blocks.1.conv2.weight"], [8, 5, 3, 3]);
+        assert_eq!(nine["blocks.0.conv2.weight"], [8, 8, 3, 3]);
+        assert_eq!(nine["value.fc1.weight"], [16, 12]);
+        assert_eq!(nine, dims(13));
+    }
+
+    /// A training step's gradients reach every variable, the pooling layers included.
+    #[test]
+    fn gradients_reach_every_variable() {
+        let (varmap, net) = Net::seeded(&pooling(), go_shape(5), &Device::Cpu, 2).unwrap();
+        let x = Tensor::randn(0f32, 1.0, (4, 5, 5, 5), &Device::Cpu).unwrap();
+        let out = net.forward_t(&x, true).unwrap();
+        let loss = [
+            out.policy.sqr().unwrap().mean_all().unwrap(),
+            out.value.mean_all().unwrap(),
+            out.ownership.unwrap().mean_all().unwrap(),
+            out.score.unwrap().mean_all().unwrap(),
+            out.wdl.unwrap().sqr().unwrap().mean_all().unwrap(),
+            out.reply.unwrap().sqr().unwrap().mean_all().unwrap(),
+        ]
+        .into_iter()
+        .reduce(|a, b| (a + b).unwrap())
+        .unwrap();
+        let grads = loss.backward().unwrap();
+        for (name, var) in varmap.data().lock().unwrap().iter() {
+            if name.contains("running_") {
+                continue;
+            }
+            let g = grads.get(var.as_tensor());
+            let g = g.unwrap_or_else(|| panic!("{name}: no gradient"));
+            let size = g
+                .abs()
+                .unwrap()
+                .sum_all()
+                .unwrap()
+                .to_scalar::<f32>()
+                .unwrap();
+            assert!(size > 0.0 && size.is_finite(), "{name}: gradient {size}");
+        }
+    }
+
+    #[test]
+    fn a_pooling_network_round_trips_through_its_checkpoint() {
+        let dir = temp_dir("pool-round");
+        let path = dir.join("net.safetensors");
+        let shape = go_shape(7);
+        let (varmap, net) = Net::seeded(&pooling(), shape, &Device::Cpu, 4).unwrap();
+        let m = ModelMeta {
+            network: pooling(),
+            ..meta(shape)
+        };
+        Net::save(&varmap, &m, &path).unwrap();
+        let ck = Checkpoint::read(&path, &Device::Cpu).unwrap();
+        assert_eq!(ck.meta.as_ref(), Some(&m));
+        let (_, loaded) = Net::from_checkpoint(&ck, &pooling(), shape, &Device::Cpu).unwrap();
+        let x = Tensor::randn(0f32, 1.0, (2, 5, 7, 7), &Device::Cpu).unwrap();
+        let (a, b) = (
+            net.forward_t(&x, false).unwrap(),
+            loaded.forward_t(&x, false).unwrap(),
+        );
+        assert_eq!(max_diff(a.policy, b.policy), 0.0);
+        assert_eq!(max_diff(a.ownership.unwrap(), b.ownership.unwrap()), 0.0);
+        // The plain config cannot read it: the tensors name the difference.
+        let e = Net::from_checkpoint(&ck, &small(), shape, &Device::Cpu)
+            .err()
+            .unwrap();
+        assert!(
+            e.to_string()
+                .contains("network.pool_every: 2 in the checkpoint"),
+            "{e}"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Grown by blocks, a pooling network computes what it did (the new pooling block's layer
+    /// starts at zero, its last batch norm at scale 0); dropping blocks is refused where a kept
+    /// block would change kind.
+    #[test]
+    fn a_pooling_network_grows_and_drops_blocks_in_place() {
+        let dir = temp_dir("pool-grow");
+        let path = dir.join("net.safetensors");
+        let shape = go_shape(5);
+        let cfg = NetConfig {
+            blocks: 1,
+            ..pooling()
+        };
+        let (varmap, net) = Net::seeded(&cfg, shape, &Device::Cpu, 5).unwrap();
+        let m = ModelMeta {
+            network: cfg.clone(),
+            ..meta(shape)
+        };
+        Net::save(&varmap, &m, &path).unwrap();
+        let deeper = NetConfig {
+            blocks: 4,
+            ..cfg.clone()
+        };
+        let grown = Checkpoint::read(&path, &Device::Cpu)
+            .unwrap()
+            .grown_to(&deeper, 1)
+            .unwrap();
+        let (_, big) = Net::from_checkpoint(&grown, &deeper, shape, &Device::Cpu).unwrap();
+        let x = Tensor::randn(0f32, 1.0, (3, 5, 5, 5), &Device::Cpu).unwrap();
+        let (a, b) = (
+            net.forward_t(&x, false).unwrap(),
+            big.forward_t(&x, false).unwrap(),
+        );
+        assert!(max_diff(a.policy, b.policy) < 1e-5);
+        assert!(max_diff(a.value, b.value) < 1e-5);
+        assert!(max_diff(a.score.unwrap(), b.score.unwrap()) < 1e-5);
+        // Blocks 1 and 3 pool: dropping block 3 keeps every kind, dropping block 0 does not.
+        let dropped = grown_checkpoint(&grown).without_blocks(&[3]).unwrap();
+        assert_eq!(dropped.meta.unwrap().network.blocks, 3);
+        let e = grown_checkpoint(&grown).without_blocks(&[0]).err().unwrap();
+        assert!(e.to_string().contains("global-pooling block"), "{e}");
+        // A pooling head cannot widen yet.
+        let wider = NetConfig {
+            policy_channels: 5,
+            ..cfg.clone()
+        };
+        let e = Checkpoint::read(&path, &Device::Cpu)
+            .unwrap()
+            .grown_to(&wider, 1)
+            .err()
+            .unwrap();
+        assert!(e.to_string().contains("cannot grow yet"), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    fn grown_checkpoint(c: &Checkpoint) -> Checkpoint {
+        Checkpoint {
+            path: c.path.clone(),
+            meta: c.meta.clone(),
+            tensors: c.tensors.clone(),
+        }
     }
 }

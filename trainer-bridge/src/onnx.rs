@@ -5,13 +5,20 @@
 //! - input `input`: f32 `[batch, planes, height, width]`, `batch` a dynamic dimension;
 //! - outputs `policy`: f32 `[batch, policy_size]` logits, and `value`: f32 `[batch, 1]` in
 //!   [−1, 1], from the point of view of the player to act;
+//! - further outputs where the network has the head (its `network` keys), after those two:
+//!   `ownership` f32 `[batch, height × width]` in [−1, 1] (each point's final owner, row-major,
+//!   the mover's view), `score` f32 `[batch, 1]` (final score margin, the mover's view), `wdl`
+//!   f32 `[batch, 3]` (win, draw, loss logits for the mover) and `reply_policy` f32 `[batch,
+//!   policy_size]` (logits of the opponent's reply). A reader that asks for `policy` and
+//!   `value` by name is unaffected by them;
 //! - metadata (ONNX `metadata_props`), read back by the engine before it runs a model:
 //!   `format_version` (`1`), `game` (the game's `NAME`, e.g. `liuzhou`), `planes`, `height`,
 //!   `width`, `policy_size` (decimal integers), `network` (the [`NetConfig`] as JSON) and
 //!   `generation` (decimal integer; 0 for a fresh network).
 //!
 //! Batch norm stays as `BatchNormalization` nodes with the running statistics; ONNX Runtime
-//! folds them into the convolutions when it optimises the graph.
+//! folds them into the convolutions when it optimises the graph. Global pooling is
+//! `GlobalAveragePool`, a `Mul` by the width scale and `GlobalMaxPool`, concatenated.
 //!
 //! The protobuf messages are declared by hand for the subset of `onnx.proto` written here, so
 //! the build needs no `protoc`.
@@ -22,12 +29,17 @@ use candle_nn::VarMap;
 use games::TensorShape;
 use prost::Message;
 
-use crate::net::{tmp_path, BN_EPS};
+use crate::net::{tmp_path, width_scale, PolicyForm, BN_EPS};
 use crate::NetConfig;
 
 /// Version of the model interface described above; bumped when inputs, outputs or metadata
 /// change meaning.
 pub const FORMAT_VERSION: u32 = 1;
+/// The names of the outputs beyond `policy` and `value`, in the order they are written.
+pub const OWNERSHIP: &str = "ownership";
+pub const SCORE: &str = "score";
+pub const WDL: &str = "wdl";
+pub const REPLY_POLICY: &str = "reply_policy";
 /// The ONNX operator set the graph uses.
 pub const OPSET: i64 = 17;
 const IR_VERSION: i64 = 8;
@@ -95,44 +107,104 @@ pub fn model_bytes(varmap: &VarMap, meta: &ModelMeta) -> Result<Vec<u8>, OnnxErr
         ],
     ));
 
+    let scale = width_scale(s) as f32;
     let mut h = g.conv_bn("stem.conv", "stem.bn", "input", 3)?;
     h = g.relu(&h);
     for i in 0..cfg.blocks {
         let p = format!("blocks.{i}");
         let y = g.conv_bn(&format!("{p}.conv1"), &format!("{p}.bn1"), &h, 3)?;
-        let y = g.relu(&y);
+        let mut y = g.relu(&y);
+        if cfg.pools_in_block(i) {
+            let (c, pc) = (cfg.channels, cfg.pool_channels);
+            let kept = g.slice(&y, 0, c - pc, &format!("{p}.kept"));
+            let pooled = g.slice(&y, c - pc, c, &format!("{p}.pooled"));
+            let pooled = g.global_pool(&pooled, scale, &format!("{p}.pool"));
+            let bias = g.gemm(
+                &format!("{p}.pool.fc"),
+                &pooled,
+                &format!("{p}.pool.fc.out"),
+            )?;
+            y = g.add_channel_bias(&kept, &bias, &format!("{p}.biased"));
+        }
         let y = g.conv_bn(&format!("{p}.conv2"), &format!("{p}.bn2"), &y, 3)?;
         let sum = g.node("Add", &[&y, &h], format!("{p}.add"), vec![]);
         h = g.relu(&sum);
     }
 
     let p = g.conv_bn("policy.conv", "policy.bn", &h, 1)?;
-    let p = g.relu(&p);
-    let p = g.flatten(&p);
-    g.gemm("policy.fc", &p, "policy")?;
+    let mut p = g.relu(&p);
+    let pooled = if cfg.policy_pool {
+        let q = g.conv_bn("policy.gconv", "policy.gbn", &h, 1)?;
+        let q = g.relu(&q);
+        let pooled = g.global_pool(&q, scale, "policy.pool");
+        let bias = g.gemm("policy.gfc", &pooled, "policy.gfc.out")?;
+        p = g.add_channel_bias(&p, &bias, "policy.biased");
+        Some(pooled)
+    } else {
+        None
+    };
+    let form = PolicyForm::of(cfg, s);
+    let flat = match form {
+        PolicyForm::Dense => Some(g.flatten(&p)),
+        PolicyForm::Points { .. } => None,
+    };
+    let policy_out = |g: &mut GraphWriter, head: &str, out: &str| match (&flat, &pooled) {
+        (Some(flat), _) => g.gemm(&format!("{head}.fc"), flat, out).map(|_| ()),
+        (None, Some(pooled)) => g.points_policy(head, &p, pooled, out),
+        (None, None) => unreachable!("a per-point policy head pools"),
+    };
+    policy_out(&mut g, "policy", "policy")?;
 
     let v = g.conv_bn("value.conv", "value.bn", &h, 1)?;
     let v = g.relu(&v);
-    let v = g.flatten(&v);
-    let v = g.gemm("value.fc1", &v, "value.fc1.out")?;
-    let v = g.relu(&v);
-    let v = g.gemm("value.fc2", &v, "value.fc2.out")?;
+    let features = if cfg.value_pool {
+        g.global_pool(&v, scale, "value.pool")
+    } else {
+        g.flatten(&v)
+    };
+    let hidden = g.gemm("value.fc1", &features, "value.fc1.out")?;
+    let hidden = g.relu(&hidden);
+    let out = g.gemm("value.fc2", &hidden, "value.fc2.out")?;
     g.graph.node.push(proto::NodeProto::new(
         "Tanh",
-        &[&v],
+        &[&out],
         &["value"],
         "value.tanh".into(),
         vec![],
     ));
 
-    g.graph.output.push(proto::ValueInfoProto::tensor(
-        "policy",
-        vec![batch(), proto::Dim::value(s.policy_size)],
-    ));
-    g.graph.output.push(proto::ValueInfoProto::tensor(
-        "value",
-        vec![batch(), proto::Dim::value(1)],
-    ));
+    let cells = s.height * s.width;
+    let mut outputs = vec![("policy", s.policy_size), ("value", 1)];
+    if cfg.ownership {
+        let o = g.conv_bias("ownership.conv", &v)?;
+        let o = g.flatten(&o);
+        g.graph.node.push(proto::NodeProto::new(
+            "Tanh",
+            &[&o],
+            &[OWNERSHIP],
+            "ownership.tanh".into(),
+            vec![],
+        ));
+        outputs.push((OWNERSHIP, cells));
+    }
+    if cfg.score {
+        g.gemm("value.score", &hidden, SCORE)?;
+        outputs.push((SCORE, 1));
+    }
+    if cfg.wdl {
+        g.gemm("value.wdl", &hidden, WDL)?;
+        outputs.push((WDL, 3));
+    }
+    if cfg.reply {
+        policy_out(&mut g, "reply", REPLY_POLICY)?;
+        outputs.push((REPLY_POLICY, s.policy_size));
+    }
+    for (name, size) in outputs {
+        g.graph.output.push(proto::ValueInfoProto::tensor(
+            name,
+            vec![batch(), proto::Dim::value(size)],
+        ));
+    }
 
     Ok(model_proto(g.graph, meta, []).encode_to_vec())
 }
@@ -269,6 +341,95 @@ impl GraphWriter<'_> {
         ))
     }
 
+    /// An int64 constant, written once however often it is asked for.
+    fn int64s(&mut self, name: &str, values: &[i64]) -> String {
+        if !self.graph.initializer.iter().any(|t| t.name == name) {
+            self.graph.initializer.push(proto::TensorProto {
+                dims: vec![values.len() as i64],
+                data_type: proto::DATA_TYPE_INT64,
+                name: name.into(),
+                raw_data: values.iter().flat_map(|v| v.to_le_bytes()).collect(),
+            });
+        }
+        name.into()
+    }
+
+    /// A float scalar constant, written once.
+    fn scalar(&mut self, name: &str, value: f32) -> String {
+        if !self.graph.initializer.iter().any(|t| t.name == name) {
+            self.graph.initializer.push(proto::TensorProto {
+                dims: vec![],
+                data_type: proto::DATA_TYPE_FLOAT,
+                name: name.into(),
+                raw_data: value.to_le_bytes().to_vec(),
+            });
+        }
+        name.into()
+    }
+
+    /// Channels `from..to` of `x` (N, C, H, W).
+    fn slice(&mut self, x: &str, from: usize, to: usize, name: &str) -> String {
+        let starts = self.int64s(&format!("{name}.starts"), &[from as i64]);
+        let ends = self.int64s(&format!("{name}.ends"), &[to as i64]);
+        let axes = self.int64s("axes.channels", &[1]);
+        self.node("Slice", &[x, &starts, &ends, &axes], name.into(), vec![])
+    }
+
+    /// [`crate::net::global_pool`] of `x` (N, C, H, W): (N, 3·C), means, scaled means, maxima.
+    fn global_pool(&mut self, x: &str, width_scale: f32, name: &str) -> String {
+        let mean = self.node("GlobalAveragePool", &[x], format!("{name}.mean"), vec![]);
+        let scale = self.scalar("pool.width_scale", width_scale);
+        let scaled = self.node("Mul", &[&mean, &scale], format!("{name}.scaled"), vec![]);
+        let max = self.node("GlobalMaxPool", &[x], format!("{name}.max"), vec![]);
+        let all = self.node(
+            "Concat",
+            &[&mean, &scaled, &max],
+            format!("{name}.concat"),
+            vec![proto::AttributeProto::int("axis", 1)],
+        );
+        self.flatten(&all)
+    }
+
+    /// `x` (N, C, H, W) plus `bias` (N, C) on each sample's channels.
+    fn add_channel_bias(&mut self, x: &str, bias: &str, name: &str) -> String {
+        let axes = self.int64s("axes.board", &[2, 3]);
+        let b = self.node("Unsqueeze", &[bias, &axes], format!("{name}.bias"), vec![]);
+        self.node("Add", &[x, &b], name.into(), vec![])
+    }
+
+    /// A 1×1 convolution with bias (`{layer}.weight`, `{layer}.bias`) of `x`.
+    fn conv_bias(&mut self, layer: &str, x: &str) -> Result<String, OnnxError> {
+        let (w, b) = (format!("{layer}.weight"), format!("{layer}.bias"));
+        self.initializer(&w)?;
+        self.initializer(&b)?;
+        Ok(self.node("Conv", &[x, &w, &b], layer.into(), vec![]))
+    }
+
+    /// A per-point policy head's logits into `out`: `{head}.out` (a 1×1 convolution of the
+    /// policy channels `p`) for the points, flattened row-major, then `{head}.pass` of the
+    /// pooled features for pass.
+    fn points_policy(
+        &mut self,
+        head: &str,
+        p: &str,
+        pooled: &str,
+        out: &str,
+    ) -> Result<(), OnnxError> {
+        let w = format!("{head}.out.weight");
+        self.initializer(&w)?;
+        let points = self.node("Conv", &[p, &w], format!("{head}.out"), vec![]);
+        let points = self.flatten(&points);
+        let pass = self.gemm(&format!("{head}.pass"), pooled, &format!("{head}.pass.out"))?;
+        self.graph.node.push(proto::NodeProto::new(
+            "Concat",
+            &[&points, &pass],
+            &[out],
+            format!("{head}.concat"),
+            vec![proto::AttributeProto::int("axis", 1)],
+        ));
+        Ok(())
+    }
+
     /// `x · Wᵀ + b` for a candle `Linear` (weight stored as out × in).
     fn gemm(&mut self, layer: &str, x: &str, out: &str) -> Result<String, OnnxError> {
         let w = format!("{layer}.weight");
@@ -290,6 +451,7 @@ impl GraphWriter<'_> {
 /// uses.
 pub mod proto {
     pub const DATA_TYPE_FLOAT: i32 = 1;
+    pub const DATA_TYPE_INT64: i32 = 7;
     const ATTR_FLOAT: i32 = 1;
     const ATTR_INT: i32 = 2;
     const ATTR_INTS: i32 = 7;

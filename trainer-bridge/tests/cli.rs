@@ -242,6 +242,7 @@ fn upgrade_grows_the_network_and_keeps_what_it_computes() {
         policy_channels: 2,
         value_channels: 1,
         value_hidden: 16,
+        ..NetConfig::default()
     };
     let (varmap, _) = Net::seeded(&narrow, shape, &Device::Cpu, 3).unwrap();
     let old = dir.join("old.safetensors");
@@ -300,8 +301,16 @@ fn upgrade_grows_the_network_and_keeps_what_it_computes() {
         &Device::Cpu,
     )
     .unwrap();
-    let (p0, v0) = before.forward_t(&x, false).unwrap();
-    let (p1, v1) = after.forward_t(&x, false).unwrap();
+    let trainer_bridge::net::Outputs {
+        policy: p0,
+        value: v0,
+        ..
+    } = before.forward_t(&x, false).unwrap();
+    let trainer_bridge::net::Outputs {
+        policy: p1,
+        value: v1,
+        ..
+    } = after.forward_t(&x, false).unwrap();
     let gap = |a: &Tensor, b: &Tensor| {
         let (a, b) = (
             a.flatten_all().unwrap().to_vec1::<f32>().unwrap(),
@@ -316,8 +325,16 @@ fn upgrade_grows_the_network_and_keeps_what_it_computes() {
     assert!(gap(&p0, &p1) < 1e-5, "policy moved by {}", gap(&p0, &p1));
     assert!(gap(&v0, &v1) < 1e-5, "value moved by {}", gap(&v0, &v1));
     // So does a training step's forward pass (batch statistics), where the fit starts.
-    let (p0, v0) = before.forward_t(&x, true).unwrap();
-    let (p1, v1) = after.forward_t(&x, true).unwrap();
+    let trainer_bridge::net::Outputs {
+        policy: p0,
+        value: v0,
+        ..
+    } = before.forward_t(&x, true).unwrap();
+    let trainer_bridge::net::Outputs {
+        policy: p1,
+        value: v1,
+        ..
+    } = after.forward_t(&x, true).unwrap();
     assert!(gap(&p0, &p1) < 1e-4, "policy moved by {}", gap(&p0, &p1));
     assert!(gap(&v0, &v1) < 1e-4, "value moved by {}", gap(&v0, &v1));
 
@@ -386,6 +403,7 @@ fn average_writes_the_mean_of_one_networks_checkpoints() {
         policy_channels: 2,
         value_channels: 1,
         value_hidden: 16,
+        ..NetConfig::default()
     };
     let save = |name: &str, game: &str, network: &NetConfig, seed: u64, generation: u64| {
         let shape = games::shape_of(game, None).unwrap();

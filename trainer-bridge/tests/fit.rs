@@ -292,7 +292,6 @@ fn xiangqi_shard(path: &Path) {
             planes: vec![0.0; shape.input_len()],
             policy: vec![(0, 1.0)],
             value: 0.0,
-            aux: Default::default(),
         }],
         symmetries: shards::symmetry_maps(&state),
     }
@@ -456,7 +455,11 @@ fn an_anchor_mixes_its_outputs_into_the_targets() {
         &Device::Cpu,
     )
     .unwrap();
-    let (logits, v) = net.forward_t(&x, false).unwrap();
+    let trainer_bridge::net::Outputs {
+        policy: logits,
+        value: v,
+        ..
+    } = net.forward_t(&x, false).unwrap();
     let anchor = Anchor { net, weight: 0.25 };
     let target_p = Tensor::zeros(
         (3, shape.policy_size),
@@ -570,7 +573,11 @@ fn data_positions(shards: &Path) -> Tensor {
 fn outputs(path: &Path, net: &NetConfig, x: &Tensor) -> (Tensor, Tensor) {
     let shape = Liuzhou::default().shape();
     let (_vars, net) = Net::load(path, net, shape, &Device::Cpu).unwrap();
-    let (logits, value) = net.forward_t(x, false).unwrap();
+    let trainer_bridge::net::Outputs {
+        policy: logits,
+        value,
+        ..
+    } = net.forward_t(x, false).unwrap();
     (candle_nn::ops::softmax(&logits, 1).unwrap(), value)
 }
 

@@ -1,7 +1,9 @@
 //! The ONNX model written by trainer-bridge, run through the engine's ONNX Runtime evaluator,
 //! must compute what candle computes (policy logits and values within 1e-4, or 1e-5 of the
 //! outputs' largest magnitude where that exceeds 10), for every board shape, and through the
-//! `Game` trait for every game.
+//! `Game` trait for every game; a network with global pooling and the auxiliary heads does so
+//! on every output (`ownership`, `score`, `wdl`, `reply_policy` besides `policy` and `value`),
+//! and still loads and plays in the engine, which reads only the two.
 //!
 //! Needs ONNX Runtime: provisioned automatically (see `infer::runtime`), or from
 //! `ORT_DYLIB_PATH`.
@@ -33,9 +35,9 @@ fn random_net(cfg: &NetConfig, shape: TensorShape, seed: u64) -> (VarMap, Net) {
     for (name, var) in varmap.data().lock().unwrap().iter() {
         let range = if name.ends_with("running_var") {
             0.3..2.0
-        } else if name.contains(".bn") && name.ends_with("weight") {
+        } else if is_bn(name) && name.ends_with("weight") {
             0.5..1.5
-        } else if name.ends_with("running_mean") || name.contains(".bn") && name.ends_with("bias") {
+        } else if name.ends_with("running_mean") || is_bn(name) && name.ends_with("bias") {
             -0.5..0.5
         } else {
             continue;
@@ -46,6 +48,11 @@ fn random_net(cfg: &NetConfig, shape: TensorShape, seed: u64) -> (VarMap, Net) {
             .unwrap();
     }
     (varmap, net)
+}
+
+/// Whether variable `name` belongs to a batch norm (`bn`, `bn1`, `gbn`, …).
+fn is_bn(name: &str) -> bool {
+    name.split('.').any(|part| part.contains("bn"))
 }
 
 fn write_model(varmap: &VarMap, game: &str, cfg: &NetConfig, shape: TensorShape, path: &Path) {
@@ -62,7 +69,11 @@ fn write_model(varmap: &VarMap, game: &str, cfg: &NetConfig, shape: TensorShape,
 fn candle_forward(net: &Net, inputs: &[f32], n: usize) -> (Vec<f32>, Vec<f32>) {
     let s = net.shape();
     let x = Tensor::from_slice(inputs, (n, s.planes, s.height, s.width), &Device::Cpu).unwrap();
-    let (p, v) = net.forward_t(&x, false).unwrap();
+    let trainer_bridge::net::Outputs {
+        policy: p,
+        value: v,
+        ..
+    } = net.forward_t(&x, false).unwrap();
     (
         p.flatten_all().unwrap().to_vec1().unwrap(),
         v.to_vec1().unwrap(),
@@ -101,6 +112,7 @@ fn small_config() -> NetConfig {
         policy_channels: 2,
         value_channels: 1,
         value_hidden: 32,
+        ..NetConfig::default()
     }
 }
 
@@ -231,4 +243,267 @@ fn parity_xiangqi() {
 fn parity_go_9x9() {
     let go = games::go::GoState::new(games::go::GoRules::default()).unwrap();
     game_parity(go, "configs/go.yaml");
+}
+
+/// Every part on: pooling blocks (the second of three), pooling policy and value heads, and all
+/// four auxiliary heads.
+fn pooling_config() -> NetConfig {
+    NetConfig {
+        blocks: 3,
+        channels: 16,
+        policy_channels: 4,
+        value_channels: 8,
+        value_hidden: 32,
+        pool_every: 2,
+        pool_channels: 5,
+        policy_pool: true,
+        value_pool: true,
+        ownership: true,
+        score: true,
+        wdl: true,
+        reply: true,
+    }
+}
+
+/// Pooling in every block but plain heads, with ownership, score and a (fully connected) reply
+/// policy.
+fn mixed_config() -> NetConfig {
+    NetConfig {
+        blocks: 2,
+        channels: 12,
+        policy_channels: 3,
+        value_channels: 4,
+        value_hidden: 16,
+        pool_every: 1,
+        pool_channels: 3,
+        ownership: true,
+        score: true,
+        reply: true,
+        ..NetConfig::default()
+    }
+}
+
+/// Every output of the model at `path` on `n` inputs, by name, through ONNX Runtime directly.
+fn ort_outputs(
+    path: &Path,
+    shape: TensorShape,
+    inputs: &[f32],
+    n: usize,
+) -> std::collections::BTreeMap<String, Vec<f32>> {
+    let env = infer::runtime::environment().unwrap();
+    let mut session = ort::session::Session::builder(env)
+        .unwrap()
+        .with_intra_threads(1)
+        .unwrap()
+        .commit_from_file(path)
+        .unwrap();
+    let names: Vec<String> = session
+        .outputs()
+        .iter()
+        .map(|o| o.name().to_string())
+        .collect();
+    let dims = [n, shape.planes, shape.height, shape.width];
+    let tensor = ort::value::TensorRef::from_array_view((dims, inputs)).unwrap();
+    let out = session.run(ort::inputs!["input" => tensor]).unwrap();
+    names
+        .into_iter()
+        .map(|name| {
+            let (_, values) = out[name.as_str()].try_extract_tensor::<f32>().unwrap();
+            (name, values.to_vec())
+        })
+        .collect()
+}
+
+/// candle's outputs (inference mode) by their ONNX names.
+fn candle_outputs(
+    net: &Net,
+    inputs: &[f32],
+    n: usize,
+) -> std::collections::BTreeMap<String, Vec<f32>> {
+    let s = net.shape();
+    let x = Tensor::from_slice(inputs, (n, s.planes, s.height, s.width), &Device::Cpu).unwrap();
+    let out = net.forward_t(&x, false).unwrap();
+    let flat = |t: &Tensor| t.flatten_all().unwrap().to_vec1::<f32>().unwrap();
+    let mut all = std::collections::BTreeMap::new();
+    all.insert("policy".to_string(), flat(&out.policy));
+    all.insert("value".to_string(), flat(&out.value));
+    for (name, t) in [
+        ("ownership", &out.ownership),
+        ("score", &out.score),
+        ("wdl", &out.wdl),
+        ("reply_policy", &out.reply),
+    ] {
+        if let Some(t) = t {
+            all.insert(name.to_string(), flat(t));
+        }
+    }
+    all
+}
+
+/// The network of `cfg` for `shape`: every output of ONNX Runtime against candle's, with the
+/// names and sizes the module docs of `onnx` give; then the engine's evaluator, which reads
+/// `policy` and `value` only, on the same model. Returns the largest difference of each output.
+fn pooling_parity(
+    label: &str,
+    game: &str,
+    cfg: &NetConfig,
+    shape: TensorShape,
+) -> Vec<(String, f32)> {
+    let dir = temp_dir(label);
+    let path = dir.join("net.onnx");
+    let (varmap, net) = random_net(cfg, shape, 5);
+    write_model(&varmap, game, cfg, shape, &path);
+    let mut rng = SmallRng::seed_from_u64(13);
+    let n = 9;
+    let inputs: Vec<f32> = (0..n * shape.input_len())
+        .map(|_| f32::from(u8::from(rng.gen_bool(0.3))))
+        .collect();
+    let ours = ort_outputs(&path, shape, &inputs, n);
+    let theirs = candle_outputs(&net, &inputs, n);
+    let mut wanted = vec![("policy", shape.policy_size), ("value", 1)];
+    let cells = shape.height * shape.width;
+    for (on, name, size) in [
+        (cfg.ownership, "ownership", cells),
+        (cfg.score, "score", 1),
+        (cfg.wdl, "wdl", 3),
+        (cfg.reply, "reply_policy", shape.policy_size),
+    ] {
+        if on {
+            wanted.push((name, size));
+        }
+    }
+    let names: Vec<&str> = ours.keys().map(String::as_str).collect();
+    let mut sorted: Vec<&str> = wanted.iter().map(|(n, _)| *n).collect();
+    sorted.sort();
+    assert_eq!(names, sorted, "{label}: the model's outputs");
+    let mut diffs = Vec::new();
+    for (name, size) in wanted {
+        let (a, b) = (&ours[name], &theirs[name]);
+        assert_eq!(a.len(), n * size, "{label} {name}: length");
+        assert_close(&format!("{label} {name}"), a, b);
+        let d = a
+            .iter()
+            .zip(b)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0, f32::max);
+        diffs.push((name.to_string(), d));
+    }
+    if cfg.ownership {
+        assert!(ours["ownership"].iter().all(|o| o.abs() <= 1.0 + 1e-6));
+    }
+    // The engine's reader: the same policy and values, the other outputs ignored.
+    let model = OrtModel::load(&path, &OrtOptions::default()).unwrap();
+    let mut policy = vec![0.0; n * shape.policy_size];
+    let mut value = vec![0.0; n];
+    model
+        .evaluate_encoded(&inputs, &mut policy, &mut value)
+        .unwrap();
+    assert_close(
+        &format!("{label} engine policy"),
+        &policy,
+        &theirs["policy"],
+    );
+    assert_close(&format!("{label} engine value"), &value, &theirs["value"]);
+    eprintln!("{label}: largest |onnx − candle| {diffs:?}");
+    std::fs::remove_dir_all(&dir).unwrap();
+    diffs
+}
+
+#[test]
+fn pooling_and_auxiliary_heads_parity_go_9x9() {
+    let go = games::go::GoState::new(games::go::GoRules::default()).unwrap();
+    pooling_parity("pool-go9", "go", &pooling_config(), go.shape());
+    pooling_parity("mixed-go9", "go", &mixed_config(), go.shape());
+}
+
+#[test]
+fn pooling_and_auxiliary_heads_parity_go_13x13() {
+    let shape = games::shape_of("go", Some(13)).unwrap();
+    assert_eq!(shape.policy_size, 13 * 13 + 1);
+    pooling_parity("pool-go13", "go", &pooling_config(), shape);
+}
+
+#[test]
+fn pooling_and_auxiliary_heads_parity_liuzhou() {
+    let shape = games::liuzhou::Liuzhou::default().shape();
+    pooling_parity("pool-liuzhou", "liuzhou", &pooling_config(), shape);
+    pooling_parity("mixed-liuzhou", "liuzhou", &mixed_config(), shape);
+}
+
+#[test]
+fn pooling_and_auxiliary_heads_parity_xiangqi() {
+    let shape = games::xiangqi::Xiangqi::default().shape();
+    pooling_parity("pool-xiangqi", "xiangqi", &pooling_config(), shape);
+}
+
+/// A Go network with every part on plays through the engine's evaluator and the `Game` trait as
+/// the plain one does: its policy and value agree with candle's on positions from random play.
+#[test]
+fn pooling_network_plays_go_through_the_engine() {
+    let go = games::go::GoState::new(games::go::GoRules::default()).unwrap();
+    let cfg = pooling_config();
+    let shape = go.shape();
+    let dir = temp_dir("pool-engine");
+    let path = dir.join("net.onnx");
+    let (varmap, net) = random_net(&cfg, shape, 3);
+    write_model(&varmap, "go", &cfg, shape, &path);
+    let evaluator = OrtEvaluator::load(&path, &go, &OrtOptions::default()).unwrap();
+    let states = infer::bench::sample_states(&go, 20, 5);
+    let refs: Vec<&games::go::GoState> = states.iter().collect();
+    let n = refs.len();
+    let mut policy = vec![0.0; n * shape.policy_size];
+    let mut value = vec![0.0; n];
+    evaluator.evaluate(&refs, &mut policy, &mut value).unwrap();
+    let mut inputs = vec![0.0; n * shape.input_len()];
+    for (s, row) in refs.iter().zip(inputs.chunks_exact_mut(shape.input_len())) {
+        s.encode(row);
+    }
+    let (p, v) = candle_forward(&net, &inputs, n);
+    assert_close("go engine policy", &policy, &p);
+    assert_close("go engine value", &value, &v);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The shipped models, written before the pooling parts and auxiliary heads existed, still
+/// load from their checkpoints (their `network` metadata has none of the new keys) and compute
+/// what their ONNX models do; exported again, they give the same graph and metadata.
+#[test]
+fn shipped_models_load_and_export_as_before() {
+    use prost::Message;
+    use trainer_bridge::onnx::proto::ModelProto;
+    for game in ["liuzhou", "xiangqi", "go"] {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../models")
+            .join(game);
+        let ck =
+            trainer_bridge::Checkpoint::read(&dir.join("best.safetensors"), &Device::Cpu).unwrap();
+        let meta = ck.meta.clone().unwrap();
+        assert!(!meta.network.has_new_parts(), "{game}");
+        let (varmap, net) =
+            Net::from_checkpoint(&ck, &meta.network, meta.shape, &Device::Cpu).unwrap();
+        let shipped = std::fs::read(dir.join("best.onnx")).unwrap();
+        let again = trainer_bridge::onnx::model_bytes(&varmap, &meta).unwrap();
+        let (a, b) = (
+            ModelProto::decode(shipped.as_slice()).unwrap(),
+            ModelProto::decode(again.as_slice()).unwrap(),
+        );
+        assert_eq!(a.graph, b.graph, "{game}: the graph exported again");
+        assert_eq!(a.metadata_props, b.metadata_props, "{game}: metadata");
+        // The shipped ONNX model against candle on the checkpoint.
+        let n = 6;
+        let shape = meta.shape;
+        let mut rng = SmallRng::seed_from_u64(17);
+        let inputs: Vec<f32> = (0..n * shape.input_len())
+            .map(|_| f32::from(u8::from(rng.gen_bool(0.3))))
+            .collect();
+        let model = OrtModel::load(&dir.join("best.onnx"), &OrtOptions::default()).unwrap();
+        let mut policy = vec![0.0; n * shape.policy_size];
+        let mut value = vec![0.0; n];
+        model
+            .evaluate_encoded(&inputs, &mut policy, &mut value)
+            .unwrap();
+        let (p, v) = candle_forward(&net, &inputs, n);
+        assert_close(&format!("shipped {game} policy"), &policy, &p);
+        assert_close(&format!("shipped {game} value"), &value, &v);
+    }
 }
