@@ -292,6 +292,7 @@ fn xiangqi_shard(path: &Path) {
             planes: vec![0.0; shape.input_len()],
             policy: vec![(0, 1.0)],
             value: 0.0,
+            aux: Default::default(),
         }],
         symmetries: shards::symmetry_maps(&state),
     }
