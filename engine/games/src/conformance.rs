@@ -160,6 +160,36 @@ pub fn check_position<G: Game>(state: &G, cov: &mut Coverage) {
         "encoding not finite in {text}"
     );
 
+    // The final targets: one number per point in [−1, 1] and a finite score, each the
+    // negation of the opponent's view.
+    let (ownership, score) = (state.final_ownership(me), state.final_score(me));
+    if let Some(own) = &ownership {
+        assert_eq!(
+            own.len(),
+            shape.height * shape.width,
+            "ownership length in {text}"
+        );
+        assert!(
+            own.iter().all(|o| (-1.0..=1.0).contains(o)),
+            "ownership outside [-1, 1] in {text}"
+        );
+        let theirs = state
+            .final_ownership(me.opponent())
+            .expect("both views or neither");
+        assert!(
+            own.iter().zip(&theirs).all(|(a, b)| *a == -*b),
+            "the two players' ownership are not opposite in {text}"
+        );
+    }
+    if let Some(v) = score {
+        assert!(v.is_finite(), "score {v} in {text}");
+        assert_eq!(
+            state.final_score(me.opponent()),
+            Some(-v),
+            "score views in {text}"
+        );
+    }
+
     // Each symmetry maps legal actions to legal actions and commutes with play.
     let syms = state.symmetries();
     assert!(!syms.is_empty() && syms[0] == crate::Symmetry::IDENTITY);
@@ -179,6 +209,25 @@ pub fn check_position<G: Game>(state: &G, cov: &mut Coverage) {
                 "symmetry {sym:?} does not move plane {plane} point by point in {text}"
             );
         }
+        // Ownership targets move like a plane; the score does not move.
+        if let Some(own) = &ownership {
+            let image_own = image
+                .final_ownership(me)
+                .expect("an image has ownership too");
+            for (i, &o) in own.iter().enumerate() {
+                let (r2, f2) = sym.map(i / w, i % w, h, w);
+                assert_eq!(
+                    image_own[r2 * w + f2],
+                    o,
+                    "symmetry {sym:?} does not move ownership point by point in {text}"
+                );
+            }
+        }
+        assert_eq!(
+            image.final_score(me),
+            score,
+            "symmetry {sym:?} changed the score"
+        );
         let mut image_legal = Vec::new();
         image.legal_actions(&mut image_legal);
         let mapped: HashSet<_> = legal

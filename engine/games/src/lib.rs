@@ -221,6 +221,23 @@ pub trait Game: Clone + Debug + Send + Sync + 'static {
         0.0
     }
 
+    /// Who owns each point, from `player`'s point of view, were the game to end in this state:
+    /// `shape().height × shape().width` numbers in [−1, 1] (+1 `player`'s, −1 the opponent's,
+    /// 0 nobody's), in the order of a plane of [`Game::encode`]. Self-play takes it from a
+    /// finished game as an auxiliary training target; the rules and the search never use it.
+    /// `None` (the default) where the game has no such notion (Xiangqi).
+    fn final_ownership(&self, _player: Player) -> Option<Vec<f32>> {
+        None
+    }
+
+    /// The score margin from `player`'s point of view, were the game to end in this state, in
+    /// the game's own units (Go: area margin with komi; Liuzhou: stone difference). An
+    /// auxiliary training target like [`Game::final_ownership`]; `None` (the default) where the
+    /// game has no score.
+    fn final_score(&self, _player: Player) -> Option<f32> {
+        None
+    }
+
     /// Whether tree searches look for a winning action (see [`Game::winning_action`]) at each
     /// expansion by default: right where games often end on one move that a weak policy rates
     /// low (Xiangqi's checkmates), and where the test costs little beside a network call.

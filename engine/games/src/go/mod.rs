@@ -693,6 +693,20 @@ impl Game for GoState {
         text::read(self, text)
     }
 
+    /// The area rule's owners ([`GoState::ownership`]): stones, and empty regions that reach
+    /// only one colour; dame and seki's shared liberties 0. Dead stones count as alive: the
+    /// target is sound for games played out to the end, as self-play's are.
+    fn final_ownership(&self, player: Player) -> Option<Vec<f32>> {
+        let sign = if player == Player::First { 1.0 } else { -1.0 };
+        Some(self.ownership().into_iter().map(|o| sign * o as f32).collect())
+    }
+
+    /// The area margin with komi ([`GoState::score`]) from `player`'s side.
+    fn final_score(&self, player: Player) -> Option<f32> {
+        let sign = if player == Player::First { 1.0 } else { -1.0 };
+        Some(sign * self.score())
+    }
+
     fn render(&self) -> String {
         text::render(self)
     }

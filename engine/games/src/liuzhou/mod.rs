@@ -675,6 +675,31 @@ impl Game for Liuzhou {
         let theirs = self.stone_count(player.opponent()) as f32;
         (mine - theirs) / STONES_PER_PLAYER as f32
     }
+
+    /// The stone on each point (marked ones included): +1 `player`'s, −1 the opponent's, 0
+    /// empty; point `s` at index `s`, as in the input planes.
+    fn final_ownership(&self, player: Player) -> Option<Vec<f32>> {
+        let (mine, theirs) = (self.stones(player), self.stones(player.opponent()));
+        Some(
+            (0..POINTS)
+                .map(|s| {
+                    let bit = 1u64 << s;
+                    if mine & bit != 0 {
+                        1.0
+                    } else if theirs & bit != 0 {
+                        -1.0
+                    } else {
+                        0.0
+                    }
+                })
+                .collect(),
+        )
+    }
+
+    /// The stone difference: `player`'s stones less the opponent's.
+    fn final_score(&self, player: Player) -> Option<f32> {
+        Some(self.stone_count(player) as f32 - self.stone_count(player.opponent()) as f32)
+    }
 }
 
 fn push_points(out: &mut Vec<Action>, mut points: u64, base: u8) {
