@@ -160,7 +160,7 @@ impl RayDriver {
             .stderr(Stdio::inherit())
             // Ray would report usage to its makers: not from here.
             .env("RAY_USAGE_STATS_ENABLED", "0");
-        crate::die_with_this_thread(&mut command);
+        crate::trainer::die_with_this_thread(&mut command);
         let mut child = command.spawn().map_err(|error| ClusterError::Start {
             python: ray.python.clone(),
             error,

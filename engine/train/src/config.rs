@@ -1,0 +1,227 @@
+//! The `train` section of a game's config and its range checks.
+
+use std::path::PathBuf;
+
+use eval::InvalidSetting;
+use players::spec::AgentSpec;
+use serde::{Deserialize, Serialize};
+
+/// The `train` section of a game's config.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct TrainConfig {
+    pub run_dir: PathBuf,
+    pub iterations: u32,
+    pub time_limit_minutes: f64,
+    pub games_per_iteration: usize,
+    pub gate_games: u32,
+    pub gate_visits: u64,
+    pub gate_threshold: f64,
+    pub gate_temperature: f32,
+    pub eval_games: u32,
+    pub eval_visits: u64,
+    pub eval_mcts_playouts: u64,
+    /// Fixed opponents of the rating ladder besides `random` and pure MCTS (agent specs).
+    pub ladder_opponents: Vec<String>,
+    /// Earlier best models each new best plays on the ladder (the most recent first).
+    pub ladder_previous_bests: u32,
+    pub match_parallel: u32,
+    pub seed: u64,
+    /// A checkpoint (`.safetensors`, its `.onnx` beside it) that becomes model 0000 instead of a
+    /// fresh network: a network fitted elsewhere, on bootstrap or imported shards say.
+    pub init_from: Option<PathBuf>,
+    /// Shards of a teacher's games or of game records (`engine bootstrap`, `engine import`). A
+    /// new run fits its fresh model 0000 on them (`bootstrap_fit_steps`) and keeps the newest
+    /// of them, up to `bootstrap_samples`, in its replay window beside self-play, where they
+    /// are the oldest data and leave the window as self-play fills it.
+    pub bootstrap_shards: Option<PathBuf>,
+    /// Training steps of model 0000 on `bootstrap_shards` (0: start from a fresh network).
+    pub bootstrap_fit_steps: usize,
+    /// Bootstrap samples kept in the replay window at the start (0: none).
+    pub bootstrap_samples: usize,
+}
+
+impl Default for TrainConfig {
+    fn default() -> Self {
+        TrainConfig {
+            run_dir: "runs/liuzhou".into(),
+            iterations: 100,
+            time_limit_minutes: 30.0,
+            games_per_iteration: 200,
+            gate_games: 20,
+            gate_visits: 100,
+            gate_threshold: 0.55,
+            gate_temperature: 0.3,
+            eval_games: 10,
+            eval_visits: 200,
+            eval_mcts_playouts: 800,
+            ladder_opponents: Vec::new(),
+            ladder_previous_bests: 3,
+            match_parallel: 0,
+            seed: 1,
+            init_from: None,
+            bootstrap_shards: None,
+            bootstrap_fit_steps: 0,
+            bootstrap_samples: 0,
+        }
+    }
+}
+
+impl TrainConfig {
+    /// Range checks for the whole section, run at startup: the gate and the evaluation build
+    /// their agents from these values only after a full self-play and fit.
+    pub fn validate(&self) -> Result<(), InvalidSetting> {
+        use InvalidSetting as I;
+        let dir = self.run_dir.to_string_lossy();
+        // The gate names models inside agent specs, whose fields are separated by commas.
+        I::check(
+            !dir.is_empty() && !dir.contains(','),
+            "run_dir",
+            format_args!("{dir:?}"),
+            "a directory path without commas",
+        )?;
+        I::check(
+            self.iterations >= 1,
+            "iterations",
+            self.iterations,
+            "1 or more",
+        )?;
+        let m = self.time_limit_minutes;
+        I::check(
+            m.is_finite() && m > 0.0,
+            "time_limit_minutes",
+            m,
+            "a finite number > 0",
+        )?;
+        let counts = [
+            ("games_per_iteration", self.games_per_iteration as u64),
+            ("gate_games", u64::from(self.gate_games)),
+            ("gate_visits", self.gate_visits),
+            ("eval_visits", self.eval_visits),
+            ("eval_mcts_playouts", self.eval_mcts_playouts),
+        ];
+        for (key, n) in counts {
+            I::check(n >= 1, key, n, "1 or more")?;
+        }
+        I::check(
+            (0.0..=1.0).contains(&self.gate_threshold),
+            "gate_threshold",
+            self.gate_threshold,
+            "0 to 1",
+        )?;
+        I::check(
+            self.match_parallel <= 64,
+            "match_parallel",
+            self.match_parallel,
+            "0 (one per core) to 64",
+        )?;
+        let t = self.gate_temperature;
+        I::check(
+            t.is_finite() && t >= 0.0,
+            "gate_temperature",
+            t,
+            "a finite number ≥ 0",
+        )?;
+        I::check(
+            self.init_from.is_none() || self.bootstrap_fit_steps == 0,
+            "bootstrap_fit_steps",
+            self.bootstrap_fit_steps,
+            "0 when init_from gives model 0000",
+        )?;
+        for (k, spec) in self.ladder_opponents.iter().enumerate() {
+            let parsed = AgentSpec::parse(spec);
+            I::check(
+                parsed.is_ok() && !matches!(parsed, Ok(AgentSpec::Net { .. })),
+                "ladder_opponents",
+                format_args!("{spec:?} (entry {})", k + 1),
+                "an agent spec of `engine match` other than `net` (models join the ladder by themselves)",
+            )?;
+        }
+        let uses_shards = self.bootstrap_fit_steps > 0 || self.bootstrap_samples > 0;
+        I::check(
+            self.bootstrap_shards.is_some() || !uses_shards,
+            "bootstrap_shards",
+            "none",
+            "a directory when bootstrap_fit_steps or bootstrap_samples is set",
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_train_key_out_of_range_is_named() {
+        let d = TrainConfig::default;
+        assert_eq!(d().validate(), Ok(()));
+        let cases = [
+            (
+                TrainConfig {
+                    gate_visits: 0,
+                    ..d()
+                },
+                "gate_visits",
+            ),
+            (
+                TrainConfig {
+                    eval_visits: 0,
+                    ..d()
+                },
+                "eval_visits",
+            ),
+            (
+                TrainConfig {
+                    eval_mcts_playouts: 0,
+                    ..d()
+                },
+                "eval_mcts_playouts",
+            ),
+            (
+                TrainConfig {
+                    match_parallel: 65,
+                    ..d()
+                },
+                "match_parallel",
+            ),
+            (
+                TrainConfig {
+                    gate_temperature: f32::NAN,
+                    ..d()
+                },
+                "gate_temperature",
+            ),
+            (
+                TrainConfig {
+                    time_limit_minutes: f64::INFINITY,
+                    ..d()
+                },
+                "time_limit_minutes",
+            ),
+            (
+                TrainConfig {
+                    run_dir: "".into(),
+                    ..d()
+                },
+                "run_dir",
+            ),
+            (
+                TrainConfig {
+                    run_dir: "runs/a,b".into(),
+                    ..d()
+                },
+                "run_dir",
+            ),
+            (
+                TrainConfig {
+                    iterations: 0,
+                    ..d()
+                },
+                "iterations",
+            ),
+        ];
+        for (config, key) in cases {
+            assert_eq!(config.validate().unwrap_err().key, key);
+        }
+    }
+}

@@ -1,0 +1,150 @@
+//! The self-play step: an iteration's games with the best model, in this process or on a Ray
+//! cluster, resumable by shard (games already in the iteration's shards count).
+
+use std::path::Path;
+use std::time::Instant;
+
+use players::spec::OwnPlayers;
+use setup::models;
+
+use crate::iteration::Run;
+use crate::matches::FP32;
+use crate::{cluster, progress};
+
+/// Plays what iteration `i` (its shards tagged `tag`) still lacks of its games in this process,
+/// with `best_onnx`; returns the positions per second (0 when nothing was left to play).
+pub(crate) fn local<G: OwnPlayers>(
+    run: &Run<'_, G>,
+    i: u32,
+    best_onnx: &Path,
+    tag: &str,
+) -> anyhow::Result<f64> {
+    let (setup, shards_dir) = (run.setup, &run.dir.shards);
+    let done = games_in_shards(shards_dir, tag)?;
+    let todo = run.train.games_per_iteration.saturating_sub(done);
+    if todo == 0 {
+        return Ok(0.0);
+    }
+    let model = best_onnx.to_string_lossy();
+    let evaluator = models::evaluator_with(run.start, &model, setup.doc, setup.config_path, FP32)?;
+    let bar = progress(todo as u64, &format!("iteration {i}: self-play"));
+    let sink = selfplay::ShardSink {
+        dir: shards_dir,
+        tag,
+        model: &model,
+        config: &run.config_text,
+    };
+    let seed = run.train.seed ^ (u64::from(i) << 20) ^ done as u64;
+    let summary = selfplay::run(
+        run.start,
+        evaluator.as_ref(),
+        &setup.selfplay,
+        todo,
+        &sink,
+        seed,
+        |s| {
+            bar.set_message(format!("{:.0} positions/s", s.positions_per_second()));
+            bar.set_position(s.games as u64);
+        },
+    )?;
+    bar.finish();
+    tracing::info!("iteration {i}: self-play: {}", summary.line());
+    Ok(summary.positions_per_second())
+}
+
+/// Plays the tasks of iteration `i` (its shards tagged `tag`) whose shards are missing on the
+/// cluster, starting the run's driver if it is not running; returns the positions per second
+/// (0 when nothing was left to play).
+pub(crate) fn on_ray<G: OwnPlayers>(
+    run: &mut Run<'_, G>,
+    i: u32,
+    best_onnx: &Path,
+    tag: &str,
+) -> anyhow::Result<f64> {
+    let (sp, shards_dir) = (&run.setup.selfplay, &run.dir.shards);
+    let model_name = best_onnx.to_string_lossy();
+    let seed = run.train.seed ^ (u64::from(i) << 20);
+    let stamp = cluster::batch_stamp(shards_dir, tag)?;
+    let games = run.train.games_per_iteration;
+    let tasks = cluster::plan(games, sp.ray.games_per_task, tag, stamp, seed);
+    cluster::keep_current(shards_dir, &tasks, G::NAME, &model_name)?;
+    let todo: Vec<cluster::Task> = tasks
+        .into_iter()
+        .filter(|t| !shards_dir.join(&t.file).exists())
+        .collect();
+    if todo.is_empty() {
+        return Ok(0.0);
+    }
+    let driver = match &mut run.ray {
+        Some(d) => d,
+        None => run.ray.insert(cluster::RayDriver::start(
+            &sp.ray,
+            &std::env::current_exe()?,
+        )?),
+    };
+    let task_config = cluster::task_config(run.setup.doc, &sp.ray);
+    let batch = cluster::Batch {
+        game: G::NAME,
+        model: best_onnx,
+        model_name: &model_name,
+        config: &task_config,
+        out_dir: shards_dir,
+        tasks: &todo,
+    };
+    let played = ray_selfplay(driver, &batch, &format!("iteration {i}"))?;
+    Ok(played.positions_per_second())
+}
+
+/// Plays `batch` on the cluster with a progress bar of its games; `what` names it in the log.
+pub fn ray_selfplay(
+    driver: &mut cluster::RayDriver,
+    batch: &cluster::Batch<'_>,
+    what: &str,
+) -> anyhow::Result<cluster::Played> {
+    let games: usize = batch.tasks.iter().map(|t| t.games).sum();
+    let bar = progress(games as u64, &format!("{what}: self-play on Ray"));
+    let began = Instant::now();
+    let mut positions = 0;
+    let played = driver.selfplay(batch, |e| {
+        if let cluster::Event::Shard {
+            games,
+            positions: p,
+            ..
+        } = e
+        {
+            positions += p;
+            let rate = positions as f64 / began.elapsed().as_secs_f64().max(1e-9);
+            bar.set_message(format!("{rate:.0} positions/s"));
+            bar.inc(*games as u64);
+        }
+    })?;
+    bar.finish();
+    tracing::info!(
+        "{what}: self-play on Ray: {} tasks, {} games, {} positions ({:.1}/s) in {:.1} s; {} \
+         shards already there",
+        played.written,
+        played.games,
+        played.positions,
+        played.positions_per_second(),
+        played.seconds,
+        played.skipped
+    );
+    Ok(played)
+}
+
+/// Games recorded in the shards tagged `tag` (the shards of one iteration).
+fn games_in_shards(dir: &Path, tag: &str) -> anyhow::Result<usize> {
+    let needle = format!("-{tag}-");
+    let mut games = 0;
+    for entry in std::fs::read_dir(dir)? {
+        let path = entry?.path();
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        if name.contains(&needle) && name.ends_with(shards::EXTENSION) && !name.starts_with('.') {
+            match shards::ShardMeta::read(&path) {
+                Ok((meta, _)) => games += meta.games,
+                Err(e) => tracing::warn!("ignoring {e}"),
+            }
+        }
+    }
+    Ok(games)
+}
