@@ -29,10 +29,24 @@
 //! | `value` | F32 | N | the game's result from the mover's point of view (−1, 0, 1) |
 //! | `symmetry_bits` | U8 | S ≥ 1 | the board symmetries valid for training ([`games::Symmetry`]), the identity first |
 //! | `symmetry_policy` | U16 | S × policy_size | where each symmetry sends each policy index ([`NO_INDEX`] if nowhere) |
+//! | `ownership` | F32 | N × height × width | each point's owner at the game's end, mover's point of view, in [−1, 1] ([`Aux::ownership`]); 0 where the mask is 0 |
+//! | `ownership_mask` | U8 | N | 1 where the sample has an ownership target, else 0 |
+//! | `score` | F32 | N | the final score margin, mover's point of view ([`Aux::score`]); 0 where the mask is 0 |
+//! | `score_mask` | U8 | N | 1 where the sample has a score target, else 0 |
+//! | `reply_offsets` | U32 | N + 1 | sample i's reply entries are `offsets[i]..offsets[i+1]`; none where it has no reply target |
+//! | `reply_index` | U16 | R | policy index of an entry of the opponent's reply ([`Aux::reply`]) |
+//! | `reply_prob` | F32 | R | its share, in [0, 1] (each present reply sums to 1 within 10⁻³) |
+//!
+//! The last seven tensors, the auxiliary targets, are new in version 3; a version 1 or 2 shard
+//! reads with every target absent ([`Aux::default`]), and a fit gives an absent target weight 0.
+//! The ownership's points are in the order of a plane of `planes`, so a symmetry moves them as
+//! it moves a plane ([`transform_ownership`]), and a reply as it moves the policy
+//! ([`transform_policy`]).
 //!
 //! `planes`, `height`, `width` and `policy_size` are at least 1, and `policy_size` is at most
 //! [`NO_INDEX`]. Writers and readers both check every number above (finite planes, indices in
-//! range, ...): a shard that breaks one is refused with the tensor and element at fault.
+//! range, masks 0 or 1, ...): a shard that breaks one is refused with the tensor and element at
+//! fault.
 //!
 //! A shard that fails its checksums is refused with the tensor at fault, like a truncated one:
 //! readers of a directory skip it with a warning. Version 1 shards carry no `crc32` and are
@@ -56,7 +70,7 @@ use std::path::{Path, PathBuf};
 
 use safetensors::tensor::{Dtype, SafeTensors, TensorView};
 
-pub use augment::{transform, transform_sample};
+pub use augment::{transform, transform_ownership, transform_policy, transform_sample};
 pub use checksum::{ChecksumError, Integrity};
 /// The policy index map of every symmetry of a state, in the form shards store.
 pub use games::symmetry_maps;
@@ -65,8 +79,9 @@ pub use games::symmetry_maps;
 pub const FORMAT: &str = "engine-shard";
 /// The version written. Bumped whenever the layout changes; readers refuse versions outside
 /// [`OLDEST_VERSION`]`..=VERSION`.
-pub const VERSION: u32 = 2;
-/// The oldest version read: version 1 is version 2 without the `crc32` metadata.
+pub const VERSION: u32 = 3;
+/// The oldest version read: version 1 is version 2 without the `crc32` metadata, and version 2
+/// is version 3 without the auxiliary targets.
 pub const OLDEST_VERSION: u32 = 1;
 /// `symmetry_policy` entry for an index a symmetry maps to no action.
 pub use games::NO_INDEX;
@@ -325,7 +340,7 @@ macro_rules! le_bytes {
         }
     )*};
 }
-le_bytes!(u16, u32, f32);
+le_bytes!(u8, u16, u32, f32);
 
 fn bytes_of<T: LeBytes>(v: &[T]) -> Vec<u8> {
     let mut out = Vec::with_capacity(std::mem::size_of_val(v));
@@ -344,12 +359,15 @@ impl Shard {
     pub fn to_bytes(&self) -> Result<Vec<u8>, ShardError> {
         let m = &self.meta;
         let n = self.samples.len();
+        let area = m.height * m.width;
         let mut planes = Vec::with_capacity(n * m.input_len());
         let mut offsets = Vec::with_capacity(n + 1);
         let mut index = Vec::new();
         let mut prob = Vec::new();
         let mut value = Vec::with_capacity(n);
+        let mut aux = AuxColumns::default();
         offsets.push(0u32);
+        aux.reply_offsets.push(0u32);
         for (i, s) in self.samples.iter().enumerate() {
             if s.planes.len() != m.input_len() {
                 return Err(ShardError::BadSamples(format!(
@@ -363,6 +381,7 @@ impl Shard {
             prob.extend(s.policy.iter().map(|&(_, p)| p));
             offsets.push(index.len() as u32);
             value.push(s.value);
+            aux.push(i, &s.aux, area)?;
         }
         let sym_bits: Vec<u8> = self.symmetries.iter().map(|(s, _)| s.bits()).collect();
         let mut sym_policy = Vec::with_capacity(self.symmetries.len() * m.policy_size);
@@ -383,6 +402,7 @@ impl Shard {
             value: &value,
             sym_bits: &sym_bits,
             sym_policy: &sym_policy,
+            aux: Some(&aux),
         }
         .check(m)
         .map_err(ShardError::BadSamples)?;
@@ -394,6 +414,14 @@ impl Shard {
             bytes_of(&value),
             bytes_of(&sym_policy),
         );
+        let (ownership, score, reply_offsets, reply_index, reply_prob) = (
+            bytes_of(&aux.ownership),
+            bytes_of(&aux.score),
+            bytes_of(&aux.reply_offsets),
+            bytes_of(&aux.reply_index),
+            bytes_of(&aux.reply_prob),
+        );
+        let replies = aux.reply_index.len();
         let tensors = vec![
             (
                 "planes",
@@ -418,6 +446,25 @@ impl Shard {
                     &sym_policy,
                 )?,
             ),
+            (
+                "ownership",
+                view(Dtype::F32, vec![n, m.height, m.width], &ownership)?,
+            ),
+            (
+                "ownership_mask",
+                view(Dtype::U8, vec![n], &aux.ownership_mask)?,
+            ),
+            ("score", view(Dtype::F32, vec![n], &score)?),
+            ("score_mask", view(Dtype::U8, vec![n], &aux.score_mask)?),
+            (
+                "reply_offsets",
+                view(Dtype::U32, vec![n + 1], &reply_offsets)?,
+            ),
+            (
+                "reply_index",
+                view(Dtype::U16, vec![replies], &reply_index)?,
+            ),
+            ("reply_prob", view(Dtype::F32, vec![replies], &reply_prob)?),
         ];
         let info: HashMap<String, String> = [
             ("format", FORMAT.to_string()),
@@ -550,6 +597,56 @@ impl Shard {
             )?,
             u16::from_le_bytes,
         );
+        // The auxiliary targets, from version 3 on.
+        let aux = if version >= 3 {
+            let reply_index = decode(
+                &mut crcs,
+                "reply_index",
+                tensor("reply_index", Dtype::U16, &[])?,
+                u16::from_le_bytes,
+            );
+            Some(AuxColumns {
+                ownership: decode(
+                    &mut crcs,
+                    "ownership",
+                    tensor("ownership", Dtype::F32, &[n, meta.height, meta.width])?,
+                    f32::from_le_bytes,
+                ),
+                ownership_mask: decode(
+                    &mut crcs,
+                    "ownership_mask",
+                    tensor("ownership_mask", Dtype::U8, &[n])?,
+                    u8::from_le_bytes,
+                ),
+                score: decode(
+                    &mut crcs,
+                    "score",
+                    tensor("score", Dtype::F32, &[n])?,
+                    f32::from_le_bytes,
+                ),
+                score_mask: decode(
+                    &mut crcs,
+                    "score_mask",
+                    tensor("score_mask", Dtype::U8, &[n])?,
+                    u8::from_le_bytes,
+                ),
+                reply_offsets: decode(
+                    &mut crcs,
+                    "reply_offsets",
+                    tensor("reply_offsets", Dtype::U32, &[n + 1])?,
+                    u32::from_le_bytes,
+                ),
+                reply_prob: decode(
+                    &mut crcs,
+                    "reply_prob",
+                    tensor("reply_prob", Dtype::F32, &[reply_index.len()])?,
+                    f32::from_le_bytes,
+                ),
+                reply_index,
+            })
+        } else {
+            None
+        };
         // Before any number is looked at: a damaged tensor is reported as damaged, not as
         // whatever its changed bytes happen to break.
         let integrity = match recorded {
@@ -568,9 +665,11 @@ impl Shard {
             value: &value,
             sym_bits: &sym_bits,
             sym_policy: &sym_policy,
+            aux: aux.as_ref(),
         };
         columns.check(&meta).map_err(invalid)?;
         let input = meta.input_len();
+        let area = meta.height * meta.width;
         let samples = (0..n)
             .map(|i| {
                 let (a, b) = (offsets[i] as usize, offsets[i + 1] as usize);
@@ -582,7 +681,9 @@ impl Shard {
                         .zip(prob[a..b].iter().copied())
                         .collect(),
                     value: value[i],
-                    aux: Aux::default(),
+                    aux: aux
+                        .as_ref()
+                        .map_or_else(Aux::default, |a| a.sample(i, area)),
                 }
             })
             .collect();
@@ -614,6 +715,8 @@ struct Columns<'a> {
     value: &'a [f32],
     sym_bits: &'a [u8],
     sym_policy: &'a [u16],
+    /// The auxiliary targets; `None` for a shard of a version without them.
+    aux: Option<&'a AuxColumns>,
 }
 
 impl Columns<'_> {
@@ -622,19 +725,14 @@ impl Columns<'_> {
     /// a NaN or a negative probability would train a broken model without noticing; an index
     /// out of range would panic. The reason names the tensor and the element.
     fn check(&self, meta: &ShardMeta) -> Result<(), String> {
-        let n = self.value.len();
-        let (entries, policy_size) = (self.index.len(), meta.policy_size);
-        if self.offsets[0] != 0
-            || self.offsets[n] as usize != entries
-            || self.offsets.windows(2).any(|w| w[0] > w[1])
-        {
-            return Err(format!(
-                "tensor `policy_offsets` is not a partition of the {entries} policy entries \
-                 (it must start at 0, never decrease and end at {entries})"
-            ));
-        }
-        // The sample an element of `policy_index` / `policy_prob` belongs to.
-        let sample_of = |i: usize| self.offsets.partition_point(|&o| o as usize <= i) - 1;
+        let policy_size = meta.policy_size;
+        let sparse = Sparse {
+            what: "policy",
+            offsets: ("policy_offsets", self.offsets),
+            index: ("policy_index", self.index),
+            prob: ("policy_prob", self.prob),
+        };
+        sparse.check_partition()?;
         let input = meta.input_len();
         if let Some(i) = self.planes.iter().position(|x| !x.is_finite()) {
             return Err(format!(
@@ -649,20 +747,7 @@ impl Columns<'_> {
                 self.value[i]
             ));
         }
-        if let Some(i) = self.index.iter().position(|&j| j as usize >= policy_size) {
-            return Err(format!(
-                "tensor `policy_index`: element {i} (sample {}) is {}, outside 0..{policy_size}",
-                sample_of(i),
-                self.index[i]
-            ));
-        }
-        if let Some(i) = self.prob.iter().position(|p| !(0.0..=1.0).contains(p)) {
-            return Err(format!(
-                "tensor `policy_prob`: element {i} (sample {}) is {}, outside [0, 1]",
-                sample_of(i),
-                self.prob[i]
-            ));
-        }
+        sparse.check_entries(policy_size)?;
         // Training without augmentation takes the first symmetry as the identity.
         if self.sym_bits.first() != Some(&games::Symmetry::IDENTITY.bits()) {
             return Err(format!(
@@ -694,6 +779,208 @@ impl Columns<'_> {
                 i % policy_size,
                 self.sym_policy[i]
             ));
+        }
+        match self.aux {
+            Some(aux) => aux.check(meta),
+            None => Ok(()),
+        }
+    }
+}
+
+/// A sparse distribution per sample (the policy, the reply) as its three tensors, each with
+/// its name for errors.
+struct Sparse<'a> {
+    /// What the entries are, in words ("policy", "reply").
+    what: &'static str,
+    offsets: (&'static str, &'a [u32]),
+    index: (&'static str, &'a [u16]),
+    prob: (&'static str, &'a [f32]),
+}
+
+impl Sparse<'_> {
+    /// The offsets tile the entries: they start at 0, never decrease and end at their count.
+    fn check_partition(&self) -> Result<(), String> {
+        let ((name, offsets), entries) = (self.offsets, self.index.1.len());
+        let n = offsets.len() - 1;
+        if offsets[0] != 0
+            || offsets[n] as usize != entries
+            || offsets.windows(2).any(|w| w[0] > w[1])
+        {
+            return Err(format!(
+                "tensor `{name}` is not a partition of the {entries} {} entries \
+                 (it must start at 0, never decrease and end at {entries})",
+                self.what
+            ));
+        }
+        Ok(())
+    }
+
+    /// The sample an entry belongs to (after [`Sparse::check_partition`]).
+    fn sample_of(&self, i: usize) -> usize {
+        self.offsets.1.partition_point(|&o| o as usize <= i) - 1
+    }
+
+    /// Every index names a policy entry and every share lies in [0, 1].
+    fn check_entries(&self, policy_size: usize) -> Result<(), String> {
+        let ((index_name, index), (prob_name, prob)) = (self.index, self.prob);
+        if let Some(i) = index.iter().position(|&j| j as usize >= policy_size) {
+            return Err(format!(
+                "tensor `{index_name}`: element {i} (sample {}) is {}, outside 0..{policy_size}",
+                self.sample_of(i),
+                index[i]
+            ));
+        }
+        if let Some(i) = prob.iter().position(|p| !(0.0..=1.0).contains(p)) {
+            return Err(format!(
+                "tensor `{prob_name}`: element {i} (sample {}) is {}, outside [0, 1]",
+                self.sample_of(i),
+                prob[i]
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// How far a present reply's shares may sum from 1 (rounding of a visit distribution's shares).
+const REPLY_SUM_TOLERANCE: f32 = 1e-3;
+
+/// The auxiliary targets of a shard's samples as the columns stored (version 3 on): an
+/// absent target is a 0 in its mask with zeros in its place, or no reply entries.
+#[derive(Default)]
+struct AuxColumns {
+    ownership: Vec<f32>,
+    ownership_mask: Vec<u8>,
+    score: Vec<f32>,
+    score_mask: Vec<u8>,
+    reply_offsets: Vec<u32>,
+    reply_index: Vec<u16>,
+    reply_prob: Vec<f32>,
+}
+
+impl AuxColumns {
+    /// Appends sample `i`'s targets (boards of `area` points). `reply_offsets` must hold its
+    /// leading 0 already.
+    fn push(&mut self, i: usize, aux: &Aux, area: usize) -> Result<(), ShardError> {
+        match &aux.ownership {
+            Some(o) if o.len() != area => {
+                return Err(ShardError::BadSamples(format!(
+                    "sample {i} has {} ownership values, expected {area} (height × width)",
+                    o.len()
+                )))
+            }
+            Some(o) => self.ownership.extend_from_slice(o),
+            None => self.ownership.resize(self.ownership.len() + area, 0.0),
+        }
+        self.ownership_mask.push(u8::from(aux.ownership.is_some()));
+        self.score.push(aux.score.unwrap_or(0.0));
+        self.score_mask.push(u8::from(aux.score.is_some()));
+        if let Some(reply) = &aux.reply {
+            // No entries is how a shard says "no reply": an empty one could not be read back.
+            if reply.is_empty() {
+                return Err(ShardError::BadSamples(format!(
+                    "sample {i} has an empty reply target (an absent one is None)"
+                )));
+            }
+            self.reply_index.extend(reply.iter().map(|&(j, _)| j));
+            self.reply_prob.extend(reply.iter().map(|&(_, p)| p));
+        }
+        self.reply_offsets.push(self.reply_index.len() as u32);
+        Ok(())
+    }
+
+    /// Sample `i`'s targets (boards of `area` points).
+    fn sample(&self, i: usize, area: usize) -> Aux {
+        let (a, b) = (
+            self.reply_offsets[i] as usize,
+            self.reply_offsets[i + 1] as usize,
+        );
+        Aux {
+            ownership: (self.ownership_mask[i] == 1)
+                .then(|| self.ownership[i * area..(i + 1) * area].to_vec()),
+            score: (self.score_mask[i] == 1).then_some(self.score[i]),
+            reply: (a < b).then(|| {
+                self.reply_index[a..b]
+                    .iter()
+                    .copied()
+                    .zip(self.reply_prob[a..b].iter().copied())
+                    .collect()
+            }),
+        }
+    }
+
+    /// [`Columns::check`] for the auxiliary targets.
+    fn check(&self, meta: &ShardMeta) -> Result<(), String> {
+        let area = meta.height * meta.width;
+        for (name, mask) in [
+            ("ownership_mask", &self.ownership_mask),
+            ("score_mask", &self.score_mask),
+        ] {
+            if let Some(i) = mask.iter().position(|&m| m > 1) {
+                return Err(format!(
+                    "tensor `{name}`: element {i} is {}, neither 0 (absent) nor 1 (present)",
+                    mask[i]
+                ));
+            }
+        }
+        if let Some(i) = self
+            .ownership
+            .iter()
+            .position(|o| !(-1.0..=1.0).contains(o))
+        {
+            return Err(format!(
+                "tensor `ownership`: element {i} (sample {}) is {}, outside [-1, 1]",
+                i / area,
+                self.ownership[i]
+            ));
+        }
+        if let Some(i) = self
+            .ownership
+            .iter()
+            .enumerate()
+            .position(|(i, &o)| o != 0.0 && self.ownership_mask[i / area] == 0)
+        {
+            return Err(format!(
+                "tensor `ownership`: element {i} (sample {}) is {}, but the sample has no \
+                 ownership target (`ownership_mask` 0): it must be 0",
+                i / area,
+                self.ownership[i]
+            ));
+        }
+        if let Some(i) = self.score.iter().position(|x| !x.is_finite()) {
+            return Err(format!(
+                "tensor `score`: element {i} is {}, not a finite number",
+                self.score[i]
+            ));
+        }
+        if let Some(i) =
+            (0..self.score.len()).find(|&i| self.score[i] != 0.0 && self.score_mask[i] == 0)
+        {
+            return Err(format!(
+                "tensor `score`: element {i} is {}, but the sample has no score target \
+                 (`score_mask` 0): it must be 0",
+                self.score[i]
+            ));
+        }
+        let reply = Sparse {
+            what: "reply",
+            offsets: ("reply_offsets", &self.reply_offsets),
+            index: ("reply_index", &self.reply_index),
+            prob: ("reply_prob", &self.reply_prob),
+        };
+        reply.check_partition()?;
+        reply.check_entries(meta.policy_size)?;
+        for (i, w) in self.reply_offsets.windows(2).enumerate() {
+            let (a, b) = (w[0] as usize, w[1] as usize);
+            if a == b {
+                continue;
+            }
+            let sum: f32 = self.reply_prob[a..b].iter().sum();
+            if (sum - 1.0).abs() > REPLY_SUM_TOLERANCE {
+                return Err(format!(
+                    "tensor `reply_prob`: sample {i}'s entries (elements {a}..{b}) sum to {sum}, \
+                     not 1"
+                ));
+            }
         }
         Ok(())
     }

@@ -7,8 +7,7 @@ use std::path::{Path, PathBuf};
 
 use games::liuzhou::Liuzhou;
 use games::{Game, Symmetry};
-use safetensors::SafeTensors;
-use shards::{symmetry_maps, PolicyTarget, Sample, Shard, ShardMeta};
+use shards::{symmetry_maps, Aux, Integrity, PolicyTarget, Sample, Shard, ShardMeta};
 
 fn corpus() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/corpus/shard")
@@ -40,25 +39,34 @@ fn meta(game: &str, planes: usize, side: usize, policy_size: usize) -> ShardMeta
     }
 }
 
-/// Two positions of a Liuzhou game, encoded as self-play encodes them.
+/// Two positions of a Liuzhou game, encoded as self-play encodes them, the first with the
+/// second's policy as its reply and both with the ownership and score of their own position.
 fn liuzhou() -> Shard {
     let mut s = Liuzhou::default();
     let shape = s.shape();
-    let mut samples = Vec::new();
+    let mut samples: Vec<Sample> = Vec::new();
     for value in [1.0, -1.0] {
         let mut legal = Vec::new();
         s.legal_actions(&mut legal);
         let mut planes = vec![0.0; shape.input_len()];
         s.encode(&mut planes);
-        let policy = legal[..2]
+        let policy: Vec<(u16, f32)> = legal[..2]
             .iter()
             .map(|&a| (s.action_index(a) as u16, 0.5))
             .collect();
+        let aux = Aux {
+            ownership: s.final_ownership(s.to_act()),
+            score: s.final_score(s.to_act()),
+            reply: None,
+        };
+        if let Some(last) = samples.last_mut() {
+            last.aux.reply = Some(policy.clone());
+        }
         samples.push(Sample {
             planes,
             policy,
             value,
-            aux: Default::default(),
+            aux,
         });
         s.play(legal[0]).unwrap();
     }
@@ -81,13 +89,20 @@ fn tiny() -> Shard {
                 planes: vec![0.0, 1.0, 0.5, -1.0],
                 policy: vec![(0, 0.25), (4, 0.75)],
                 value: 0.0,
-                aux: Default::default(),
+                aux: Aux {
+                    ownership: Some(vec![1.0, -1.0, 0.0, 0.5]),
+                    score: Some(2.5),
+                    reply: Some(vec![(1, 0.5), (4, 0.5)]),
+                },
             },
             Sample {
                 planes: vec![1.0; 4],
                 policy: vec![],
                 value: 1.0,
-                aux: Default::default(),
+                aux: Aux {
+                    score: Some(-3.5),
+                    ..Aux::default()
+                },
             },
         ],
         symmetries: vec![
@@ -97,14 +112,42 @@ fn tiny() -> Shard {
     }
 }
 
-/// `bytes` as version 1 wrote them: no checksums.
-fn version_1(bytes: &[u8]) -> Vec<u8> {
-    let (_, header) = SafeTensors::read_metadata(bytes).unwrap();
-    let st = SafeTensors::deserialize(bytes).unwrap();
-    let mut info = header.metadata().clone().unwrap();
-    info.remove("crc32");
-    info.insert("version".into(), "1".into());
-    safetensors::serialize(st.tensors(), Some(info)).unwrap()
+/// A fixture of `tests/data`: `tiny()` without its auxiliary targets as the writers of
+/// version 1 and 2 wrote it.
+fn fixture(name: &str) -> Vec<u8> {
+    fs::read(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/data")
+            .join(name),
+    )
+    .unwrap()
+}
+
+/// Shards as versions 1 and 2 wrote them (files kept from then) read with every auxiliary
+/// target absent, and are written again as the current version, which reads back the same.
+#[test]
+fn versions_1_and_2_read_with_no_auxiliary_targets() {
+    let mut want = tiny();
+    want.samples.iter_mut().for_each(|s| s.aux = Aux::default());
+    for (name, version, integrity) in [
+        ("tiny_v1.safetensors", "1", Integrity::NoChecksum),
+        ("tiny_v2.safetensors", "2", Integrity::Verified),
+    ] {
+        let bytes = fixture(name);
+        let (_, header) = safetensors::SafeTensors::read_metadata(&bytes).unwrap();
+        assert_eq!(header.metadata().as_ref().unwrap()["version"], version);
+        let (shard, got) = Shard::from_bytes_checked(&bytes, Path::new(name)).unwrap();
+        assert_eq!(got, integrity, "{name}");
+        assert_eq!(shard.meta, want.meta, "{name}");
+        assert_eq!(shard.samples, want.samples, "{name}");
+        assert_eq!(shard.symmetries, want.symmetries, "{name}");
+        let again = Shard::from_bytes(&shard.to_bytes().unwrap(), Path::new(name)).unwrap();
+        assert_eq!(again.samples, want.samples, "{name}");
+    }
+    // The current version keeps them.
+    let bytes = tiny().to_bytes().unwrap();
+    let back = Shard::from_bytes(&bytes, Path::new("tiny")).unwrap();
+    assert_eq!(back.samples, tiny().samples);
 }
 
 /// A shard of no positions whose board is 2²² × 2²² × 2²²: its tensors are all empty but its
@@ -184,10 +227,11 @@ fn write_seed_corpus() {
     flipped[last] ^= 0x10;
     let mut flipped_header = tiny.clone();
     flipped_header[20] ^= 0x01;
-    let seeds: [(&str, Vec<u8>); 8] = [
+    let seeds: [(&str, Vec<u8>); 9] = [
         ("liuzhou", liuzhou.clone()),
         ("tiny", tiny.clone()),
-        ("tiny_v1", version_1(&tiny)),
+        ("tiny_v1", fixture("tiny_v1.safetensors")),
+        ("tiny_v2", fixture("tiny_v2.safetensors")),
         ("damaged_truncated", tiny[..tiny.len() / 2].to_vec()),
         ("damaged_flipped_data", flipped),
         ("damaged_flipped_header", flipped_header),

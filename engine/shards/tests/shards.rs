@@ -10,8 +10,8 @@ use rand::rngs::SmallRng;
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use shards::{
-    newest_first, read_newest, symmetry_maps, transform_sample, Integrity, PolicyTarget, Sample,
-    Shard, ShardError, ShardMeta,
+    newest_first, read_newest, symmetry_maps, transform_sample, Aux, Integrity, PolicyTarget,
+    Sample, Shard, ShardError, ShardMeta,
 };
 
 fn tmpdir(name: &str) -> PathBuf {
@@ -21,31 +21,46 @@ fn tmpdir(name: &str) -> PathBuf {
     d
 }
 
-/// Positions from random Liuzhou games with made-up visit distributions.
+/// Positions from random Liuzhou games with made-up visit distributions, and auxiliary targets
+/// as self-play stores them: the ownership and score of the position itself (standing in for
+/// the game's end) and, where the next position is the opponent's, its policy as the reply.
 fn liuzhou_shard(n: usize, seed: u64) -> (Shard, Vec<Liuzhou>) {
     let mut rng = SmallRng::seed_from_u64(seed);
-    let mut states = Vec::new();
-    let mut samples = Vec::new();
+    let mut states: Vec<Liuzhou> = Vec::new();
+    let mut samples: Vec<Sample> = Vec::new();
     let mut s = Liuzhou::default();
+    let mut new_game = true;
     while samples.len() < n {
         let mut legal = Vec::new();
         s.legal_actions(&mut legal);
         if legal.is_empty() {
             s = Liuzhou::default();
+            new_game = true;
             continue;
         }
         let mut planes = vec![0.0; s.shape().input_len()];
         s.encode(&mut planes);
         let k = legal.len().min(5);
-        let policy = legal[..k]
+        let policy: Vec<(u16, f32)> = legal[..k]
             .iter()
             .map(|&a| (s.action_index(a) as u16, 1.0 / k as f32))
             .collect();
+        let me = s.to_act();
+        if let (Some(last), Some(before)) = (samples.last_mut(), states.last()) {
+            if !new_game && before.to_act() != me {
+                last.aux.reply = Some(policy.clone());
+            }
+        }
+        new_game = false;
         samples.push(Sample {
             planes,
             policy,
             value: [-1.0, 0.0, 1.0][rng.gen_range(0..3)],
-            aux: Default::default(),
+            aux: Aux {
+                ownership: s.final_ownership(me),
+                score: s.final_score(me),
+                reply: None,
+            },
         });
         states.push(s.clone());
         s.play(*legal.choose(&mut rng).unwrap()).unwrap();
@@ -501,7 +516,7 @@ fn a_changed_byte_in_any_tensor_is_refused_naming_file_and_tensor() {
     shard.write(&good).unwrap();
     let bytes = fs::read(&good).unwrap();
     let ranges = tensor_ranges(&bytes);
-    assert_eq!(ranges.len(), 7, "{ranges:?}");
+    assert_eq!(ranges.len(), 14, "{ranges:?}");
     let planes = ranges.iter().find(|r| r.0 == "planes").unwrap();
     let zero = bytes[planes.1..planes.2]
         .chunks_exact(4)
@@ -542,24 +557,28 @@ fn a_changed_byte_in_any_tensor_is_refused_naming_file_and_tensor() {
 fn version_1_shards_without_checksums_are_still_read() {
     let dir = tmpdir("v1");
     let (shard, _) = liuzhou_shard(30, 8);
-    let v2 = dir.join("v2.safetensors");
-    shard.write(&v2).unwrap();
+    let v3 = dir.join("v3.safetensors");
+    shard.write(&v3).unwrap();
     let v1 = dir.join("v1.safetensors");
-    as_version_1(&v2, &v1);
+    as_version_1(&v3, &v1);
     let (back, integrity) = Shard::read_checked(&v1).unwrap();
     assert_eq!(integrity, Integrity::NoChecksum);
+    // Version 1 had no auxiliary targets: whatever tensors the file holds besides its own are
+    // not looked at.
+    let mut without_aux = shard.samples.clone();
+    without_aux.iter_mut().for_each(|s| s.aux = Aux::default());
     assert_eq!(
         (&back.meta, &back.samples, &back.symmetries),
-        (&shard.meta, &shard.samples, &shard.symmetries)
+        (&shard.meta, &without_aux, &shard.symmetries)
     );
-    assert_eq!(Shard::read_checked(&v2).unwrap().1, Integrity::Verified);
+    assert_eq!(Shard::read_checked(&v3).unwrap().1, Integrity::Verified);
     assert_eq!(ShardMeta::read(&v1).unwrap(), (shard.meta.clone(), 30));
     assert_eq!(read_newest(&dir, "liuzhou", 100).unwrap().len(), 2);
 
-    // A version 2 shard must carry its checksums; versions this build does not know are
+    // A shard of version 2 or later must carry its checksums; versions this build does not know are
     // foreign.
     let stripped = dir.join("stripped.safetensors");
-    with_metadata(&v2, &stripped, |info| {
+    with_metadata(&v3, &stripped, |info| {
         info.remove(shards::checksum::KEY);
     });
     match Shard::read(&stripped) {
@@ -569,18 +588,18 @@ fn version_1_shards_without_checksums_are_still_read() {
         other => panic!("expected Invalid, got {other:?}"),
     }
     let future = dir.join("future.safetensors");
-    with_metadata(&v2, &future, |info| {
-        info.insert("version".into(), "3".into());
+    with_metadata(&v3, &future, |info| {
+        info.insert("version".into(), "4".into());
     });
     match Shard::read(&future) {
         Err(e @ ShardError::Foreign { .. }) => {
-            assert!(e.to_string().contains("reads versions 1 to 2"), "{e}")
+            assert!(e.to_string().contains("reads versions 1 to 3"), "{e}")
         }
         other => panic!("expected Foreign, got {other:?}"),
     }
     // Checksums that do not cover the tensors exactly are refused too.
     let extra = dir.join("extra.safetensors");
-    with_metadata(&v2, &extra, |info| {
+    with_metadata(&v3, &extra, |info| {
         let mut map: serde_json::Map<String, serde_json::Value> =
             serde_json::from_str(&info["crc32"]).unwrap();
         map.insert("ghost".into(), "00000000".into());
@@ -589,7 +608,7 @@ fn version_1_shards_without_checksums_are_still_read() {
     let msg = Shard::read(&extra).unwrap_err().to_string();
     assert!(msg.contains("records tensor `ghost`"), "{msg}");
     let bad_hex = dir.join("bad-hex.safetensors");
-    with_metadata(&v2, &bad_hex, |info| {
+    with_metadata(&v3, &bad_hex, |info| {
         info.insert("crc32".into(), r#"{"planes":"xyz"}"#.into());
     });
     let msg = Shard::read(&bad_hex).unwrap_err().to_string();
