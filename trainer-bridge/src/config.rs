@@ -218,7 +218,7 @@ impl NetConfig {
 
     /// Whether residual block `i` (from 0) is a global-pooling block.
     pub fn pools_in_block(&self, i: usize) -> bool {
-        self.pool_every > 0 && (i + 1) % self.pool_every == 0
+        self.pool_every > 0 && (i + 1).is_multiple_of(self.pool_every)
     }
 
     /// How many of the blocks are global-pooling blocks.

@@ -16,15 +16,23 @@
 //! ONNX Runtime fuses each `DequantizeLinear` → operator → `QuantizeLinear` group into the
 //! integer operator; what is left in float is the policy's and value's last layer outputs.
 //!
+//! Where the network pools (see [`crate::net`]): a pooling block's first convolution is written
+//! as two integer convolutions, of the channels kept and of those pooled; the pooling
+//! (`GlobalAveragePool`, `Mul`, `GlobalMaxPool`) and the small layers that read pooled features
+//! run in float, and the biased channels are quantised again before the next convolution. The
+//! one-channel output convolutions (the per-point policy and reply, ownership) read quantised
+//! channels with int8 weights and give float outputs. The auxiliary outputs keep their fp32
+//! names and shapes ([`output_agreement`] compares every output).
+//!
 //! The activations' ranges are calibrated by running the model (BN folded, in fp32, through
 //! ONNX Runtime, every tensor to be quantised made an output) on positions read from shards:
 //! each range is the smallest and largest value seen ("min/max" calibration), widened to
 //! include 0.
 //!
-//! The model file is the fp32 interface unchanged (input `input`, outputs `policy`, `value`,
-//! the same metadata) plus metadata `precision` (`int8`), `source_crc32` (the CRC-32 of the
-//! fp32 ONNX model quantised, which the engine compares with the model beside it), and
-//! `calibration` (how the ranges were found).
+//! The model file is the fp32 interface unchanged (input `input`, outputs `policy`, `value`
+//! and the auxiliary ones the network has, the same metadata) plus metadata `precision`
+//! (`int8`), `source_crc32` (the CRC-32 of the fp32 ONNX model quantised, which the engine
+//! compares with the model beside it), and `calibration` (how the ranges were found).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -35,8 +43,8 @@ use candle_core::Device;
 use games::TensorShape;
 use prost::Message;
 
-use crate::net::describe;
-use crate::onnx::{proto, ModelMeta};
+use crate::net::{describe, width_scale, PolicyForm};
+use crate::onnx::{proto, ModelMeta, OWNERSHIP, REPLY_POLICY, SCORE, WDL};
 use crate::{Checkpoint, Net, NetConfig};
 
 /// Calibration positions read when none are asked for.
@@ -152,6 +160,10 @@ impl Fp32Model {
         let graph = model.graph.context("no graph")?;
         let mut tensors = HashMap::new();
         for t in graph.initializer {
+            // Shapes and axes (Slice, Unsqueeze) are not weights.
+            if t.data_type == proto::DATA_TYPE_INT64 {
+                continue;
+            }
             ensure!(
                 t.data_type == proto::DATA_TYPE_FLOAT,
                 "initializer `{}` is not float (type {})",
@@ -249,6 +261,21 @@ struct Layer {
 impl Layer {
     fn outputs(&self) -> usize {
         self.dims[0]
+    }
+
+    /// The layer's first `at` outputs, and the others.
+    fn split(self, at: usize) -> (Layer, Layer) {
+        let per = self.weight.len() / self.outputs();
+        let part = |range: std::ops::Range<usize>| {
+            let mut dims = self.dims.clone();
+            dims[0] = range.len();
+            Layer {
+                dims,
+                weight: self.weight[range.start * per..range.end * per].to_vec(),
+                bias: self.bias[range].to_vec(),
+            }
+        };
+        (part(0..at), part(at..self.outputs()))
     }
 }
 
@@ -536,6 +563,7 @@ fn build(
         ],
     ));
 
+    let scale = width_scale(s) as f32;
     let x = g.input()?;
     let stem = model.folded_conv("stem.conv", "stem.bn", s.planes, c, 3)?;
     let y = g.conv(&stem, "stem.conv", &x)?;
@@ -543,9 +571,31 @@ fn build(
     for i in 0..cfg.blocks {
         let p = format!("blocks.{i}");
         let l1 = model.folded_conv(&format!("{p}.conv1"), &format!("{p}.bn1"), c, c, 3)?;
-        let y = g.conv(&l1, &format!("{p}.conv1"), &h)?;
-        let y = g.act(y, &format!("{p}.relu1"), true)?;
-        let l2 = model.folded_conv(&format!("{p}.conv2"), &format!("{p}.bn2"), c, c, 3)?;
+        let (y, kept) = if cfg.pools_in_block(i) {
+            // The first convolution as two: the channels kept and those pooled, each its own
+            // integer convolution.
+            let g_c = cfg.pool_channels;
+            let kept = c - g_c;
+            let (l1, l1g) = l1.split(kept);
+            let y = g.conv(&l1, &format!("{p}.conv1"), &h)?;
+            let y = g.act(y, &format!("{p}.relu1"), true)?;
+            let q = g.conv(&l1g, &format!("{p}.conv1g"), &h)?;
+            let q = g.act(q, &format!("{p}.relu1g"), true)?;
+            let pooled = g.pool(&q, scale, &format!("{p}.pool"));
+            let fc = model.linear(&format!("{p}.pool.fc"), 3 * g_c, kept)?;
+            let bias = g.gemm(
+                &fc,
+                &format!("{p}.pool.fc"),
+                &pooled,
+                &format!("{p}.pool.out"),
+            )?;
+            let y = g.add_bias(&y, &bias, &format!("{p}.biased"));
+            (g.act(y, &format!("{p}.biased"), false)?, kept)
+        } else {
+            let y = g.conv(&l1, &format!("{p}.conv1"), &h)?;
+            (g.act(y, &format!("{p}.relu1"), true)?, c)
+        };
+        let l2 = model.folded_conv(&format!("{p}.conv2"), &format!("{p}.bn2"), kept, c, 3)?;
         let z = g.conv(&l2, &format!("{p}.conv2"), &y)?;
         let z = g.act(z, &format!("{p}.bn2"), false)?;
         let sum = g.add(&z, &h, &format!("{p}.add"));
@@ -555,31 +605,110 @@ fn build(
     let pc = cfg.policy_channels;
     let l = model.folded_conv("policy.conv", "policy.bn", c, pc, 1)?;
     let p = g.conv(&l, "policy.conv", &h)?;
-    let p = g.act(p, "policy.relu", true)?;
-    let p = g.flatten(&p);
-    let l = model.linear("policy.fc", pc * cells, s.policy_size)?;
-    g.gemm(&l, "policy.fc", &p, "policy")?;
+    let mut p = g.act(p, "policy.relu", true)?;
+    let pooled = if cfg.policy_pool {
+        let g_c = cfg.pool_channels;
+        let l = model.folded_conv("policy.gconv", "policy.gbn", c, g_c, 1)?;
+        let q = g.conv(&l, "policy.gconv", &h)?;
+        let q = g.act(q, "policy.grelu", true)?;
+        let pooled = g.pool(&q, scale, "policy.pool");
+        let fc = model.linear("policy.gfc", 3 * g_c, pc)?;
+        let bias = g.gemm(&fc, "policy.gfc", &pooled, "policy.gfc.out")?;
+        let biased = g.add_bias(&p, &bias, "policy.biased");
+        p = g.act(biased, "policy.biased", false)?;
+        Some(pooled)
+    } else {
+        None
+    };
+    let heads: &[(&str, &str)] = if cfg.reply {
+        &[("policy", "policy"), ("reply", REPLY_POLICY)]
+    } else {
+        &[("policy", "policy")]
+    };
+    let mut wanted = vec![("policy", s.policy_size), ("value", 1)];
+    match (PolicyForm::of(cfg, s), &pooled) {
+        (PolicyForm::Points { pooled: inputs }, Some(pooled)) => {
+            for (head, out) in heads {
+                let w = model.tensor(&format!("{head}.out.weight"), &[1, pc, 1, 1])?;
+                let layer = Layer {
+                    dims: vec![1, pc, 1, 1],
+                    weight: w.to_vec(),
+                    bias: vec![0.0],
+                };
+                let points = g.conv(&layer, &format!("{head}.out"), &p)?;
+                let points = g.flat(&points);
+                let fc = model.linear(&format!("{head}.pass"), inputs, 1)?;
+                let pass = g.gemm(
+                    &fc,
+                    &format!("{head}.pass"),
+                    pooled,
+                    &format!("{head}.pass.out"),
+                )?;
+                g.node(
+                    "Concat",
+                    &[&points, &pass],
+                    out,
+                    vec![proto::AttributeProto::int("axis", 1)],
+                );
+            }
+        }
+        _ => {
+            let flat = g.flatten(&p);
+            for (head, out) in heads {
+                let l = model.linear(&format!("{head}.fc"), pc * cells, s.policy_size)?;
+                g.gemm(&l, &format!("{head}.fc"), &flat, out)?;
+            }
+        }
+    }
 
-    let vc = cfg.value_channels;
+    let (vc, hidden) = (cfg.value_channels, cfg.value_hidden);
     let l = model.folded_conv("value.conv", "value.bn", c, vc, 1)?;
     let v = g.conv(&l, "value.conv", &h)?;
     let v = g.act(v, "value.relu", true)?;
-    let v = g.flatten(&v);
-    let l = model.linear("value.fc1", vc * cells, cfg.value_hidden)?;
-    let v = g.gemm(&l, "value.fc1", &v, "value.fc1.out")?;
-    let v = g.act(v, "value.fc1.relu", true)?;
-    let l = model.linear("value.fc2", cfg.value_hidden, 1)?;
-    let v = g.gemm(&l, "value.fc2", &v, "value.fc2.out")?;
-    g.node("Tanh", &[&v], "value", vec![]);
+    let (features, inputs) = if cfg.value_pool {
+        (g.pool(&v, scale, "value.pool"), 3 * vc)
+    } else {
+        (g.flatten(&v), vc * cells)
+    };
+    let l = model.linear("value.fc1", inputs, hidden)?;
+    let u = g.gemm(&l, "value.fc1", &features, "value.fc1.out")?;
+    let u = g.act(u, "value.fc1.relu", true)?;
+    let l = model.linear("value.fc2", hidden, 1)?;
+    let out = g.gemm(&l, "value.fc2", &u, "value.fc2.out")?;
+    g.node("Tanh", &[&out], "value", vec![]);
+    if cfg.ownership {
+        let layer = Layer {
+            dims: vec![1, vc, 1, 1],
+            weight: model
+                .tensor("ownership.conv.weight", &[1, vc, 1, 1])?
+                .to_vec(),
+            bias: model.tensor("ownership.conv.bias", &[1])?.to_vec(),
+        };
+        let o = g.conv(&layer, "ownership.conv", &v)?;
+        let o = g.flat(&o);
+        g.node("Tanh", &[&o], OWNERSHIP, vec![]);
+        wanted.push((OWNERSHIP, cells));
+    }
+    if cfg.score {
+        let l = model.linear("value.score", hidden, 1)?;
+        g.gemm(&l, "value.score", &u, SCORE)?;
+        wanted.push((SCORE, 1));
+    }
+    if cfg.wdl {
+        let l = model.linear("value.wdl", hidden, 3)?;
+        g.gemm(&l, "value.wdl", &u, WDL)?;
+        wanted.push((WDL, 3));
+    }
+    if cfg.reply {
+        wanted.push((REPLY_POLICY, s.policy_size));
+    }
 
-    g.graph.output.push(proto::ValueInfoProto::tensor(
-        "policy",
-        vec![batch(), proto::Dim::value(s.policy_size)],
-    ));
-    g.graph.output.push(proto::ValueInfoProto::tensor(
-        "value",
-        vec![batch(), proto::Dim::value(1)],
-    ));
+    for (name, size) in wanted {
+        g.graph.output.push(proto::ValueInfoProto::tensor(
+            name,
+            vec![batch(), proto::Dim::value(size)],
+        ));
+    }
     for (tensor, _) in &g.outputs {
         g.graph.output.push(proto::ValueInfoProto {
             name: tensor.clone(),
@@ -843,6 +972,59 @@ impl Graph<'_> {
         out
     }
 
+    /// [`crate::net::global_pool`] of activation `x`, in float: (batch, 3 × channels).
+    fn pool(&mut self, x: &Act, width_scale: f32, key: &str) -> Act {
+        let xin = self.read(x);
+        let (mean, max, scaled, all) = (
+            format!("{key}.mean"),
+            format!("{key}.max"),
+            format!("{key}.scaled"),
+            format!("{key}.concat"),
+        );
+        self.node("GlobalAveragePool", &[&xin], &mean, vec![]);
+        let scale = format!("{key}.width_scale");
+        self.floats(&scale, &[], &[width_scale]);
+        self.node("Mul", &[&mean, &scale], &scaled, vec![]);
+        self.node("GlobalMaxPool", &[&xin], &max, vec![]);
+        self.node(
+            "Concat",
+            &[&mean, &scaled, &max],
+            &all,
+            vec![proto::AttributeProto::int("axis", 1)],
+        );
+        Act {
+            name: self.flat(&all),
+            key: key.into(),
+            q: None,
+        }
+    }
+
+    /// Float tensor `x` flattened to (batch, features).
+    fn flat(&mut self, x: &str) -> String {
+        let out = format!("{x}.flat");
+        self.node(
+            "Flatten",
+            &[x],
+            &out,
+            vec![proto::AttributeProto::int("axis", 1)],
+        );
+        out
+    }
+
+    /// Activation `x` (batch, channels, height, width) plus the float `bias` (batch, channels)
+    /// on each sample's channels, as a float tensor.
+    fn add_bias(&mut self, x: &Act, bias: &str, name: &str) -> String {
+        let xin = self.read(x);
+        let axes = format!("{name}.axes");
+        let raw = [2i64, 3].iter().flat_map(|v| v.to_le_bytes()).collect();
+        self.initializer(&axes, &[2], proto::DATA_TYPE_INT64, raw);
+        let b = format!("{name}.bias");
+        self.node("Unsqueeze", &[bias, &axes], &b, vec![]);
+        let out = format!("{name}.out");
+        self.node("Add", &[&xin, &b], &out, vec![]);
+        out
+    }
+
     /// `x` flattened to (batch, features), keeping its quantisation (a
     /// `DequantizeLinear` → `Flatten` → `QuantizeLinear` group that ONNX Runtime runs on the
     /// uint8 values).
@@ -941,6 +1123,103 @@ pub fn agreement(
         value_max: dv.iter().fold(0.0, |m, d| m.max(*d)),
         top1: same as f64 / n as f64,
     })
+}
+
+/// How one output of the int8 model agrees with the fp32 model's.
+#[derive(Clone, Debug, PartialEq)]
+pub struct OutputAgreement {
+    /// The output's name (`policy`, `value`, `ownership`, `score`, `wdl`, `reply_policy`).
+    pub name: String,
+    /// For the logits (`policy`, `reply_policy`, `wdl`): the mean total variation distance
+    /// between the two softmax distributions; otherwise the mean |Δ| over every value.
+    pub mean: f64,
+    /// The largest total variation distance, or the largest |Δ|.
+    pub max: f64,
+    /// For the logits: the share of positions where both rank the same entry first.
+    pub top1: Option<f64>,
+}
+
+/// Every output of both models (ONNX bytes) on `inputs` through ONNX Runtime, compared (see
+/// [`OutputAgreement`]), in the fp32 model's output order.
+pub fn output_agreement(
+    fp32: &[u8],
+    int8: &[u8],
+    shape: TensorShape,
+    inputs: &[f32],
+) -> anyhow::Result<Vec<OutputAgreement>> {
+    let len = shape.input_len();
+    let n = inputs.len() / len;
+    ensure!(n > 0, "no positions to compare on");
+    let env = infer::runtime::environment()?;
+    let run = |bytes: &[u8]| -> anyhow::Result<Vec<(String, Vec<f32>)>> {
+        let mut session = ort::session::Session::builder(env)
+            .map_err(ort_err)?
+            .with_intra_threads(0)
+            .map_err(ort_err)?
+            .commit_from_memory(bytes)
+            .map_err(ort_err)?;
+        let names: Vec<String> = session
+            .outputs()
+            .iter()
+            .map(|o| o.name().to_string())
+            .collect();
+        let mut all: Vec<(String, Vec<f32>)> =
+            names.iter().map(|n| (n.clone(), Vec::new())).collect();
+        for chunk in inputs.chunks(CALIBRATION_BATCH * len) {
+            let dims = [chunk.len() / len, shape.planes, shape.height, shape.width];
+            let tensor = ort::value::TensorRef::from_array_view((dims, chunk)).map_err(ort_err)?;
+            let out = session
+                .run(ort::inputs!["input" => tensor])
+                .map_err(ort_err)?;
+            for (name, values) in &mut all {
+                let (_, v) = out[name.as_str()]
+                    .try_extract_tensor::<f32>()
+                    .map_err(ort_err)?;
+                values.extend_from_slice(v);
+            }
+        }
+        Ok(all)
+    };
+    let (a, b) = (run(fp32)?, run(int8)?);
+    let mut out = Vec::new();
+    for (name, x) in a {
+        let Some((_, y)) = b.iter().find(|(m, _)| *m == name) else {
+            bail!("the int8 model has no output `{name}`");
+        };
+        ensure!(
+            x.len() == y.len(),
+            "output `{name}`: {} and {} values",
+            x.len(),
+            y.len()
+        );
+        let logits = matches!(name.as_str(), "policy" | REPLY_POLICY | WDL);
+        let row = x.len() / n;
+        let (mut sum, mut max, mut same) = (0.0f64, 0.0f64, 0usize);
+        if logits {
+            for (p, q) in x.chunks_exact(row).zip(y.chunks_exact(row)) {
+                let (p, q) = (softmax(p), softmax(q));
+                let tv = p.iter().zip(&q).map(|(a, b)| (a - b).abs()).sum::<f64>() / 2.0;
+                sum += tv;
+                max = max.max(tv);
+                same += usize::from(argmax(&p) == argmax(&q));
+            }
+            sum /= n as f64;
+        } else {
+            for (p, q) in x.iter().zip(y.iter()) {
+                let d = f64::from((p - q).abs());
+                sum += d;
+                max = max.max(d);
+            }
+            sum /= x.len() as f64;
+        }
+        out.push(OutputAgreement {
+            name,
+            mean: sum,
+            max,
+            top1: logits.then(|| same as f64 / n as f64),
+        });
+    }
+    Ok(out)
 }
 
 fn softmax(logits: &[f32]) -> Vec<f64> {

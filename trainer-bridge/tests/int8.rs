@@ -353,3 +353,181 @@ fn fit_writes_the_int8_model_when_the_config_asks() {
     assert_eq!(ev.model().info().generation, 127);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Self-play shards of `games` Go 9×9 games in `dir` with uniform priors (16 visits a move).
+fn selfplay_go(dir: &Path, games: usize, seed: u64) {
+    let config = selfplay::SelfplayConfig {
+        parallel_games: 8,
+        full_visits: 16,
+        cheap_visits: 4,
+        full_fraction: 1.0,
+        positions_per_shard: 400,
+        ..Default::default()
+    };
+    let sink = selfplay::ShardSink {
+        dir,
+        tag: "t",
+        model: "test",
+        config: "",
+    };
+    let start = games::go::GoState::new(games::go::GoRules::default()).unwrap();
+    let ev = eval::fake::FakeEvaluator::new(16).seeded(seed);
+    selfplay::run(&start, &ev, &config, games, &sink, seed, |_| {}).unwrap();
+}
+
+/// `network` for Go 9×9, fitted for a few steps on the shards in `train` from a seeded start;
+/// returns its fp32 ONNX model's path.
+fn fitted_go(dir: &Path, train: &Path, network: &trainer_bridge::NetConfig) -> PathBuf {
+    use trainer_bridge::{fit, Checkpoint, ModelMeta, Net};
+    let shape = games::shape_of("go", Some(9)).unwrap();
+    let (varmap, _) = Net::seeded(network, shape, &candle_core::Device::Cpu, 3).unwrap();
+    let start = dir.join("start.safetensors");
+    let meta = ModelMeta {
+        game: "go".into(),
+        shape,
+        network: network.clone(),
+        generation: 0,
+    };
+    Net::save(&varmap, &meta, &start).unwrap();
+    let checkpoint = Checkpoint::read(&start, &candle_core::Device::Cpu).unwrap();
+    let config = fit::FitConfig {
+        steps: 60,
+        batch_size: 32,
+        ..Default::default()
+    };
+    let report = fit::fit(fit::FitJob {
+        shards_dir: train,
+        checkpoint: &checkpoint,
+        teacher: None,
+        network,
+        config: &config,
+        out: &dir.join("fitted"),
+        generation: 1,
+        log: None,
+        on_step: &mut |_, _| {},
+    })
+    .unwrap();
+    report.onnx
+}
+
+/// A Go network with every pooling part and auxiliary head on: its int8 model stays close to
+/// the fp32 one on every output, on positions it was not calibrated on, much as the plain
+/// network of the same tower does (both fitted briefly on the same self-play from uniform
+/// priors). Measured on the 2-core development machine (AMD EPYC, AVX2), see the report printed.
+#[test]
+fn pooling_go_network_int8_stays_close_on_every_output() {
+    let dir = tmpdir("pooling");
+    let (train, calib, held) = (dir.join("train"), dir.join("calib"), dir.join("held"));
+    selfplay_go(&train, 8, 1);
+    selfplay_go(&calib, 4, 2);
+    selfplay_go(&held, 4, 3);
+    let pooling = trainer_bridge::NetConfig {
+        blocks: 4,
+        channels: 32,
+        policy_channels: 8,
+        value_channels: 8,
+        value_hidden: 32,
+        pool_every: 2,
+        pool_channels: 8,
+        policy_pool: true,
+        value_pool: true,
+        ownership: true,
+        score: true,
+        wdl: true,
+        reply: true,
+    };
+    let mut results = Vec::new();
+    for (label, network) in [("plain", pooling.plain()), ("pooling", pooling.clone())] {
+        let sub = dir.join(label);
+        std::fs::create_dir_all(&sub).unwrap();
+        let onnx = fitted_go(&sub, &train, &network);
+        let fp32 = Fp32Model::read(&onnx).unwrap();
+        let inputs = quantize::calibration_inputs(&calib, &fp32.meta, 1024).unwrap();
+        let made = quantize::quantize(&fp32, &inputs).unwrap();
+        let seen: HashSet<Vec<u32>> = positions(&calib, &fp32.meta)
+            .iter()
+            .map(|p| key(p))
+            .collect();
+        let held: Vec<f32> = positions(&held, &fp32.meta)
+            .into_iter()
+            .filter(|p| !seen.contains(&key(p)))
+            .flatten()
+            .collect();
+        let all =
+            quantize::output_agreement(&fp32.bytes, &made.bytes, fp32.meta.shape, &held).unwrap();
+        eprintln!(
+            "{label}: {} held-out positions: {all:#?}",
+            held.len() / fp32.meta.shape.input_len()
+        );
+        // The engine loads the int8 model beside the fp32 one and plays it.
+        std::fs::write(quantize::int8_path(&onnx), &made.bytes).unwrap();
+        let ops = optimised_ops(&quantize::int8_path(&onnx), &sub);
+        let mut counts = std::collections::BTreeMap::new();
+        for op in &ops {
+            *counts.entry(op.as_str()).or_insert(0) += 1;
+        }
+        eprintln!("{label}: ops after ONNX Runtime's optimisation: {counts:?}");
+        if network.has_new_parts() {
+            // Every convolution of the tower and the heads' 1×1s run on integers (a pooling
+            // block's first convolution as two); left in float: the three one-channel output
+            // convolutions (policy, reply, ownership) and the six layers that read pooled
+            // features (two blocks', the policy head's biases, two pass logits, value.fc1).
+            // The stem, two a block and one more a pooling block, and three 1×1s (policy, its
+            // pooled branch, value).
+            let convs = 1 + 2 * network.blocks + network.pooling_blocks() + 3;
+            assert_eq!(counts["QLinearConv"], convs, "{counts:?}");
+            assert_eq!(counts["Conv"], 3, "{counts:?}");
+            assert_eq!(counts["Gemm"], 6, "{counts:?}");
+        }
+        let go = games::go::GoState::new(games::go::GoRules::default()).unwrap();
+        let opts = OrtOptions {
+            precision: Precision::Int8,
+            ..Default::default()
+        };
+        let ev = OrtEvaluator::load(&onnx, &go, &opts).unwrap();
+        assert_eq!(ev.model().info().precision, Precision::Int8);
+        let (mut p, mut v) = (vec![0.0; 82], vec![0.0]);
+        eval::Evaluator::evaluate(&ev, &[&go], &mut p, &mut v).unwrap();
+        assert!(v[0].is_finite() && p.iter().all(|x| x.is_finite()));
+        results.push(all);
+    }
+    let (plain, pooled) = (&results[0], &results[1]);
+    let get = |all: &[quantize::OutputAgreement], name: &str| {
+        all.iter().find(|a| a.name == name).unwrap().clone()
+    };
+    let names: Vec<&str> = pooled.iter().map(|a| a.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "policy",
+            "value",
+            "ownership",
+            "score",
+            "wdl",
+            "reply_policy"
+        ]
+    );
+    for (name, mean_bound, top1_bound) in [
+        ("policy", 0.08, 0.8),
+        ("value", 0.02, 0.0),
+        ("ownership", 0.03, 0.0),
+        ("wdl", 0.02, 0.9),
+        ("reply_policy", 0.08, 0.8),
+    ] {
+        let a = get(pooled, name);
+        assert!(a.mean <= mean_bound, "{a:?}");
+        assert!(a.top1.unwrap_or(1.0) >= top1_bound, "{a:?}");
+    }
+    // The score is unbounded: its error against its own spread.
+    let score = get(pooled, "score");
+    assert!(score.mean <= 0.05, "{score:?}");
+    // The pooling network loses no more than twice what the plain one does to int8.
+    for name in ["policy", "value"] {
+        let (a, b) = (get(pooled, name), get(plain, name));
+        assert!(
+            a.mean <= 2.0 * b.mean + 0.005,
+            "{name}: {a:?} against plain {b:?}"
+        );
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
