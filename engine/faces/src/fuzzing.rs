@@ -9,8 +9,6 @@ use std::sync::{Arc, Mutex};
 
 use games::go::GoRules;
 use games::liuzhou::Rules;
-use games::RandomAgent;
-use players::go::PlayoutAgent;
 
 use crate::gtp::frame::read_request;
 use crate::uci::{parse_command, UciCommand};
@@ -67,7 +65,7 @@ fn gtp_lines(data: &[u8], skip: impl Fn(&str, &[String]) -> bool) -> Vec<String>
 /// playouts. Lines that would read or write files (`loadsgf`, `printsgf FILE`) or start an
 /// analysis (`lz-analyze`) are skipped; feeding stops at `quit`.
 pub fn gtp_go(data: &[u8]) {
-    let agent = Box::new(PlayoutAgent::new(1));
+    let agent = players::spec::build_text("playout:seed=1", 1).expect("a playout agent");
     let mut session =
         crate::gtp::go::Session::new(GoRules::default(), agent).expect("a 9 × 9 session");
     let skip = |command: &str, args: &[String]| match command {
@@ -89,7 +87,7 @@ pub fn gtp_go(data: &[u8]) {
 /// The `gtp_liuzhou` target: each line of `data` fed to a Liuzhou GTP session whose agent
 /// plays random legal actions; feeding stops at `quit`.
 pub fn gtp_liuzhou(data: &[u8]) {
-    let agent = Box::new(RandomAgent::new(1));
+    let agent = players::spec::build_text("random:seed=1", 1).expect("a random agent");
     let mut session =
         crate::gtp::liuzhou::Session::new(Rules::default(), agent).expect("a Liuzhou session");
     for line in gtp_lines(data, |_, _| false) {

@@ -28,17 +28,16 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use eval::Evaluator;
 use games::xiangqi::fen::{format_move_with_base, parse_move_with_base};
 use games::xiangqi::{Move, Xiangqi, START_FEN};
-use games::{Agent, Game, Outcome};
-use players::alphabeta::xiangqi::AlphaBeta;
-use players::alphabeta::xiangqi::{value_score, SearchInfo, SearchResult, MATE};
+use games::Game;
+use players::alphabeta::xiangqi::{SearchInfo, MATE};
 use players::alphabeta::{SearchLimits, MAX_HASH_MB, MAX_PLY};
-use players::guard::Guard;
-use search::{Limit, MctsAgent};
+use players::driven::{clock_move_time, DrivenSearch};
+use players::spec::{build_driven, preloaded, AgentSpec, MAX_THREADS, MAX_VISITS};
 
 use setup::models;
 
@@ -55,10 +54,6 @@ const DEFAULT_GUARD_MARGIN: u64 = 30;
 
 /// Visits per move of the tree search when `go` sets no limit of its own.
 pub const DEFAULT_VISITS: u64 = 800;
-
-/// The tree search reports its progress (an `info` line) this often.
-const INFO_EVERY: Duration = Duration::from_secs(1);
-use players::spec::{preloaded, AgentSpec, MAX_THREADS, MAX_VISITS};
 
 /// A malformed or impossible UCI command: which command and why.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -242,9 +237,8 @@ impl GoParams {
         self
     }
 
-    /// The search limits for the side to move. A clock gives a slice of the remaining time:
-    /// a share of it (per move to go, else 1/30) plus most of the increment, never more than
-    /// half of what is left.
+    /// The search limits for the side to move. A clock gives the move the time
+    /// `players::driven::clock_move_time` says.
     pub fn limits(&self, side_index: usize) -> SearchLimits {
         let mut limits = SearchLimits {
             depth: self.depth,
@@ -258,293 +252,14 @@ impl GoParams {
             };
         }
         if let (None, Some(left)) = (self.movetime, self.time[side_index]) {
-            let inc = self.inc[side_index];
-            let share = left / self.movestogo.unwrap_or(30).max(1) + inc * 3 / 4;
-            let ms = share.min(left / 2).saturating_sub(30).max(5);
-            limits.movetime = Some(Duration::from_millis(ms));
+            let inc = Duration::from_millis(self.inc[side_index]);
+            limits.movetime = Some(clock_move_time(
+                Duration::from_millis(left),
+                inc,
+                self.movestogo,
+            ));
         }
         limits
-    }
-}
-
-/// What a UCI session searches with, chosen with `setoption name Agent value …`: alpha-beta, or
-/// the engine's tree search (with random playouts or a network).
-pub trait UciSearcher: Send {
-    /// Forgets everything learned from the previous game.
-    fn new_game(&mut self);
-    /// The GUI set up `start` and `moves` after it: a searcher that keeps its tree follows.
-    fn follow(&mut self, _start: &Xiangqi, _moves: &[Move]) {}
-    /// Searches `game` within `limits` (until `stop` is set; `infinite`: only then), reporting
-    /// progress to `info`; never answers one of the `banned` moves (UCCI's `banmoves`).
-    fn search(
-        &mut self,
-        game: &Xiangqi,
-        limits: SearchLimits,
-        infinite: bool,
-        banned: &[Move],
-        stop: &Arc<AtomicBool>,
-        info: &mut dyn FnMut(&SearchInfo),
-    ) -> SearchResult;
-}
-
-struct AlphaBetaSearcher(AlphaBeta);
-
-impl UciSearcher for AlphaBetaSearcher {
-    fn new_game(&mut self) {
-        self.0.clear();
-    }
-    fn search(
-        &mut self,
-        game: &Xiangqi,
-        limits: SearchLimits,
-        _infinite: bool,
-        banned: &[Move],
-        stop: &Arc<AtomicBool>,
-        info: &mut dyn FnMut(&SearchInfo),
-    ) -> SearchResult {
-        self.0.set_stop_handle(Arc::clone(stop));
-        self.0.set_excluded(banned);
-        self.0.search(game, limits, |i| info(i))
-    }
-}
-
-/// A tree search whose timed moves alpha-beta checks in a share of their time (the `Guard`
-/// option; see `players::guard`).
-struct GuardedSearcher {
-    tree: Box<dyn UciSearcher>,
-    guard: Guard<AlphaBeta>,
-    share: f64,
-}
-
-impl UciSearcher for GuardedSearcher {
-    fn new_game(&mut self) {
-        self.tree.new_game();
-        self.guard.clear();
-    }
-
-    fn follow(&mut self, start: &Xiangqi, moves: &[Move]) {
-        self.tree.follow(start, moves);
-    }
-
-    fn search(
-        &mut self,
-        game: &Xiangqi,
-        limits: SearchLimits,
-        infinite: bool,
-        banned: &[Move],
-        stop: &Arc<AtomicBool>,
-        info: &mut dyn FnMut(&SearchInfo),
-    ) -> SearchResult {
-        // Only a move with a time has a share to give; analysis and visit budgets go unchecked.
-        let Some(time) = limits.movetime.filter(|_| !infinite) else {
-            return self.tree.search(game, limits, infinite, banned, stop, info);
-        };
-        let start = Instant::now();
-        let tree_limits = SearchLimits {
-            movetime: Some(time.mul_f64(1.0 - self.share)),
-            ..limits
-        };
-        let found = self
-            .tree
-            .search(game, tree_limits, false, banned, stop, info);
-        let Some(tree_move) = found.best.filter(|_| !stop.load(Ordering::Relaxed)) else {
-            return found;
-        };
-        self.guard.set_stop_handle(Arc::clone(stop));
-        let budget = time.saturating_sub(start.elapsed());
-        match self.guard.check(game, tree_move, budget, banned) {
-            Some(checked) => {
-                info(&SearchInfo {
-                    depth: checked.depth,
-                    score: checked.score,
-                    nodes: checked.nodes,
-                    time: start.elapsed(),
-                    pv: checked.best.into_iter().collect(),
-                });
-                SearchResult {
-                    best: checked.best,
-                    score: checked.score,
-                    depth: checked.depth,
-                    nodes: checked.nodes,
-                }
-            }
-            None => found,
-        }
-    }
-}
-
-/// The engine's tree search (random playouts or a network) as a UCI searcher. It keeps its
-/// tree from move to move when the GUI's positions follow one game.
-struct MctsSearcher {
-    agent: MctsAgent<Xiangqi>,
-    /// Visits per move when `go` sets no limit.
-    visits: u64,
-}
-
-impl UciSearcher for MctsSearcher {
-    fn new_game(&mut self) {
-        let _ = self.agent.release();
-    }
-
-    fn follow(&mut self, start: &Xiangqi, moves: &[Move]) {
-        // The agent advances its tree through the moves after its root and ignores the rest.
-        let mut s = start.clone();
-        for &m in moves {
-            let _ = self.agent.observe(&s, m);
-            s.play_unchecked(m);
-        }
-    }
-
-    fn search(
-        &mut self,
-        game: &Xiangqi,
-        limits: SearchLimits,
-        infinite: bool,
-        banned: &[Move],
-        stop: &Arc<AtomicBool>,
-        info: &mut dyn FnMut(&SearchInfo),
-    ) -> SearchResult {
-        const FOREVER: Duration = Duration::from_secs(365 * 24 * 3600);
-        let limit = if infinite {
-            Limit::time(FOREVER)
-        } else {
-            // A tree search has no depth: it searches `nodes` visits, or for the time given
-            // (`movetime` or the clock's share), or else the `Visits` option's number.
-            Limit {
-                visits: match (limits.nodes, limits.movetime) {
-                    (Some(n), _) => Some(n.max(1)),
-                    (None, Some(_)) => None,
-                    (None, None) => Some(self.visits),
-                },
-                time: limits.movetime,
-            }
-        };
-        self.agent.set_halt(Some(Arc::clone(stop)));
-        let start = Instant::now();
-        let deadline = limit.time.map(|t| start + t);
-        let mut visits_left = limit.visits;
-        // One legal move needs no thought unless the GUI asked to watch one.
-        let legal = game.legal_moves();
-        if legal.as_slice().len() == 1 && !infinite && banned.is_empty() {
-            return SearchResult {
-                best: legal.as_slice().first().copied(),
-                score: 0,
-                depth: 0,
-                nodes: 0,
-            };
-        }
-        let mut playouts = 0;
-        // The search runs in slices of at most `INFO_EVERY`, one tree throughout, so that a GUI
-        // (analysing with `go infinite`, or waiting on a long move) sees its progress.
-        let mut analysis = None;
-        loop {
-            let now = Instant::now();
-            let slice = deadline.map_or(INFO_EVERY, |d| {
-                d.saturating_duration_since(now).min(INFO_EVERY)
-            });
-            self.agent.set_limit(Limit {
-                visits: visits_left,
-                time: Some(slice),
-            });
-            let Ok(Some(found)) = self.agent.analyse(game, None) else {
-                break;
-            };
-            visits_left = visits_left.map(|v| v.saturating_sub(found.playouts));
-            playouts += found.playouts;
-            // A proven result is final: more search would only walk its proof again.
-            let settled = self
-                .agent
-                .search()
-                .is_some_and(|s| s.proven_result().is_some());
-            let done = stop.load(Ordering::Relaxed)
-                || visits_left == Some(0)
-                || deadline.is_some_and(|d| Instant::now() >= d)
-                || settled;
-            if !done {
-                if let (Some(search), Some(first)) = (self.agent.search(), found.candidates.first())
-                {
-                    info(&SearchInfo {
-                        depth: first.pv.len() as u32,
-                        score: value_score(search.root_value()),
-                        nodes: playouts,
-                        time: start.elapsed(),
-                        pv: first.pv.clone(),
-                    });
-                }
-            }
-            analysis = Some(found);
-            if done {
-                break;
-            }
-        }
-        // The move the search plays (its proof's quickest win where it has one), or with no
-        // search the first legal move.
-        let chosen = self
-            .agent
-            .search()
-            .filter(|_| analysis.is_some())
-            .and_then(|s| s.best_action());
-        // A banned choice gives way to the most searched move that is not banned (or, with no
-        // tree, the first legal one); its own value is then the score.
-        let stand_in = chosen.filter(|m| banned.contains(m)).map(|_| {
-            let searched = self
-                .agent
-                .search()
-                .map(|s| s.root_children())
-                .unwrap_or_default();
-            let child = searched
-                .into_iter()
-                .filter(|c| !banned.contains(&c.action))
-                .max_by_key(|c| c.visits);
-            match child {
-                Some(c) => (Some(c.action), value_score(c.q as f32)),
-                None => (
-                    game.legal_moves()
-                        .as_slice()
-                        .iter()
-                        .copied()
-                        .find(|m| !banned.contains(m)),
-                    0,
-                ),
-            }
-        });
-        let best = stand_in.map_or(chosen, |(m, _)| m);
-        let mut result = SearchResult {
-            best,
-            score: 0,
-            depth: 0,
-            nodes: 0,
-        };
-        if let (Some(best), Some(_), Some(search)) = (best, &analysis, self.agent.search()) {
-            let pv = search.principal_variation(best);
-            let mut after = game.clone();
-            after.play_unchecked(best);
-            result.score = match search.proven_result() {
-                _ if stand_in.is_some() => stand_in.map_or(0, |(_, score)| score),
-                // A proof to the game's end is a mate (or a rule win) in that many plies, as
-                // alpha-beta says it; plies beyond alpha-beta's reach stay a value.
-                Some((Outcome::Win(p), plies)) if (plies as usize) < MAX_PLY => {
-                    let mate = MATE - plies as i32;
-                    if p == game.to_act() {
-                        mate
-                    } else {
-                        -mate
-                    }
-                }
-                _ if after.outcome() == Some(Outcome::Win(game.to_act())) => MATE - 1,
-                _ => value_score(search.root_value()),
-            };
-            result.depth = pv.len() as u32;
-            result.nodes = playouts;
-            info(&SearchInfo {
-                depth: result.depth,
-                score: result.score,
-                nodes: result.nodes,
-                time: start.elapsed(),
-                pv,
-            });
-        }
-        result
     }
 }
 
@@ -562,8 +277,8 @@ pub struct Session {
     out: Out,
     game: Xiangqi,
     /// The searcher, or `None` while a search thread holds it.
-    searcher: Option<Box<dyn UciSearcher>>,
-    search: Option<JoinHandle<Box<dyn UciSearcher>>>,
+    searcher: Option<Box<dyn DrivenSearch>>,
+    search: Option<JoinHandle<Box<dyn DrivenSearch>>>,
     stop: Arc<AtomicBool>,
     agent: String,
     hash_mb: usize,
@@ -679,41 +394,37 @@ impl Session {
         Ok(())
     }
 
-    /// Builds the searcher an `Agent` option names: alpha-beta with this session's table size,
-    /// or the tree search with its network, visits and threads. `None` for `net` until the
-    /// `Model` option is set (GUIs send options in any order).
-    fn make_searcher(&self, agent: &str) -> Result<Option<Box<dyn UciSearcher>>, UciError> {
-        let tree = |net: Option<Arc<dyn Evaluator<Xiangqi>>>| -> Option<Box<dyn UciSearcher>> {
-            let spec = tree_spec(net.is_some(), self.visits, self.threads);
-            let label = if net.is_some() { "net" } else { "mcts" };
-            let agent = players::spec::build_mcts(&spec, label, 1, &preloaded(net)).ok()?;
-            let tree = Box::new(MctsSearcher {
-                agent,
-                visits: self.visits,
-            });
-            if self.guard_percent == 0 {
-                return Some(tree);
-            }
-            Some(Box::new(GuardedSearcher {
-                tree,
-                guard: Guard::new(self.guard_margin as i32),
-                share: self.guard_percent as f64 / 100.0,
-            }))
-        };
-        match agent {
-            "alphabeta" => AlphaBeta::try_new(self.hash_mb)
-                .map(|ab| Some(Box::new(AlphaBetaSearcher(ab)) as Box<dyn UciSearcher>))
-                .map_err(|e| err("setoption", format!("Hash {}: {e}", self.hash_mb))),
-            "mcts" => Ok(tree(None)),
-            "net" => Ok(self
-                .net
-                .as_ref()
-                .and_then(|(_, net)| tree(Some(Arc::clone(net))))),
-            other => Err(err(
-                "setoption",
-                format!("unknown Agent '{other}' (alphabeta, mcts, net)"),
-            )),
+    /// The searcher options, `agent` for the `Agent` option.
+    fn options(&self, agent: &str) -> SearchOptions {
+        SearchOptions {
+            agent: agent.to_string(),
+            visits: self.visits,
+            threads: self.threads,
+            guard_percent: self.guard_percent,
+            guard_margin: self.guard_margin,
+            hash_mb: self.hash_mb,
         }
+    }
+
+    /// Builds the searcher an `Agent` option names, through its spec ([`SearchOptions::spec`])
+    /// and the one builder: alpha-beta with this session's table size, or the tree search with
+    /// its network, visits, threads and guard. `None` for `net` until the `Model` option is
+    /// set (GUIs send options in any order).
+    fn make_searcher(&self, agent: &str) -> Result<Option<Box<dyn DrivenSearch>>, UciError> {
+        let spec = self.options(agent).spec()?;
+        let net = match agent {
+            "net" => match &self.net {
+                Some((_, net)) => Some(Arc::clone(net)),
+                None => return Ok(None),
+            },
+            _ => None,
+        };
+        build_driven(&spec, agent, 1, &preloaded(net))
+            .map(Some)
+            .map_err(|e| match agent {
+                "alphabeta" => err("setoption", format!("Hash {}: {e:#}", self.hash_mb)),
+                _ => err("setoption", format!("Agent {agent}: {e:#}")),
+            })
     }
 
     /// Reads commands until `quit` or the end of input.
@@ -1049,16 +760,19 @@ impl Session {
                     })?;
                 // Only alpha-beta has a table. Built before the old one goes, so a size that
                 // cannot be had changes nothing.
+                let old = std::mem::replace(&mut self.hash_mb, mb);
                 if self.agent == "alphabeta" {
-                    let table = AlphaBeta::try_new(mb).map_err(|e| {
-                        err(
-                            "setoption",
-                            format!("Hash {mb}: {e}; the table stays {} MiB", self.hash_mb),
-                        )
-                    })?;
-                    self.searcher = Some(Box::new(AlphaBetaSearcher(table)));
+                    match self.make_searcher("alphabeta") {
+                        Ok(searcher) => self.searcher = searcher,
+                        Err(e) => {
+                            self.hash_mb = old;
+                            return Err(err(
+                                "setoption",
+                                format!("{}; the table stays {old} MiB", e.reason),
+                            ));
+                        }
+                    }
                 }
-                self.hash_mb = mb;
             }
             "uci_variant" => {
                 if value != "xiangqi" {
@@ -1149,10 +863,62 @@ impl Session {
     }
 }
 
-/// The tree search the `Agent mcts`/`Agent net` options ask for, as a spec of the one grammar:
-/// `visits` per move (`go` may limit a search further) on `threads` threads.
-pub fn tree_spec(network: bool, visits: u64, threads: usize) -> AgentSpec {
-    AgentSpec::tree(network, visits, threads, 1)
+/// The options that choose a session's searcher (`Agent`, `Visits`, `Threads`, `Guard`,
+/// `GuardMargin`, `Hash`), turned into a spec of the one grammar by [`SearchOptions::spec`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SearchOptions {
+    pub agent: String,
+    pub visits: u64,
+    pub threads: usize,
+    /// Percent of a timed move given to alpha-beta's check (0: none).
+    pub guard_percent: u64,
+    /// Centipawns.
+    pub guard_margin: u64,
+    /// Alpha-beta's table, MiB.
+    pub hash_mb: usize,
+}
+
+impl Default for SearchOptions {
+    /// The options at start without flags.
+    fn default() -> Self {
+        SearchOptions {
+            agent: "net".into(),
+            visits: DEFAULT_VISITS,
+            threads: 1,
+            guard_percent: DEFAULT_GUARD_PERCENT,
+            guard_margin: DEFAULT_GUARD_MARGIN,
+            hash_mb: 64,
+        }
+    }
+}
+
+impl SearchOptions {
+    /// The searcher these options ask for: `alphabeta:hash=MiB`, or the tree search (`net`,
+    /// its network the `Model` option's, or `mcts`) of `visits` per move (`go` may limit a
+    /// search further) on `threads` threads, its timed moves checked by alpha-beta in
+    /// `guard_percent` of their time.
+    pub fn spec(&self) -> Result<AgentSpec, UciError> {
+        let network = match self.agent.as_str() {
+            "alphabeta" => return Ok(AgentSpec::Other(format!("alphabeta:hash={}", self.hash_mb))),
+            "mcts" => false,
+            "net" => true,
+            other => {
+                return Err(err(
+                    "setoption",
+                    format!("unknown Agent '{other}' (alphabeta, mcts, net)"),
+                ))
+            }
+        };
+        let mut spec = AgentSpec::tree(network, self.visits, self.threads, 1);
+        if let (AgentSpec::Mcts(m) | AgentSpec::Net { mcts: m, .. }, true) =
+            (&mut spec, self.guard_percent > 0)
+        {
+            // The guard's share of each move's time: `go` gives the time.
+            m.guard = Some(self.guard_percent as f64 / 100.0);
+            m.guard_margin = Some(self.guard_margin as i32);
+        }
+        Ok(spec)
+    }
 }
 
 /// A score as UCCI engines write it: a mate in n plies is ±(10000 − n); anything else is
@@ -1220,134 +986,6 @@ mod tests {
             }),
             Ok(Some(5))
         );
-    }
-
-    /// Pure MCTS with `visits` per move, as the `Agent mcts` option builds it.
-    fn tree_search(visits: u64) -> MctsAgent<Xiangqi> {
-        let spec = AgentSpec::tree(false, visits, 1, 1);
-        players::spec::build_mcts(&spec, "mcts", 1, &preloaded(None)).unwrap()
-    }
-
-    #[test]
-    fn the_tree_search_follows_the_gui_positions() {
-        let mut s = MctsSearcher {
-            agent: tree_search(200),
-            visits: 200,
-        };
-        let start = Xiangqi::start();
-        let stop = Arc::new(AtomicBool::new(false));
-        let limits = SearchLimits::default();
-        let first = s.search(&start, limits, false, &[], &stop, &mut |_| {});
-        let best = first.best.unwrap();
-        assert_eq!(first.nodes, 200);
-        // The GUI sends the game so far: our move and a reply.
-        let mut after = start.clone();
-        after.play(best).unwrap();
-        let reply = after.parse_action("h9g7").unwrap();
-        s.follow(&start, &[best, reply]);
-        after.play(reply).unwrap();
-        let search = s.agent.search().unwrap();
-        assert_eq!(search.state().hash(), after.hash(), "the tree followed");
-        // The subtree under the two moves was kept (when the search went there at all).
-        let kept = search.root_visits();
-        let second = s.search(&after, limits, false, &[], &stop, &mut |_| {});
-        assert_eq!(second.nodes, 200);
-        assert_eq!(s.agent.search().unwrap().root_visits(), kept + 200);
-    }
-
-    #[test]
-    fn the_guard_replaces_a_timed_move_that_leaves_material() {
-        /// A tree search that always answers one move.
-        struct Fixed(Move);
-        impl UciSearcher for Fixed {
-            fn new_game(&mut self) {}
-            fn search(
-                &mut self,
-                _game: &Xiangqi,
-                _limits: SearchLimits,
-                _infinite: bool,
-                _banned: &[Move],
-                _stop: &Arc<AtomicBool>,
-                _info: &mut dyn FnMut(&SearchInfo),
-            ) -> SearchResult {
-                SearchResult {
-                    best: Some(self.0),
-                    score: 0,
-                    depth: 1,
-                    nodes: 1,
-                }
-            }
-        }
-        // Red's rook takes the free knight on a5 (a0a5); the general's step d0d1 leaves it.
-        let game = Xiangqi::from_fen("3aka3/9/9/9/n8/9/9/9/9/R2K5 w - - 0 1").unwrap();
-        let step = game.parse_action("d0d1").unwrap();
-        let take = game.parse_action("a0a5").unwrap();
-        let mut s = GuardedSearcher {
-            tree: Box::new(Fixed(step)),
-            guard: Guard::new(players::guard::DEFAULT_MARGIN),
-            share: 0.5,
-        };
-        let stop = Arc::new(AtomicBool::new(false));
-        let timed = SearchLimits::movetime(Duration::from_millis(400));
-        let mut lines = Vec::new();
-        let r = s.search(&game, timed, false, &[], &stop, &mut |i| {
-            lines.push(i.pv.clone())
-        });
-        assert_eq!(r.best, Some(take));
-        assert_eq!(
-            lines.last(),
-            Some(&vec![take]),
-            "the check's move is reported"
-        );
-        // A banned move is never the check's answer; an untimed search goes unchecked.
-        let r = s.search(&game, timed, false, &[take], &stop, &mut |_| {});
-        assert_ne!(r.best, Some(take));
-        let r = s.search(
-            &game,
-            SearchLimits::depth(3),
-            false,
-            &[],
-            &stop,
-            &mut |_| {},
-        );
-        assert_eq!(r.best, Some(step));
-    }
-
-    #[test]
-    fn a_proven_tree_search_reports_a_mate_and_its_line() {
-        // Red mates in two (b2e2+ e9f9 a1f1#); the tree search proves a mate within a few
-        // moves and reports it as a mate, its line ending in the mate.
-        let fen = "4k4/9/9/9/9/9/9/1R7/R8/3K5 w - - 0 1";
-        let game = Xiangqi::from_fen(fen).unwrap();
-        let mut s = MctsSearcher {
-            agent: tree_search(20_000),
-            visits: 20_000,
-        };
-        let stop = Arc::new(AtomicBool::new(false));
-        let mut said = None;
-        let r = s.search(
-            &game,
-            SearchLimits::default(),
-            false,
-            &[],
-            &stop,
-            &mut |i| said = Some(i.clone()),
-        );
-        let info = said.unwrap();
-        let mate = info.mate_in().expect("a mate score");
-        assert!((2..=6).contains(&mate), "mate in {mate}");
-        assert_eq!(r.score, info.score);
-        let mut end = game.clone();
-        for &m in &info.pv {
-            end.play(m).unwrap();
-        }
-        assert_eq!(
-            end.outcome(),
-            Some(Outcome::Win(games::Player::First)),
-            "{:?}",
-            info.pv
-        );
-        assert_eq!(info.pv.len() as i32, 2 * mate - 1);
     }
 
     #[test]

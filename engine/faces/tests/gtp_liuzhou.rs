@@ -5,13 +5,19 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use faces::gtp::liuzhou::{GtpConfig, Session, COMMANDS};
+use faces::gtp::liuzhou::{Session, COMMANDS};
+use faces::gtp::GtpConfig;
 use games::liuzhou::{Liuzhou, Rules, START_LFEN};
-use games::{Agent, AgentError, Decision, Game, RandomAgent};
+use games::{Agent, AgentError, Decision, Game};
 use players::spec::AgentSpec;
 
 fn session() -> Session {
-    Session::new(Rules::default(), Box::new(RandomAgent::new(1))).unwrap()
+    Session::new(Rules::default(), random()).unwrap()
+}
+
+/// Random play, built by the one builder.
+fn random() -> Box<dyn Agent<Liuzhou>> {
+    players::spec::build_text("random:seed=1", 1).unwrap()
 }
 
 fn ask(s: &mut Session, line: &str) -> String {
@@ -386,7 +392,7 @@ fn final_score_names_the_winner_or_a_draw_once_the_game_is_over() {
 
 /// Records the time each decision was given.
 struct Timed {
-    inner: RandomAgent,
+    inner: Box<dyn Agent<Liuzhou>>,
     given: Arc<Mutex<Vec<Option<Duration>>>>,
     next: Option<Duration>,
 }
@@ -400,7 +406,7 @@ impl Agent<Liuzhou> for Timed {
     }
     fn select_action(&mut self, state: &Liuzhou) -> Result<games::liuzhou::Action, AgentError> {
         self.given.lock().unwrap().push(self.next);
-        Agent::<Liuzhou>::select_action(&mut self.inner, state)
+        self.inner.select_action(state)
     }
 }
 
@@ -408,7 +414,7 @@ impl Agent<Liuzhou> for Timed {
 fn time_settings_and_time_left_limit_genmove() {
     let given = Arc::new(Mutex::new(Vec::new()));
     let agent = Timed {
-        inner: RandomAgent::new(1),
+        inner: random(),
         given: given.clone(),
         next: None,
     };

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use eval::fake::FakeEvaluator;
 use eval::Evaluator;
-use faces::gtp::go::{self as gtp, AgentKind, GtpConfig};
+use faces::gtp::GtpConfig;
 use faces::uci;
 use faces::web::view::Choice;
 use games::go::GoState;
@@ -36,12 +36,18 @@ fn every_face_builds_the_same_network_search() {
         };
         let (text, _) = choice.spec::<Liuzhou>().unwrap();
         let played = built::<Liuzhou>(&AgentSpec::parse(&text).unwrap());
-        let gtp = built::<GoState>(&gtp::tree_spec(&GtpConfig {
-            agent: AgentKind::Net,
+        let gtp = GtpConfig {
+            agent: "net".into(),
             visits,
             ..GtpConfig::default()
-        }));
-        let uci = built::<Xiangqi>(&uci::tree_spec(true, visits, 1));
+        };
+        let gtp = built::<GoState>(&gtp.spec().unwrap());
+        let uci = uci::SearchOptions {
+            agent: "net".into(),
+            visits,
+            ..uci::SearchOptions::default()
+        };
+        let uci = built::<Xiangqi>(&uci.spec().unwrap());
         assert_eq!(played, matched, "play/serve at {visits} visits");
         assert_eq!(gtp, matched, "gtp at {visits} visits");
         assert_eq!(uci, matched, "uci at {visits} visits");
@@ -54,11 +60,13 @@ fn every_face_builds_the_same_network_search() {
 #[test]
 fn pure_mcts_is_the_same_everywhere_too() {
     let matched = AgentSpec::parse("mcts:visits=300").unwrap();
-    let gtp = gtp::tree_spec(&GtpConfig {
-        agent: AgentKind::Mcts,
+    let gtp = GtpConfig {
+        agent: "mcts".into(),
         visits: 300,
         ..GtpConfig::default()
-    });
+    }
+    .spec()
+    .unwrap();
     let none = || preloaded::<GoState>(None);
     let a = build_mcts::<GoState>(&matched, "mcts", 1, &none()).unwrap();
     let b = build_mcts::<GoState>(&gtp, "mcts", 1, &none()).unwrap();

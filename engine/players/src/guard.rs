@@ -26,6 +26,13 @@ pub struct GuardSpec {
     pub margin: i32,
 }
 
+impl GuardSpec {
+    /// What the tree search keeps of a move's `time`: all but the check's share.
+    pub fn tree_time(&self, time: Duration) -> Duration {
+        time.mul_f64(1.0 - self.share)
+    }
+}
+
 /// Default `guard_margin`: about two thirds of a Xiangqi pawn across the river, half a
 /// Liuzhou stone; a smaller gap is within the noise of a hand-written evaluation, which the
 /// network judges better.
@@ -95,7 +102,7 @@ impl Guard<AlphaBeta> {
 pub struct Guarded<S: Searcher> {
     inner: Box<dyn Agent<S::Game>>,
     guard: Guard<S>,
-    share: f64,
+    spec: GuardSpec,
     /// The move's time in the spec, and as a protocol's clock shortens it.
     own_time: Duration,
     time: Duration,
@@ -109,7 +116,7 @@ impl<S: Searcher> Guarded<S> {
         let mut guarded = Guarded {
             inner,
             guard: Guard::new(spec.margin),
-            share: spec.share,
+            spec,
             own_time: time,
             time,
             last_override: None,
@@ -180,8 +187,8 @@ impl<S: Searcher> Agent<S::Game> for Guarded<S> {
     /// The tree search gets the time less the check's share.
     fn set_move_time(&mut self, time: Option<Duration>) {
         self.time = time.map_or(self.own_time, |t| t.min(self.own_time));
-        let tree = self.time.mul_f64(1.0 - self.share);
-        self.inner.set_move_time(Some(tree));
+        self.inner
+            .set_move_time(Some(self.spec.tree_time(self.time)));
     }
 
     fn explain(&self) -> Option<Explanation<Action<S>>> {

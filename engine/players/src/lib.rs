@@ -4,6 +4,9 @@
 //!   `net:model=…,visits=200`, `alphabeta:depth=6`, `uci:cmd=…`, `gtp:cmd=…`) and the one
 //!   builder every face uses, so a spec plays the same in a match, over GTP or UCI and on the
 //!   web page.
+//! - [`driven`]: the searches a protocol drives move by move (UCI/UCCI's limits, `stop`,
+//!   progress), and the time a clock gives a move; [`guard`] and [`handoff`]: alpha-beta
+//!   beside a tree search.
 //! - Classical and external players: the [`alphabeta`] searchers of Xiangqi
 //!   ([`alphabeta::xiangqi`]) and Liuzhou ([`alphabeta::liuzhou`], named by [`liuzhou`]), which
 //!   share their limits, budget and table in [`alphabeta::core`]; other programs as child
@@ -15,6 +18,7 @@
 //! Nothing below this crate starts a process.
 
 pub mod alphabeta;
+pub mod driven;
 pub mod fairy;
 pub mod go;
 pub mod gtp_client;

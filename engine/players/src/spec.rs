@@ -545,6 +545,26 @@ pub fn build<G: OwnPlayers>(
     })
 }
 
+/// [`build`] for a protocol that drives Xiangqi's search itself (UCI and UCCI: limits per
+/// move, `stop`, progress, banned moves): alpha-beta or a tree search, whose timed moves the
+/// guard checks when the spec has a `guard` (see [`crate::driven::build`]).
+pub fn build_driven(
+    spec: &AgentSpec,
+    label: &str,
+    seed: u64,
+    load_net: NetLoader<'_, games::xiangqi::Xiangqi>,
+) -> anyhow::Result<Box<dyn crate::driven::DrivenSearch>> {
+    crate::driven::build(spec, label, seed, load_net)
+}
+
+/// [`build`] for a spec given as text that needs no network loaded (`random`, `mcts:…`, the
+/// game's own kinds): faces that hold no network, fuzzing and tests.
+pub fn build_text<G: OwnPlayers>(text: &str, seed: u64) -> anyhow::Result<Box<dyn Agent<G>>> {
+    let spec = AgentSpec::parse(text)?;
+    let label = text.split(':').next().unwrap_or(text).trim();
+    build(&spec, label, seed, &preloaded(None))
+}
+
 /// [`build`] for the tree-search kinds (`mcts`, `net`), as the concrete agent that protocol
 /// faces drive directly (a halt flag for UCI's `stop`, analysis under a clock). Refuses other
 /// kinds.

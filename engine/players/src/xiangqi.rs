@@ -26,6 +26,35 @@ use crate::fairy::find_fairy_stockfish;
 use crate::guard::Guarded;
 use crate::uci_client::{go_line, UciEngineAgent, UciEngineConfig};
 
+/// The limits and table size (MiB) an `alphabeta` spec names (see the module docs).
+pub fn alphabeta_settings(spec: &str) -> Result<(SearchLimits, usize), AgentError> {
+    let (kind, params) = split_spec(spec)?;
+    let number = |key: &str, v: &str| -> Result<u64, AgentError> {
+        v.parse()
+            .map_err(|_| AgentError::new(spec, format!("{key} '{v}' is not a number")))
+    };
+    let mut limits = SearchLimits::default();
+    let mut hash = crate::alphabeta::core::DEFAULT_HASH_MB;
+    for (k, v) in params {
+        match k {
+            "depth" => limits.depth = Some(number(k, v)?.min(100) as u32),
+            "movetime" => limits.movetime = Some(Duration::from_millis(number(k, v)?)),
+            "nodes" => limits.nodes = Some(number(k, v)?),
+            "hash" => hash = usize::try_from(number(k, v)?).unwrap_or(usize::MAX),
+            _ => {
+                return Err(AgentError::new(
+                    spec,
+                    format!("unknown parameter '{k}' for {kind}"),
+                ))
+            }
+        }
+    }
+    if limits == SearchLimits::default() {
+        limits.movetime = Some(Duration::from_secs(1));
+    }
+    Ok((limits, hash))
+}
+
 /// Builds the agent a spec names (see the module docs).
 pub fn agent_from_spec(spec: &str) -> Result<Box<dyn Agent<Xiangqi>>, AgentError> {
     let (kind, params) = split_spec(spec)?;
@@ -51,20 +80,7 @@ pub fn agent_from_spec(spec: &str) -> Result<Box<dyn Agent<Xiangqi>>, AgentError
             Ok(Box::new(RandomAgent::new(seed)))
         }
         "alphabeta" => {
-            let mut limits = SearchLimits::default();
-            let mut hash = crate::alphabeta::core::DEFAULT_HASH_MB;
-            for (k, v) in params {
-                match k {
-                    "depth" => limits.depth = Some(number(k, v)?.min(100) as u32),
-                    "movetime" => limits.movetime = Some(Duration::from_millis(number(k, v)?)),
-                    "nodes" => limits.nodes = Some(number(k, v)?),
-                    "hash" => hash = usize::try_from(number(k, v)?).unwrap_or(usize::MAX),
-                    _ => return unknown(k),
-                }
-            }
-            if limits == SearchLimits::default() {
-                limits.movetime = Some(Duration::from_secs(1));
-            }
+            let (limits, hash) = alphabeta_settings(spec)?;
             let agent = AlphaBetaAgent::try_new(limits, hash)
                 .map_err(|e| AgentError::new(spec, e.to_string()))?;
             Ok(Box::new(agent))

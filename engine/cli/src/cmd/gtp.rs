@@ -4,11 +4,12 @@
 use std::path::PathBuf;
 
 use anyhow::Context;
-use clap::{Args as ClapArgs, ValueEnum};
-use faces::gtp::go::{make_agent, AgentKind, GtpConfig, Session};
+use clap::Args as ClapArgs;
+use faces::gtp::go::{make_agent, Session};
 use faces::gtp::liuzhou as gtp_liuzhou;
-use faces::gtp::serve_stdio;
+use faces::gtp::{serve_stdio, GtpConfig};
 use games::go::{GoRules, GoState};
+use players::spec::AgentSpec;
 use setup::{config, models};
 
 /// The board size of the shipped Go network.
@@ -69,7 +70,7 @@ fn run_liuzhou(args: Args, doc: serde_yaml::Value, path: PathBuf) -> anyhow::Res
         anyhow::bail!("--size and --komi are for Go; Liuzhou is played on 6x6 without komi");
     }
     let start = config::liuzhou_start(&doc, &path)?;
-    let mut gtp = config::section::<gtp_liuzhou::GtpConfig>(&doc, "gtp", &path)?;
+    let mut gtp = config::section::<GtpConfig>(&doc, "gtp", &path)?;
     if let Some(agent) = args.agent {
         gtp.agent = agent;
     }
@@ -98,9 +99,7 @@ fn run_go(args: Args, doc: serde_yaml::Value, path: PathBuf) -> anyhow::Result<(
     }
     let chosen = args.agent.is_some();
     if let Some(agent) = &args.agent {
-        gtp.agent = AgentKind::from_str(agent, true).map_err(|_| {
-            anyhow::anyhow!("--agent {agent:?}: Go's agents are net, mcts, playout and random")
-        })?;
+        gtp.agent = agent.clone();
     }
     if let Some(seed) = args.seed {
         gtp.seed = seed;
@@ -112,7 +111,7 @@ fn run_go(args: Args, doc: serde_yaml::Value, path: PathBuf) -> anyhow::Result<(
         gtp.visits = visits;
     }
     rules.validate().context("Go rules")?;
-    if gtp.agent == AgentKind::Net && gtp.model.is_none() {
+    if matches!(gtp.spec()?, AgentSpec::Net { model: None, .. }) {
         // The default network, where there is one for this board; otherwise the tree search
         // with random playouts, unless the network was asked for by name.
         let fallback = "the tree search with random playouts (mcts)";
@@ -134,7 +133,7 @@ fn run_go(args: Args, doc: serde_yaml::Value, path: PathBuf) -> anyhow::Result<(
                         size = rules.size
                     );
                 }
-                gtp.agent = AgentKind::Mcts;
+                gtp.without_network();
             }
         }
     }

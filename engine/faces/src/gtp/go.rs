@@ -7,117 +7,38 @@
 use std::path::Path;
 use std::time::Duration;
 
-use anyhow::Context;
 use games::go::playout::{cleanup_move, estimate_score};
 use games::go::sgf::SgfGame;
 use games::go::{handicap, GoRules, GoState, Move, MoveCap, Point, MAX_SIZE, MIN_SIZE};
-use games::{Agent, Decision, Game, Player, RandomAgent};
-use players::go::PlayoutAgent;
-use serde::Deserialize;
+use games::{Agent, Decision, Game, Player};
+use players::spec::AgentSpec;
 
-use players::spec::{preloaded, AgentSpec, MAX_THREADS, MAX_VISITS};
-use setup::models;
-
-use crate::gtp::clock::{GameClock, TimeSystem};
-use crate::gtp::frame::{
+use super::clock::{GameClock, TimeSystem};
+use super::frame::{
     answer, arity, common_command, parse_colour, parse_count, read_request, Conversation,
 };
+use super::{build_agent, GtpConfig};
 
-/// Who answers `genmove`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, clap::ValueEnum)]
-#[serde(rename_all = "snake_case")]
-pub enum AgentKind {
-    /// Uniformly random legal moves (passes included).
-    Random,
-    /// Random moves that never fill the mover's own eyes; passes when nothing else is left.
-    Playout,
-    /// The engine's tree search, leaves valued by random playouts (no network needed).
-    Mcts,
-    /// The engine's tree search guided by the network of `model`.
-    Net,
-}
-
-/// The `gtp` section of a Go config.
-#[derive(Clone, Debug, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct GtpConfig {
-    pub agent: AgentKind,
-    pub seed: u64,
-    /// Visits per move for `mcts` and `net`: the most a move gets (a clock may cut it short).
-    pub visits: u64,
-    /// Threads searching one tree for `mcts` and `net`.
-    pub threads: usize,
-    /// The ONNX model `net` plays with (or `uniform`, a network-free stand-in).
-    pub model: Option<String>,
-    /// `mcts` and `net` answer `genmove` with `resign` when their chosen move's value is below
-    /// this (values lie in −1..=1; −1 never resigns).
-    pub resign_threshold: f32,
-}
-
-impl Default for GtpConfig {
-    fn default() -> Self {
-        GtpConfig {
-            agent: AgentKind::Net,
-            seed: 1,
-            visits: 800,
-            threads: 1,
-            model: None,
-            resign_threshold: -0.9,
-        }
-    }
-}
-
-/// The agent for `spec`, with the board size it is limited to (a network's): the one place a
-/// new kind of player is wired into the GTP face. `start` gives the rules a network must fit;
-/// `doc` and `path` the config its inference settings come from.
+/// The agent the `gtp` section names (see [`GtpConfig::spec`]), with the board size it is
+/// limited to (a network's). `start` gives the rules a network must fit; `doc` and `path` the
+/// config its inference settings come from. A `net` agent needs its model named: the command
+/// line finds the default network.
 pub fn make_agent(
-    spec: &GtpConfig,
+    config: &GtpConfig,
     start: &GoState,
     doc: &serde_yaml::Value,
     path: &Path,
 ) -> anyhow::Result<(Box<dyn Agent<GoState>>, Option<usize>)> {
-    if !(1..=MAX_VISITS).contains(&spec.visits) {
-        anyhow::bail!(
-            "visits {} (gtp.visits or --visits) is outside 1..={MAX_VISITS}",
-            spec.visits
-        );
-    }
-    if !(1..=MAX_THREADS).contains(&spec.threads) {
-        anyhow::bail!("gtp.threads {} is outside 1..={MAX_THREADS}", spec.threads);
-    }
-    let r = spec.resign_threshold;
-    if !(-1.0..1.0).contains(&r) {
-        anyhow::bail!("gtp.resign_threshold {r} is outside -1 (never resign) up to 1");
-    }
-    let resign_below = (r > -1.0).then_some(r);
-    Ok(match spec.agent {
-        AgentKind::Random => (Box::new(RandomAgent::new(spec.seed)), None),
-        AgentKind::Playout => (Box::new(PlayoutAgent::new(spec.seed)), None),
-        AgentKind::Mcts => {
-            let tree = tree_spec(spec).resigning_below(resign_below);
-            let agent = players::spec::build_mcts(&tree, "mcts", spec.seed, &preloaded(None))?;
-            (Box::new(agent), None)
+    let spec = config.spec()?;
+    let only_size = match &spec {
+        AgentSpec::Net { model: None, .. } => {
+            anyhow::bail!("agent net needs a model (gtp.model in the config, or --model)")
         }
-        AgentKind::Net => {
-            let model = spec
-                .model
-                .as_deref()
-                .context("agent net needs a model (gtp.model in the config, or --model)")?;
-            let net = models::evaluator(start, model, doc, path)
-                .with_context(|| format!("model {model} (gtp.model or --model)"))?;
-            let tree = tree_spec(spec).resigning_below(resign_below);
-            let agent = players::spec::build_mcts(&tree, "net", spec.seed, &preloaded(Some(net)))?;
-            // The network's input planes are one board size.
-            (Box::new(agent), Some(start.size()))
-        }
-    })
-}
-
-/// The tree search the `gtp` section asks for, as a spec of the one grammar (`net` for the
-/// `net` agent, else `mcts`); its resignation threshold is added by [`make_agent`].
-pub fn tree_spec(config: &GtpConfig) -> AgentSpec {
-    let network = config.agent == AgentKind::Net;
-    AgentSpec::tree(network, config.visits, config.threads, config.seed)
+        // The network's input planes are one board size.
+        AgentSpec::Net { .. } => Some(start.size()),
+        _ => None,
+    };
+    Ok((build_agent(&spec, config, start, doc, path)?, only_size))
 }
 
 pub use super::frame::serve_stdio;
@@ -711,7 +632,11 @@ mod tests {
     use std::path::PathBuf;
 
     fn session(size: usize) -> Session {
-        Session::new(GoRules::with_size(size), Box::new(PlayoutAgent::new(1))).unwrap()
+        Session::new(
+            GoRules::with_size(size),
+            players::spec::build_text::<GoState>("playout:seed=1", 1).unwrap(),
+        )
+        .unwrap()
     }
 
     #[test]
@@ -892,9 +817,9 @@ mod tests {
     }
 
     /// A session whose genmove is answered by a searching agent on a `size` board.
-    fn searching(agent: AgentKind, model: Option<&str>, size: usize, visits: u64) -> Session {
+    fn searching(agent: &str, model: Option<&str>, size: usize, visits: u64) -> Session {
         let spec = GtpConfig {
-            agent,
+            agent: agent.into(),
             visits,
             model: model.map(String::from),
             ..GtpConfig::default()
@@ -915,7 +840,7 @@ mod tests {
             .iter()
             .flat_map(|row| ["A", "B", "C", "D", "E"].map(|col| format!("play w {col}{row}")))
             .collect();
-        let mut s = searching(AgentKind::Mcts, None, 5, 400);
+        let mut s = searching("mcts", None, 5, 400);
         for cmd in &walls {
             assert_eq!(s.handle(cmd).as_deref(), Some("=\n\n"), "{cmd}");
         }
@@ -923,7 +848,7 @@ mod tests {
         // Resigning changes nothing on the board: the controller ends the game.
         assert_eq!(s.state.moves_since_start().len(), 10);
         let never = GtpConfig {
-            agent: AgentKind::Mcts,
+            agent: "mcts".into(),
             resign_threshold: -1.0,
             ..GtpConfig::default()
         };
@@ -949,7 +874,7 @@ mod tests {
 
     #[test]
     fn the_tree_search_answers_genmove_and_follows_the_game() {
-        for (kind, model) in [(AgentKind::Mcts, None), (AgentKind::Net, Some("uniform"))] {
+        for (kind, model) in [("mcts", None), ("net", Some("uniform"))] {
             let mut s = searching(kind, model, 5, 200);
             for cmd in ["genmove b", "play w C3", "genmove b", "undo", "genmove b"] {
                 let reply = s.handle(cmd).unwrap();
@@ -958,7 +883,7 @@ mod tests {
             assert_eq!(s.state.moves_since_start().len(), 3, "{kind:?}");
         }
         // A network plays the board size it was made for, and refuses others.
-        let mut s = searching(AgentKind::Net, Some("uniform"), 5, 200);
+        let mut s = searching("net", Some("uniform"), 5, 200);
         assert_eq!(
             s.handle("boardsize 9").as_deref(),
             Some("? unacceptable size\n\n")
@@ -974,7 +899,7 @@ mod tests {
         std::fs::remove_dir_all(&dir).unwrap();
         // Without a model there is no network agent.
         let spec = GtpConfig {
-            agent: AgentKind::Net,
+            agent: "net".into(),
             ..GtpConfig::default()
         };
         let start = GoState::with_size(9);
@@ -986,7 +911,7 @@ mod tests {
 
     #[test]
     fn the_tree_search_plays_white_first_after_a_handicap() {
-        for (kind, model) in [(AgentKind::Mcts, None), (AgentKind::Net, Some("uniform"))] {
+        for (kind, model) in [("mcts", None), ("net", Some("uniform"))] {
             let mut s = searching(kind, model, 9, 100);
             s.handle("komi 0.5");
             assert!(s.handle("fixed_handicap 4").unwrap().starts_with("= "));
@@ -1051,7 +976,7 @@ mod tests {
 
     #[test]
     fn a_timed_genmove_keeps_to_its_share() {
-        let mut s = searching(AgentKind::Mcts, None, 9, 100_000_000);
+        let mut s = searching("mcts", None, 9, 100_000_000);
         // Ten seconds sudden death: about 0.1 s a move, where the visits would take minutes.
         s.handle("time_settings 10 0 0");
         let t0 = std::time::Instant::now();
@@ -1092,7 +1017,7 @@ mod tests {
 
     #[test]
     fn lz_analyze_reports_the_search_as_it_grows() {
-        let mut s = searching(AgentKind::Mcts, None, 5, 100);
+        let mut s = searching("mcts", None, 5, 100);
         s.handle("play b C3");
         assert_eq!(s.handle("7 lz-analyze w 2").as_deref(), Some("=7\n"));
         assert_eq!(
@@ -1142,8 +1067,11 @@ mod tests {
             assert!(s.analysing.is_none());
         }
         // An agent that searches no tree says so; a finished game has nothing to analyse.
-        let mut plain =
-            Session::new(GoRules::with_size(5), Box::new(PlayoutAgent::new(1))).unwrap();
+        let mut plain = Session::new(
+            GoRules::with_size(5),
+            players::spec::build_text::<GoState>("playout:seed=1", 1).unwrap(),
+        )
+        .unwrap();
         let reply = plain.handle("lz-analyze").unwrap();
         assert!(reply.contains("does not analyse"), "{reply}");
         s.handle("play b pass");
@@ -1157,7 +1085,11 @@ mod handicap_tests {
     use super::*;
 
     fn session(size: usize) -> Session {
-        Session::new(GoRules::with_size(size), Box::new(PlayoutAgent::new(1))).unwrap()
+        Session::new(
+            GoRules::with_size(size),
+            players::spec::build_text::<GoState>("playout:seed=1", 1).unwrap(),
+        )
+        .unwrap()
     }
 
     fn sorted(reply: &str) -> Vec<String> {
@@ -1381,7 +1313,11 @@ mod status_tests {
 
     #[test]
     fn final_status_lists_dead_stones() {
-        let mut s = Session::new(GoRules::with_size(5), Box::new(PlayoutAgent::new(1))).unwrap();
+        let mut s = Session::new(
+            GoRules::with_size(5),
+            players::spec::build_text::<GoState>("playout:seed=1", 1).unwrap(),
+        )
+        .unwrap();
         // White's two-eyed wall around a lone black stone at C2.
         for v in [
             "A1", "B1", "C1", "D1", "E1", "A2", "E2", "A3", "B3", "C3", "D3", "E3", "A4", "C4",
@@ -1424,7 +1360,11 @@ mod random_input_tests {
     #[test]
     fn random_command_lines_always_get_a_well_formed_answer() {
         let mut rng = SmallRng::seed_from_u64(3);
-        let mut s = Session::new(GoRules::with_size(5), Box::new(PlayoutAgent::new(1))).unwrap();
+        let mut s = Session::new(
+            GoRules::with_size(5),
+            players::spec::build_text::<GoState>("playout:seed=1", 1).unwrap(),
+        )
+        .unwrap();
         let words: Vec<&str> = COMMANDS
             .iter()
             .copied()

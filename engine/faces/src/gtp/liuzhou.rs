@@ -7,100 +7,17 @@
 //! when it sends `time_settings`.
 
 use std::path::Path;
-use std::sync::Arc;
 
-use anyhow::Context;
-use eval::Evaluator;
 use games::liuzhou::{Liuzhou, Rules};
 use games::{Agent, Decision, Game, Outcome, Player};
-use players::spec::{build, AgentSpec};
-use serde::Deserialize;
+use players::spec::AgentSpec;
 use setup::models;
 
-use crate::gtp::clock::{GameClock, TimeSystem};
-use crate::gtp::frame::{
+use super::clock::{GameClock, TimeSystem};
+use super::frame::{
     answer, arity, common_command, parse_colour, parse_count, read_request, Conversation,
 };
-
-/// The `gtp` section of a Liuzhou config.
-#[derive(Clone, Debug, PartialEq, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct GtpConfig {
-    /// Who answers `genmove`: an agent spec as `engine match` takes them (`net`, `mcts`,
-    /// `alphabeta:depth=6`, `random`); the keys below fill in what it leaves out.
-    pub agent: String,
-    /// Seed of `random`, `mcts` and `net`.
-    pub seed: u64,
-    /// Visits per action for `mcts` and `net` whose spec gives neither `visits` nor `time` (a
-    /// clock may cut an action short).
-    pub visits: u64,
-    /// Threads searching one tree for `mcts` and `net`.
-    pub threads: usize,
-    /// The ONNX model of `net` (no model: the default network, `engine models list`).
-    pub model: Option<String>,
-    /// `mcts` and `net` answer `genmove` with `resign` when their chosen action's value is
-    /// below this (values lie in −1..=1; −1 never resigns).
-    pub resign_threshold: f32,
-}
-
-impl Default for GtpConfig {
-    fn default() -> Self {
-        GtpConfig {
-            agent: "net".into(),
-            seed: 1,
-            visits: 400,
-            threads: 1,
-            model: None,
-            resign_threshold: -0.9,
-        }
-    }
-}
-
-impl GtpConfig {
-    /// The agent spec the section names: `agent`, with `seed`, `visits`, `threads`, `model`
-    /// and `resign_threshold` added where its kind takes them and it does not give them.
-    pub fn spec(&self) -> anyhow::Result<AgentSpec> {
-        let text = self.agent.trim();
-        let (kind, rest) = text.split_once(':').unwrap_or((text, ""));
-        let given: Vec<&str> = rest
-            .split(',')
-            .filter_map(|pair| pair.split_once('=').map(|(k, _)| k.trim()))
-            .collect();
-        let mut extra: Vec<String> = Vec::new();
-        let mut fill = |key: &str, value: String| {
-            if !given.contains(&key) {
-                extra.push(format!("{key}={value}"));
-            }
-        };
-        match kind.trim() {
-            "random" => fill("seed", self.seed.to_string()),
-            tree @ ("mcts" | "net") => {
-                if !given.contains(&"time") {
-                    fill("visits", self.visits.to_string());
-                }
-                fill("threads", self.threads.to_string());
-                fill("seed", self.seed.to_string());
-                let r = self.resign_threshold;
-                if !(-1.0..1.0).contains(&r) {
-                    anyhow::bail!("gtp.resign_threshold {r} is outside -1 (never resign) up to 1");
-                }
-                if r > -1.0 {
-                    fill("resign", r.to_string());
-                }
-                if let (Some(model), "net") = (&self.model, tree) {
-                    fill("model", model.clone());
-                }
-            }
-            _ => {}
-        }
-        let whole = match (rest.trim().is_empty(), extra.is_empty()) {
-            (_, true) => text.to_string(),
-            (true, false) => format!("{}:{}", kind.trim(), extra.join(",")),
-            (false, false) => format!("{text},{}", extra.join(",")),
-        };
-        AgentSpec::parse(&whole).with_context(|| format!("gtp.agent {text:?} (or --agent)"))
-    }
-}
+use super::{build_agent, GtpConfig};
 
 /// The agent the `gtp` section names (see [`GtpConfig::spec`]): a `net` agent without a model
 /// plays the default network, or the tree search with random playouts where there is none.
@@ -124,16 +41,7 @@ pub fn make_agent(
         }
         spec => spec,
     };
-    let load = |model: Option<&Path>| -> anyhow::Result<Arc<dyn Evaluator<Liuzhou>>> {
-        let model = model.context("no model named")?;
-        let text = model
-            .to_str()
-            .with_context(|| format!("model {}: not a UTF-8 path", model.display()))?;
-        models::evaluator(start, text, doc, path)
-            .with_context(|| format!("model {text} (gtp.model or --model)"))
-    };
-    let label = config.agent.split(':').next().unwrap_or("agent").trim();
-    build(&spec, label, config.seed, &load)
+    build_agent(&spec, config, start, doc, path)
 }
 
 /// Every command of the dialect, as `list_commands` prints them.

@@ -1,0 +1,502 @@
+//! Searches that a protocol drives move by move (UCI and UCCI for Xiangqi): limits per move
+//! (depth, nodes, a time, or open-ended until stopped), a stop flag, progress reports, moves
+//! the search must not play, and the game followed from position to position. Alpha-beta, or
+//! the engine's tree search whose timed moves the guard checks ([`crate::guard`]), built from
+//! a spec by [`build`] (through [`crate::spec::build_driven`]); the time a clock gives a move
+//! is [`clock_move_time`].
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use games::xiangqi::{Move, Xiangqi};
+use games::{Agent, Game, Outcome};
+use search::{Limit, MctsAgent};
+
+use crate::alphabeta::xiangqi::{value_score, AlphaBeta, SearchInfo, SearchResult, MATE};
+use crate::alphabeta::{SearchLimits, MAX_PLY};
+use crate::guard::{Guard, GuardSpec, DEFAULT_MARGIN};
+use crate::spec::{build_mcts, AgentSpec, NetLoader};
+
+/// The tree search reports its progress (an `info` line) this often.
+const INFO_EVERY: Duration = Duration::from_secs(1);
+
+/// Visits per move of a tree search whose spec names none (only a time).
+const DEFAULT_VISITS: u64 = 800;
+
+/// The time a clock gives one move: a share of the time `left` (per move to go, else 1/30)
+/// plus most of the increment `inc`, never more than half of what is left, less 30 ms for
+/// the answer to travel, and 5 ms at least.
+pub fn clock_move_time(left: Duration, inc: Duration, moves_to_go: Option<u64>) -> Duration {
+    let (left, inc) = (left.as_millis() as u64, inc.as_millis() as u64);
+    let share = left / moves_to_go.unwrap_or(30).max(1) + inc * 3 / 4;
+    Duration::from_millis(share.min(left / 2).saturating_sub(30).max(5))
+}
+
+/// The driven search `spec` names for Xiangqi: `alphabeta[:hash=MiB]` (its other limits are
+/// the protocol's), or a tree search (`mcts`, `net`) of the spec's visits and threads whose
+/// timed moves alpha-beta checks when the spec has a `guard` (the share of each timed move;
+/// no `time` needed: the protocol gives each move its time). `load_net` finds a `net` spec's
+/// network.
+pub fn build(
+    spec: &AgentSpec,
+    label: &str,
+    seed: u64,
+    load_net: NetLoader<'_, Xiangqi>,
+) -> anyhow::Result<Box<dyn DrivenSearch>> {
+    match spec {
+        AgentSpec::Other(text) if text.split(':').next().map(str::trim) == Some("alphabeta") => {
+            let (_, hash) = crate::xiangqi::alphabeta_settings(text)?;
+            let ab = AlphaBeta::try_new(hash)?;
+            Ok(Box::new(AlphaBetaSearcher(ab)))
+        }
+        AgentSpec::Mcts(m) | AgentSpec::Net { mcts: m, .. } => {
+            let agent = build_mcts(spec, label, seed, load_net)?;
+            let tree = Box::new(MctsSearcher {
+                agent,
+                visits: m.visits.unwrap_or(DEFAULT_VISITS),
+            });
+            Ok(match m.guard {
+                None => tree,
+                Some(share) => {
+                    let margin = m.guard_margin.unwrap_or(DEFAULT_MARGIN);
+                    Box::new(GuardedSearcher {
+                        tree,
+                        guard: Guard::new(margin),
+                        spec: GuardSpec { share, margin },
+                    })
+                }
+            })
+        }
+        _ => anyhow::bail!("{label:?} is not a search a protocol drives (alphabeta, mcts or net)"),
+    }
+}
+
+/// A search that a protocol drives: alpha-beta, or the engine's tree search (with random
+/// playouts or a network).
+pub trait DrivenSearch: Send {
+    /// Forgets everything learned from the previous game.
+    fn new_game(&mut self);
+    /// The GUI set up `start` and `moves` after it: a searcher that keeps its tree follows.
+    fn follow(&mut self, _start: &Xiangqi, _moves: &[Move]) {}
+    /// Searches `game` within `limits` (until `stop` is set; `infinite`: only then), reporting
+    /// progress to `info`; never answers one of the `banned` moves (UCCI's `banmoves`).
+    fn search(
+        &mut self,
+        game: &Xiangqi,
+        limits: SearchLimits,
+        infinite: bool,
+        banned: &[Move],
+        stop: &Arc<AtomicBool>,
+        info: &mut dyn FnMut(&SearchInfo),
+    ) -> SearchResult;
+}
+
+struct AlphaBetaSearcher(AlphaBeta);
+
+impl DrivenSearch for AlphaBetaSearcher {
+    fn new_game(&mut self) {
+        self.0.clear();
+    }
+    fn search(
+        &mut self,
+        game: &Xiangqi,
+        limits: SearchLimits,
+        _infinite: bool,
+        banned: &[Move],
+        stop: &Arc<AtomicBool>,
+        info: &mut dyn FnMut(&SearchInfo),
+    ) -> SearchResult {
+        self.0.set_stop_handle(Arc::clone(stop));
+        self.0.set_excluded(banned);
+        self.0.search(game, limits, |i| info(i))
+    }
+}
+
+/// A tree search whose timed moves alpha-beta checks in a share of their time (a spec's
+/// `guard`; see [`crate::guard`]).
+struct GuardedSearcher {
+    tree: Box<dyn DrivenSearch>,
+    guard: Guard<AlphaBeta>,
+    spec: GuardSpec,
+}
+
+impl DrivenSearch for GuardedSearcher {
+    fn new_game(&mut self) {
+        self.tree.new_game();
+        self.guard.clear();
+    }
+
+    fn follow(&mut self, start: &Xiangqi, moves: &[Move]) {
+        self.tree.follow(start, moves);
+    }
+
+    fn search(
+        &mut self,
+        game: &Xiangqi,
+        limits: SearchLimits,
+        infinite: bool,
+        banned: &[Move],
+        stop: &Arc<AtomicBool>,
+        info: &mut dyn FnMut(&SearchInfo),
+    ) -> SearchResult {
+        // Only a move with a time has a share to give; analysis and visit budgets go unchecked.
+        let Some(time) = limits.movetime.filter(|_| !infinite) else {
+            return self.tree.search(game, limits, infinite, banned, stop, info);
+        };
+        let start = Instant::now();
+        let tree_limits = SearchLimits {
+            movetime: Some(self.spec.tree_time(time)),
+            ..limits
+        };
+        let found = self
+            .tree
+            .search(game, tree_limits, false, banned, stop, info);
+        let Some(tree_move) = found.best.filter(|_| !stop.load(Ordering::Relaxed)) else {
+            return found;
+        };
+        self.guard.set_stop_handle(Arc::clone(stop));
+        let budget = time.saturating_sub(start.elapsed());
+        match self.guard.check(game, tree_move, budget, banned) {
+            Some(checked) => {
+                info(&SearchInfo {
+                    depth: checked.depth,
+                    score: checked.score,
+                    nodes: checked.nodes,
+                    time: start.elapsed(),
+                    pv: checked.best.into_iter().collect(),
+                });
+                SearchResult {
+                    best: checked.best,
+                    score: checked.score,
+                    depth: checked.depth,
+                    nodes: checked.nodes,
+                }
+            }
+            None => found,
+        }
+    }
+}
+
+/// The engine's tree search (random playouts or a network) as a driven search. It keeps its
+/// tree from move to move when the positions it is told of follow one game.
+struct MctsSearcher {
+    agent: MctsAgent<Xiangqi>,
+    /// Visits per move when `go` sets no limit.
+    visits: u64,
+}
+
+impl DrivenSearch for MctsSearcher {
+    fn new_game(&mut self) {
+        let _ = self.agent.release();
+    }
+
+    fn follow(&mut self, start: &Xiangqi, moves: &[Move]) {
+        // The agent advances its tree through the moves after its root and ignores the rest.
+        let mut s = start.clone();
+        for &m in moves {
+            let _ = self.agent.observe(&s, m);
+            s.play_unchecked(m);
+        }
+    }
+
+    fn search(
+        &mut self,
+        game: &Xiangqi,
+        limits: SearchLimits,
+        infinite: bool,
+        banned: &[Move],
+        stop: &Arc<AtomicBool>,
+        info: &mut dyn FnMut(&SearchInfo),
+    ) -> SearchResult {
+        const FOREVER: Duration = Duration::from_secs(365 * 24 * 3600);
+        let limit = if infinite {
+            Limit::time(FOREVER)
+        } else {
+            // A tree search has no depth: it searches `nodes` visits, or for the time given
+            // (`movetime` or the clock's share), or else the `Visits` option's number.
+            Limit {
+                visits: match (limits.nodes, limits.movetime) {
+                    (Some(n), _) => Some(n.max(1)),
+                    (None, Some(_)) => None,
+                    (None, None) => Some(self.visits),
+                },
+                time: limits.movetime,
+            }
+        };
+        self.agent.set_halt(Some(Arc::clone(stop)));
+        let start = Instant::now();
+        let deadline = limit.time.map(|t| start + t);
+        let mut visits_left = limit.visits;
+        // One legal move needs no thought unless the GUI asked to watch one.
+        let legal = game.legal_moves();
+        if legal.as_slice().len() == 1 && !infinite && banned.is_empty() {
+            return SearchResult {
+                best: legal.as_slice().first().copied(),
+                score: 0,
+                depth: 0,
+                nodes: 0,
+            };
+        }
+        let mut playouts = 0;
+        // The search runs in slices of at most `INFO_EVERY`, one tree throughout, so that a GUI
+        // (analysing with `go infinite`, or waiting on a long move) sees its progress.
+        let mut analysis = None;
+        loop {
+            let now = Instant::now();
+            let slice = deadline.map_or(INFO_EVERY, |d| {
+                d.saturating_duration_since(now).min(INFO_EVERY)
+            });
+            self.agent.set_limit(Limit {
+                visits: visits_left,
+                time: Some(slice),
+            });
+            let Ok(Some(found)) = self.agent.analyse(game, None) else {
+                break;
+            };
+            visits_left = visits_left.map(|v| v.saturating_sub(found.playouts));
+            playouts += found.playouts;
+            // A proven result is final: more search would only walk its proof again.
+            let settled = self
+                .agent
+                .search()
+                .is_some_and(|s| s.proven_result().is_some());
+            let done = stop.load(Ordering::Relaxed)
+                || visits_left == Some(0)
+                || deadline.is_some_and(|d| Instant::now() >= d)
+                || settled;
+            if !done {
+                if let (Some(search), Some(first)) = (self.agent.search(), found.candidates.first())
+                {
+                    info(&SearchInfo {
+                        depth: first.pv.len() as u32,
+                        score: value_score(search.root_value()),
+                        nodes: playouts,
+                        time: start.elapsed(),
+                        pv: first.pv.clone(),
+                    });
+                }
+            }
+            analysis = Some(found);
+            if done {
+                break;
+            }
+        }
+        // The move the search plays (its proof's quickest win where it has one), or with no
+        // search the first legal move.
+        let chosen = self
+            .agent
+            .search()
+            .filter(|_| analysis.is_some())
+            .and_then(|s| s.best_action());
+        // A banned choice gives way to the most searched move that is not banned (or, with no
+        // tree, the first legal one); its own value is then the score.
+        let stand_in = chosen.filter(|m| banned.contains(m)).map(|_| {
+            let searched = self
+                .agent
+                .search()
+                .map(|s| s.root_children())
+                .unwrap_or_default();
+            let child = searched
+                .into_iter()
+                .filter(|c| !banned.contains(&c.action))
+                .max_by_key(|c| c.visits);
+            match child {
+                Some(c) => (Some(c.action), value_score(c.q as f32)),
+                None => (
+                    game.legal_moves()
+                        .as_slice()
+                        .iter()
+                        .copied()
+                        .find(|m| !banned.contains(m)),
+                    0,
+                ),
+            }
+        });
+        let best = stand_in.map_or(chosen, |(m, _)| m);
+        let mut result = SearchResult {
+            best,
+            score: 0,
+            depth: 0,
+            nodes: 0,
+        };
+        if let (Some(best), Some(_), Some(search)) = (best, &analysis, self.agent.search()) {
+            let pv = search.principal_variation(best);
+            let mut after = game.clone();
+            after.play_unchecked(best);
+            result.score = match search.proven_result() {
+                _ if stand_in.is_some() => stand_in.map_or(0, |(_, score)| score),
+                // A proof to the game's end is a mate (or a rule win) in that many plies, as
+                // alpha-beta says it; plies beyond alpha-beta's reach stay a value.
+                Some((Outcome::Win(p), plies)) if (plies as usize) < MAX_PLY => {
+                    let mate = MATE - plies as i32;
+                    if p == game.to_act() {
+                        mate
+                    } else {
+                        -mate
+                    }
+                }
+                _ if after.outcome() == Some(Outcome::Win(game.to_act())) => MATE - 1,
+                _ => value_score(search.root_value()),
+            };
+            result.depth = pv.len() as u32;
+            result.nodes = playouts;
+            info(&SearchInfo {
+                depth: result.depth,
+                score: result.score,
+                nodes: result.nodes,
+                time: start.elapsed(),
+                pv,
+            });
+        }
+        result
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::preloaded;
+
+    /// Pure MCTS with `visits` per move, as the `Agent mcts` option builds it.
+    fn tree_search(visits: u64) -> MctsAgent<Xiangqi> {
+        let spec = AgentSpec::tree(false, visits, 1, 1);
+        crate::spec::build_mcts(&spec, "mcts", 1, &preloaded(None)).unwrap()
+    }
+
+    #[test]
+    fn the_tree_search_follows_the_gui_positions() {
+        let mut s = MctsSearcher {
+            agent: tree_search(200),
+            visits: 200,
+        };
+        let start = Xiangqi::start();
+        let stop = Arc::new(AtomicBool::new(false));
+        let limits = SearchLimits::default();
+        let first = s.search(&start, limits, false, &[], &stop, &mut |_| {});
+        let best = first.best.unwrap();
+        assert_eq!(first.nodes, 200);
+        // The GUI sends the game so far: our move and a reply.
+        let mut after = start.clone();
+        after.play(best).unwrap();
+        let reply = after.parse_action("h9g7").unwrap();
+        s.follow(&start, &[best, reply]);
+        after.play(reply).unwrap();
+        let search = s.agent.search().unwrap();
+        assert_eq!(search.state().hash(), after.hash(), "the tree followed");
+        // The subtree under the two moves was kept (when the search went there at all).
+        let kept = search.root_visits();
+        let second = s.search(&after, limits, false, &[], &stop, &mut |_| {});
+        assert_eq!(second.nodes, 200);
+        assert_eq!(s.agent.search().unwrap().root_visits(), kept + 200);
+    }
+
+    #[test]
+    fn the_guard_replaces_a_timed_move_that_leaves_material() {
+        /// A tree search that always answers one move.
+        struct Fixed(Move);
+        impl DrivenSearch for Fixed {
+            fn new_game(&mut self) {}
+            fn search(
+                &mut self,
+                _game: &Xiangqi,
+                _limits: SearchLimits,
+                _infinite: bool,
+                _banned: &[Move],
+                _stop: &Arc<AtomicBool>,
+                _info: &mut dyn FnMut(&SearchInfo),
+            ) -> SearchResult {
+                SearchResult {
+                    best: Some(self.0),
+                    score: 0,
+                    depth: 1,
+                    nodes: 1,
+                }
+            }
+        }
+        // Red's rook takes the free knight on a5 (a0a5); the general's step d0d1 leaves it.
+        let game = Xiangqi::from_fen("3aka3/9/9/9/n8/9/9/9/9/R2K5 w - - 0 1").unwrap();
+        let step = game.parse_action("d0d1").unwrap();
+        let take = game.parse_action("a0a5").unwrap();
+        let mut s = GuardedSearcher {
+            tree: Box::new(Fixed(step)),
+            guard: Guard::new(crate::guard::DEFAULT_MARGIN),
+            spec: GuardSpec {
+                share: 0.5,
+                margin: crate::guard::DEFAULT_MARGIN,
+            },
+        };
+        let stop = Arc::new(AtomicBool::new(false));
+        let timed = SearchLimits::movetime(Duration::from_millis(400));
+        let mut lines = Vec::new();
+        let r = s.search(&game, timed, false, &[], &stop, &mut |i| {
+            lines.push(i.pv.clone())
+        });
+        assert_eq!(r.best, Some(take));
+        assert_eq!(
+            lines.last(),
+            Some(&vec![take]),
+            "the check's move is reported"
+        );
+        // A banned move is never the check's answer; an untimed search goes unchecked.
+        let r = s.search(&game, timed, false, &[take], &stop, &mut |_| {});
+        assert_ne!(r.best, Some(take));
+        let r = s.search(
+            &game,
+            SearchLimits::depth(3),
+            false,
+            &[],
+            &stop,
+            &mut |_| {},
+        );
+        assert_eq!(r.best, Some(step));
+    }
+
+    #[test]
+    fn a_proven_tree_search_reports_a_mate_and_its_line() {
+        // Red mates in two (b2e2+ e9f9 a1f1#); the tree search proves a mate within a few
+        // moves and reports it as a mate, its line ending in the mate.
+        let fen = "4k4/9/9/9/9/9/9/1R7/R8/3K5 w - - 0 1";
+        let game = Xiangqi::from_fen(fen).unwrap();
+        let mut s = MctsSearcher {
+            agent: tree_search(20_000),
+            visits: 20_000,
+        };
+        let stop = Arc::new(AtomicBool::new(false));
+        let mut said = None;
+        let r = s.search(
+            &game,
+            SearchLimits::default(),
+            false,
+            &[],
+            &stop,
+            &mut |i| said = Some(i.clone()),
+        );
+        let info = said.unwrap();
+        let mate = info.mate_in().expect("a mate score");
+        assert!((2..=6).contains(&mate), "mate in {mate}");
+        assert_eq!(r.score, info.score);
+        let mut end = game.clone();
+        for &m in &info.pv {
+            end.play(m).unwrap();
+        }
+        assert_eq!(
+            end.outcome(),
+            Some(Outcome::Win(games::Player::First)),
+            "{:?}",
+            info.pv
+        );
+        assert_eq!(info.pv.len() as i32, 2 * mate - 1);
+    }
+
+    #[test]
+    fn a_clock_gives_a_share_never_more_than_half() {
+        let ms = Duration::from_millis;
+        assert_eq!(
+            clock_move_time(ms(60_000), ms(0), None),
+            ms(60_000 / 30 - 30)
+        );
+        assert!(clock_move_time(ms(1000), ms(0), None) <= ms(500));
+        assert_eq!(clock_move_time(ms(0), ms(0), None), ms(5));
+    }
+}
