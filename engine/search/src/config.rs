@@ -91,6 +91,11 @@ pub struct SearchConfig {
     /// agent expecting to be the stronger plays on rather than into a draw. Keep 0 where
     /// one tree serves both sides (self-play), whose values must stay one game's.
     pub contempt: f32,
+    /// Forced playouts (KataGo's, for PUCT self-play): at the root, a child with fewer than
+    /// sqrt(k · prior · N) visits is visited next, so noise-raised moves get a real look; the
+    /// target then prunes those visits back ([`crate::Search::pruned_visit_distribution`]).
+    /// This is k; 0 turns it off (match play, Gumbel).
+    pub forced_playouts: f32,
 }
 
 impl Default for SearchConfig {
@@ -112,6 +117,7 @@ impl Default for SearchConfig {
             capture_prior: 0.0,
             minimax_weight: 0.0,
             contempt: 0.0,
+            forced_playouts: 0.0,
         }
     }
 }
@@ -168,6 +174,13 @@ impl SearchConfig {
             "gumbel_c_scale",
             cs,
             "a finite number > 0",
+        )?;
+        let k = self.forced_playouts;
+        InvalidSetting::check(
+            k.is_finite() && (0.0..=100.0).contains(&k),
+            "forced_playouts",
+            k,
+            "0 to 100",
         )?;
         let cp = self.capture_prior;
         InvalidSetting::check((0.0..=1.0).contains(&cp), "capture_prior", cp, "0 to 1")?;

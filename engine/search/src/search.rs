@@ -312,6 +312,7 @@ impl<G: Game> Search<G> {
                 fpu_reduction: config.fpu_reduction,
                 virtual_loss: config.virtual_loss,
                 minimax_weight: config.minimax_weight,
+                forced: config.forced_playouts,
             },
             state,
             tree,
@@ -678,6 +679,56 @@ impl<G: Game> Search<G> {
             .collect()
     }
 
+    /// The visit distribution with forced playouts pruned (KataGo's policy-target pruning):
+    /// from every child but the most visited, as many of its forced visits
+    /// (sqrt(k · prior · N)) are taken back as leave its PUCT score below the best child's,
+    /// and a child left with one visit counts none. Without forced playouts
+    /// ([`SearchConfig::forced_playouts`] 0), [`Search::visit_distribution`].
+    pub fn pruned_visit_distribution(&self) -> Vec<(G::Action, f32)> {
+        let k = self.config.forced_playouts;
+        let children = self.root_children();
+        let total: u32 = children.iter().map(|c| c.visits).sum();
+        let Some(best) = (0..children.len()).max_by_key(|&i| children[i].visits) else {
+            return Vec::new();
+        };
+        if k <= 0.0 || total == 0 {
+            return self.visit_distribution();
+        }
+        let explore = self.config.c_puct * (total as f32).sqrt();
+        let b = &children[best];
+        let bar = b.q as f32 + explore * b.prior / (1.0 + b.visits as f32);
+        let kept: Vec<f32> = children
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let n = c.visits as f32;
+                if i == best || c.visits == 0 {
+                    return n;
+                }
+                // The fewest visits at which the child's score stays at or below the best's.
+                let gap = bar - c.q as f32;
+                let floor = if gap > 0.0 {
+                    (explore * c.prior / gap - 1.0).max(0.0)
+                } else {
+                    n
+                };
+                let forced = (k * c.prior * total as f32).sqrt();
+                let left = n.min(floor.max(n - forced).ceil());
+                if left <= 1.0 {
+                    0.0
+                } else {
+                    left
+                }
+            })
+            .collect();
+        let sum: f32 = kept.iter().sum();
+        children
+            .iter()
+            .zip(&kept)
+            .map(|(c, &n)| (c.action, n / sum))
+            .collect()
+    }
+
     /// The action the search recommends. A proven root plays its proof. PUCT: the most
     /// visited child (ties broken by value, then prior). Gumbel: of the children most visited
     /// in this search, the best by g + logit + σ(q̂). Neither plays a proven loss while
@@ -773,8 +824,10 @@ impl<G: Game> Search<G> {
     ) -> Option<u32> {
         let t = &self.tree;
         let Some(g) = &self.gumbel else {
-            // Root noise reorders the root's priors: then scan all its children.
-            let full = node == t.root() && self.root_noised.load(Relaxed);
+            // Root noise reorders the root's priors, and forced playouts may pick any child:
+            // then scan all its children.
+            let full =
+                node == t.root() && (self.root_noised.load(Relaxed) || self.puct.forced > 0.0);
             return Some(t.select_child(node, chooser, &self.puct, full));
         };
         if node != t.root() {

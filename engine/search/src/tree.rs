@@ -121,6 +121,8 @@ pub(crate) struct Puct {
     pub fpu_reduction: f32,
     pub virtual_loss: f32,
     pub minimax_weight: f32,
+    /// k of the root's forced playouts ([`crate::SearchConfig::forced_playouts`]); 0 off.
+    pub forced: f32,
 }
 
 /// Nodes a thread takes from the shared arena at a time, so that threads do not meet on the
@@ -511,6 +513,14 @@ impl<A: Copy> Tree<A> {
         let range = self.children(i);
         let mut best = range.start;
         let mut best_score = f32::NEG_INFINITY;
+        // Forced playouts at the root: a child below sqrt(k · prior · N) visits goes first,
+        // the one furthest below its share (callers scan the whole root for this).
+        let force = if p.forced > 0.0 && i == self.root {
+            p.forced * parent_n as f32
+        } else {
+            0.0
+        };
+        let mut forced = (range.start, 0.0f32);
         for c in range {
             let child = self.node(c);
             let counts = child.counts.load(Relaxed);
@@ -518,6 +528,12 @@ impl<A: Copy> Tree<A> {
             let flying = counts as u32;
             let n = done + flying;
             let prior = f32::from_bits(child.prior.load(Relaxed));
+            if force > 0.0 {
+                let short = (force * prior).sqrt() - n as f32;
+                if short > forced.1 && !loses(child.status.load(Relaxed), chooser) {
+                    forced = (c, short);
+                }
+            }
             if n == 0 {
                 let score = fpu + explore * prior;
                 if score > best_score {
@@ -550,7 +566,11 @@ impl<A: Copy> Tree<A> {
                 best = c;
             }
         }
-        best
+        if forced.1 > 0.0 {
+            forced.0
+        } else {
+            best
+        }
     }
 
     /// Backs up `value_first` (the result from `Player::First`'s point of view) along `path`
@@ -795,6 +815,7 @@ mod tests {
             fpu_reduction: 0.0,
             virtual_loss: 1.0,
             minimax_weight: 0.0,
+            forced: 0.0,
         };
         // All unvisited: the highest prior wins.
         assert_eq!(t.select_child(root, Player::First, &p, true), 2);
@@ -881,6 +902,7 @@ mod tests {
             fpu_reduction: 0.0,
             virtual_loss: 1.0,
             minimax_weight: 0.0,
+            forced: 0.0,
         };
         assert_eq!(t.select_child(0, Player::First, &mean, true), 1);
         // With the minimax in the value, the refutation steers First to child 2.
