@@ -1,7 +1,9 @@
 //! Self-play: many games at once, their search leaves pooled into the evaluator's fixed-size
 //! batches, every fully searched position written to shards with its policy target (the visit
 //! distribution of a PUCT search, the improved policy of a Gumbel one) and, once the game ends,
-//! its result from the mover's point of view.
+//! its result from the mover's point of view, with the auxiliary targets of `shards::Aux`: the
+//! final position's ownership and score from the mover's side, and the opponent's next policy
+//! target as the reply.
 //!
 //! The games in flight are split into groups (`pipeline_groups`); one thread drives each
 //! group's games (gather → evaluate → apply → move) with a batch of its own, so that while one
@@ -23,7 +25,7 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use search::{BatchReport, BatchStats, EvalCache, LeafBatch, Search, SearchConfig};
 use serde::{Deserialize, Serialize};
-use shards::{PolicyTarget, Sample, Shard, ShardMeta};
+use shards::{Aux, PolicyTarget, Sample, Shard, ShardMeta};
 
 pub use backend::{Backend, RayConfig, SHIP};
 pub use search::SearchKind;
@@ -373,6 +375,8 @@ struct Pending {
     planes: Vec<f32>,
     policy: Vec<(u16, f32)>,
     mover: Player,
+    /// The position's place in the game: actions played before it.
+    ply: u32,
     /// The root value of the position's search, from the mover's side.
     root_value: f32,
 }
@@ -387,6 +391,9 @@ struct Slot<G: Game> {
     target: u32,
     full: bool,
     samples: Vec<Pending>,
+    /// Who decided at each ply so far (full search or not): the reply target looks past a
+    /// player's own further actions to the opponent's next decision.
+    movers: Vec<Player>,
     /// This game never resigns; `would_resign` records who would have.
     playout: bool,
     would_resign: Option<Player>,
@@ -695,6 +702,7 @@ fn play_group<G: Game>(
             target: 0,
             full: false,
             samples: Vec::new(),
+            movers: Vec::new(),
             playout: rng.gen_bool(config.resign_playout_fraction),
             would_resign: None,
             resigned: false,
@@ -806,6 +814,7 @@ fn make_move<G: Game>(
 ) -> Result<Option<Outcome>, SelfplayError> {
     let state = slot.search.state().clone();
     let mover = state.to_act();
+    slot.movers.push(mover);
     if slot.full {
         let mut planes = vec![0.0; state.shape().input_len()];
         state.encode(&mut planes);
@@ -822,6 +831,7 @@ fn make_move<G: Game>(
             planes,
             policy,
             mover,
+            ply: slot.moves,
             root_value: slot.search.root_value(),
         });
     }
@@ -853,7 +863,8 @@ fn make_move<G: Game>(
 }
 
 /// A finished game's samples, valued by its outcome from each mover's point of view (blended
-/// with the position's root value where `value_result_weight` < 1).
+/// with the position's root value where `value_result_weight` < 1), with their auxiliary
+/// targets ([`aux_targets`]).
 fn finish_game<G: Game>(slot: Slot<G>, outcome: Outcome, config: &SelfplayConfig) -> Finished {
     let last = slot.search.state();
     let result = |mover: Player| match outcome {
@@ -864,14 +875,16 @@ fn finish_game<G: Game>(slot: Slot<G>, outcome: Outcome, config: &SelfplayConfig
     let value = |mover: Player, root_value: f32| {
         (w * result(mover) + (1.0 - w) * root_value).clamp(-1.0, 1.0)
     };
+    let aux = aux_targets(last, &slot.samples, &slot.movers, slot.resigned);
     let samples = slot
         .samples
         .into_iter()
-        .map(|p| Sample {
+        .zip(aux)
+        .map(|(p, aux)| Sample {
+            value: value(p.mover, p.root_value),
             planes: p.planes,
             policy: p.policy,
-            value: value(p.mover, p.root_value),
-            aux: Default::default(),
+            aux,
         })
         .collect();
     Finished {
@@ -880,6 +893,54 @@ fn finish_game<G: Game>(slot: Slot<G>, outcome: Outcome, config: &SelfplayConfig
         resigned: slot.resigned,
         would_resign: slot.would_resign,
     }
+}
+
+/// The auxiliary targets of a game's samples (`samples`, in the order played; `movers[k]` the
+/// player who decided at ply k), which ended in `last`:
+/// - the ownership and score of `last` from each sample's mover's side ([`Game::final_ownership`],
+///   [`Game::final_score`]); none for a resigned game, whose last position is no game's end;
+/// - the reply: the policy target of the opponent's next decision, the first later ply whose
+///   mover is the other player (past the mover's own further actions, as in a Liuzhou turn of
+///   several). None where the game ended first, or where that decision had a cheap search and
+///   so no stored target.
+fn aux_targets<G: Game>(
+    last: &G,
+    samples: &[Pending],
+    movers: &[Player],
+    resigned: bool,
+) -> Vec<Aux> {
+    let end = |mover: Player| {
+        if resigned {
+            (None, None)
+        } else {
+            (last.final_ownership(mover), last.final_score(mover))
+        }
+    };
+    let mut out: Vec<Aux> = Vec::with_capacity(samples.len());
+    // Plies ascend, so the sample at a ply is found by binary search.
+    let at_ply = |ply: usize| {
+        samples
+            .binary_search_by_key(&ply, |p| p.ply as usize)
+            .ok()
+            .map(|k| &samples[k])
+    };
+    for p in samples {
+        let (ownership, score) = end(p.mover);
+        let reply = movers
+            .iter()
+            .enumerate()
+            .skip(p.ply as usize + 1)
+            .find(|&(_, &m)| m != p.mover)
+            .and_then(|(ply, _)| at_ply(ply))
+            .filter(|next| !next.policy.is_empty())
+            .map(|next| next.policy.clone());
+        out.push(Aux {
+            ownership,
+            score,
+            reply,
+        });
+    }
+    out
 }
 
 /// Counts a finished game into the summary and its samples into the shard buffer.
@@ -946,4 +1007,50 @@ fn flush<G: Game>(
     summary.shards.push(path);
     *games = 0;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use games::liuzhou::Liuzhou;
+
+    fn pending(ply: u32, mover: Player, action: u16) -> Pending {
+        Pending {
+            planes: Vec::new(),
+            policy: vec![(action, 1.0)],
+            mover,
+            ply,
+            root_value: 0.0,
+        }
+    }
+
+    /// Black acts at plies 0–1 (a Liuzhou turn of two actions), White at 2–4, Black at 5; plies
+    /// 1, 3 and 5 had cheap searches (no sample).
+    #[test]
+    fn the_reply_is_the_opponents_next_decision_when_it_was_stored() {
+        use Player::{First as B, Second as W};
+        let movers = [B, B, W, W, W, B];
+        let samples = [pending(0, B, 10), pending(2, W, 12), pending(4, W, 14)];
+        let last = Liuzhou::from_lfen("6/6/6/6/BB4/BW4 w move 0 50 0", Default::default()).unwrap();
+        let aux = aux_targets(&last, &samples, &movers, false);
+        // Ply 0 (Black): past Black's own ply 1 to White's ply 2, stored.
+        assert_eq!(aux[0].reply, Some(vec![(12, 1.0)]));
+        // Ply 2 (White): Black's next decision is ply 5, a cheap search.
+        assert_eq!(aux[1].reply, None);
+        assert_eq!(aux[2].reply, None);
+        // Ownership and score of the last position, from each sample's mover's side.
+        assert_eq!(aux[0].score, Some(2.0));
+        assert_eq!(aux[1].score, Some(-2.0));
+        let black = aux[0].ownership.as_ref().unwrap();
+        assert_eq!(black[..8], [1.0, -1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 1.0]);
+        let white = aux[1].ownership.as_ref().unwrap();
+        assert!(black.iter().zip(white).all(|(b, w)| *b == -*w));
+
+        // A resigned game's last position is no end: no ownership, no score.
+        let aux = aux_targets(&last, &samples, &movers, true);
+        assert!(aux
+            .iter()
+            .all(|a| a.ownership.is_none() && a.score.is_none()));
+        assert_eq!(aux[0].reply, Some(vec![(12, 1.0)]));
+    }
 }
