@@ -368,16 +368,15 @@ pub fn result_tag(outcome: Option<Outcome>) -> &'static str {
 mod tests {
     use super::*;
     use games::liuzhou::Liuzhou;
-    use games::RandomAgent;
+    use players::spec::build_text;
+
+    /// Random play, seeded with 7, as the one builder makes it.
+    fn random() -> Box<dyn Agent<Liuzhou>> {
+        build_text("random:seed=7", 7).unwrap()
+    }
 
     fn liuzhou(human: Option<Player>) -> Match<Liuzhou> {
-        Match::new(
-            Liuzhou::default(),
-            human,
-            Box::new(RandomAgent::new(7)),
-            1000,
-        )
-        .unwrap()
+        Match::new(Liuzhou::default(), human, random(), 1000).unwrap()
     }
 
     #[test]
@@ -482,11 +481,10 @@ mod tests {
     #[test]
     fn values_are_given_for_the_first_player_whoever_chose() {
         use games::xiangqi::Xiangqi;
-        use players::alphabeta::xiangqi::{AlphaBetaAgent, SearchLimits};
         // Black to move with a rook more: good for Black, so bad for Red, the first player.
         let start = Xiangqi::from_fen("3k4r/9/9/9/9/9/9/9/9/4K4 b - - 0 1").unwrap();
-        let agent = AlphaBetaAgent::new(SearchLimits::depth(3), 1);
-        let mut m = Match::new(start, Some(Player::First), Box::new(agent), 100).unwrap();
+        let agent = build_text::<Xiangqi>("alphabeta:depth=3,hash=1", 0).unwrap();
+        let mut m = Match::new(start, Some(Player::First), agent, 100).unwrap();
         m.engine_move().unwrap();
         let e = m.evaluation().unwrap();
         assert!(e.value_first.unwrap() < -0.5, "{e:?}");
@@ -497,8 +495,7 @@ mod tests {
 
     #[test]
     fn history_is_bounded() {
-        let random = Box::new(RandomAgent::new(7));
-        let mut m = Match::new(Liuzhou::default(), None, random, 3).unwrap();
+        let mut m = Match::new(Liuzhou::default(), None, random(), 3).unwrap();
         for _ in 0..3 {
             m.engine_move().unwrap();
         }

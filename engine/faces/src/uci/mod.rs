@@ -22,6 +22,11 @@
 //! `ponder` are read and ignored), `banmoves` forbids moves in the next search, scores are bare
 //! numbers (a mate in n plies is ±(10000 − n), as UCCI engines write it), a position with no
 //! move answers `nobestmove`, and `quit` is answered with `bye`.
+//!
+//! Lines are read into commands in `command`; the options that choose the searcher become a
+//! spec of the one grammar in `options` ([`SearchOptions`]), built by
+//! `players::spec::build_driven`; the session here only parses and answers: the searches and
+//! the time a clock gives a move are `players::driven`'s.
 
 use std::io::{BufRead, Write};
 use std::path::PathBuf;
@@ -32,236 +37,22 @@ use std::time::Duration;
 
 use eval::Evaluator;
 use games::xiangqi::fen::{format_move_with_base, parse_move_with_base};
-use games::xiangqi::{Move, Xiangqi, START_FEN};
+use games::xiangqi::{Move, Xiangqi};
 use games::Game;
 use players::alphabeta::xiangqi::{SearchInfo, MATE};
-use players::alphabeta::{SearchLimits, MAX_HASH_MB, MAX_PLY};
-use players::driven::{clock_move_time, DrivenSearch};
-use players::spec::{build_driven, preloaded, AgentSpec, MAX_THREADS, MAX_VISITS};
+use players::alphabeta::{MAX_HASH_MB, MAX_PLY};
+use players::driven::DrivenSearch;
+use players::spec::{build_driven, preloaded, MAX_THREADS, MAX_VISITS};
 
 use setup::models;
 
-/// Most of a timed move the `Guard` option may give alpha-beta's check, in percent: the tree
-/// search keeps a tenth at least.
-const MAX_GUARD_PERCENT: u64 = 90;
-/// Largest `GuardMargin`, in centipawns (a mate scores beyond it).
-const MAX_GUARD_MARGIN: u64 = 10_000;
-/// `Guard` at start, in percent: with [`DEFAULT_GUARD_MARGIN`], the strongest network player
-/// measured against Fairy-Stockfish and alpha-beta (models/xiangqi/README.md, "Strength").
-const DEFAULT_GUARD_PERCENT: u64 = 80;
-/// `GuardMargin` at start, in centipawns.
-const DEFAULT_GUARD_MARGIN: u64 = 30;
+mod command;
+mod options;
 
-/// Visits per move of the tree search when `go` sets no limit of its own.
-pub const DEFAULT_VISITS: u64 = 800;
-
-/// A malformed or impossible UCI command: which command and why.
-#[derive(Debug, thiserror::Error, PartialEq, Eq)]
-#[error("{command}: {reason}")]
-pub struct UciError {
-    pub command: String,
-    pub reason: String,
-}
-
-fn err(command: &str, reason: impl Into<String>) -> UciError {
-    UciError {
-        command: command.to_string(),
-        reason: reason.into(),
-    }
-}
-
-/// What `go` asked for.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct GoParams {
-    pub depth: Option<u32>,
-    pub movetime: Option<u64>,
-    pub nodes: Option<u64>,
-    /// Remaining time and increment per side (Red, Black), milliseconds.
-    pub time: [Option<u64>; 2],
-    pub inc: [u64; 2],
-    pub movestogo: Option<u64>,
-    pub infinite: bool,
-    /// UCCI: the side to move's time left and increment, in the session's unit (seconds, or
-    /// milliseconds with `usemillisec`).
-    pub own_time: Option<u64>,
-    pub own_inc: u64,
-}
-
-/// One parsed input line.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum UciCommand {
-    Uci,
-    /// The UCCI handshake: the session speaks UCCI from here on.
-    Ucci,
-    /// UCCI: moves the next search must not play (as text, checked when applied).
-    BanMoves(Vec<String>),
-    IsReady,
-    NewGame,
-    /// A start FEN and the moves after it (as text, checked when applied).
-    Position {
-        fen: String,
-        moves: Vec<String>,
-    },
-    Go(GoParams),
-    Stop,
-    Quit,
-    SetOption {
-        name: String,
-        value: String,
-    },
-    /// A blank line or an unknown command: ignored, as UCI requires.
-    Ignored(String),
-}
-
-/// Reads one line of the protocol.
-pub fn parse_command(line: &str) -> Result<UciCommand, UciError> {
-    let tokens: Vec<&str> = line.split_whitespace().collect();
-    let Some(&head) = tokens.first() else {
-        return Ok(UciCommand::Ignored(String::new()));
-    };
-    let rest = &tokens[1..];
-    Ok(match head {
-        "uci" => UciCommand::Uci,
-        "ucci" => UciCommand::Ucci,
-        "banmoves" => UciCommand::BanMoves(rest.iter().map(|m| m.to_string()).collect()),
-        "isready" => UciCommand::IsReady,
-        "ucinewgame" | "uccinewgame" => UciCommand::NewGame,
-        "stop" => UciCommand::Stop,
-        "quit" => UciCommand::Quit,
-        "position" => parse_position(rest)?,
-        "go" => UciCommand::Go(parse_go(rest)?),
-        "setoption" => parse_setoption(rest)?,
-        _ => UciCommand::Ignored(line.trim().to_string()),
-    })
-}
-
-fn parse_position(rest: &[&str]) -> Result<UciCommand, UciError> {
-    let moves_at = rest.iter().position(|&t| t == "moves");
-    let (head, moves) = match moves_at {
-        Some(i) => (&rest[..i], &rest[i + 1..]),
-        None => (rest, &[][..]),
-    };
-    let fen = match head.first() {
-        Some(&"startpos") if head.len() == 1 => START_FEN.to_string(),
-        Some(&"startpos") => return Err(err("position", "text after startpos")),
-        Some(&"fen") if head.len() > 1 => head[1..].join(" "),
-        Some(&"fen") => return Err(err("position", "fen without a FEN")),
-        Some(other) => {
-            return Err(err(
-                "position",
-                format!("expected startpos or fen, got '{other}'"),
-            ))
-        }
-        None => return Err(err("position", "expected startpos or fen")),
-    };
-    Ok(UciCommand::Position {
-        fen,
-        moves: moves.iter().map(|s| s.to_string()).collect(),
-    })
-}
-
-fn parse_go(rest: &[&str]) -> Result<GoParams, UciError> {
-    let mut go = GoParams::default();
-    let mut it = rest.iter();
-    while let Some(&key) = it.next() {
-        match key {
-            "infinite" => {
-                go.infinite = true;
-                continue;
-            }
-            // UCCI's `draw` (the opponent offers one) is declined by playing on.
-            "ponder" | "draw" => continue,
-            "depth" | "movetime" | "nodes" | "wtime" | "btime" | "winc" | "binc" | "movestogo"
-            | "mate" | "time" | "increment" | "opptime" | "oppincrement" | "oppmovestogo" => {}
-            // Before reading a value: an unknown word is not a parameter short of one.
-            _ => return Err(err("go", format!("unknown parameter '{key}'"))),
-        }
-        let value = it
-            .next()
-            .ok_or_else(|| err("go", format!("{key} without a value")))?;
-        let n: u64 = value
-            .parse()
-            .map_err(|_| err("go", format!("{key} '{value}' is not a number")))?;
-        match key {
-            "depth" => go.depth = Some(n.min(u32::MAX as u64) as u32),
-            "movetime" => go.movetime = Some(n),
-            "nodes" => go.nodes = Some(n),
-            "wtime" => go.time[0] = Some(n),
-            "btime" => go.time[1] = Some(n),
-            "winc" => go.inc[0] = n,
-            "binc" => go.inc[1] = n,
-            "movestogo" => go.movestogo = Some(n),
-            // `mate N` is read as a depth bound of 2N plies.
-            "mate" => go.depth = Some(n.saturating_mul(2).min(u32::MAX as u64) as u32),
-            "time" => go.own_time = Some(n),
-            "increment" => go.own_inc = n,
-            // The opponent's clock does not change how long this move may take.
-            "opptime" | "oppincrement" | "oppmovestogo" => {}
-            _ => unreachable!("checked above"),
-        }
-    }
-    Ok(go)
-}
-
-fn parse_setoption(rest: &[&str]) -> Result<UciCommand, UciError> {
-    match rest.first() {
-        Some(&"name") => {}
-        None | Some(&"value") => return Err(err("setoption", "expected 'name'")),
-        // UCCI: `setoption NAME [VALUE…]`.
-        Some(&name) => {
-            return Ok(UciCommand::SetOption {
-                name: name.to_string(),
-                value: rest[1..].join(" "),
-            })
-        }
-    }
-    let value_at = rest.iter().position(|&t| t == "value");
-    let name = rest[1..value_at.unwrap_or(rest.len())].join(" ");
-    if name.is_empty() {
-        return Err(err("setoption", "empty option name"));
-    }
-    let value = value_at
-        .map(|i| rest[i + 1..].join(" "))
-        .unwrap_or_default();
-    Ok(UciCommand::SetOption { name, value })
-}
-
-impl GoParams {
-    /// These parameters with UCCI's clock for the side to move (`side_index`) written as UCI's,
-    /// its unit being `unit_ms` milliseconds.
-    fn with_own_clock(mut self, side_index: usize, unit_ms: u64) -> GoParams {
-        if let Some(t) = self.own_time {
-            self.time[side_index] = Some(t.saturating_mul(unit_ms));
-            self.inc[side_index] = self.own_inc.saturating_mul(unit_ms);
-        }
-        self
-    }
-
-    /// The search limits for the side to move. A clock gives the move the time
-    /// `players::driven::clock_move_time` says.
-    pub fn limits(&self, side_index: usize) -> SearchLimits {
-        let mut limits = SearchLimits {
-            depth: self.depth,
-            nodes: self.nodes,
-            movetime: self.movetime.map(Duration::from_millis),
-        };
-        if self.infinite {
-            return SearchLimits {
-                depth: self.depth,
-                ..Default::default()
-            };
-        }
-        if let (None, Some(left)) = (self.movetime, self.time[side_index]) {
-            let inc = Duration::from_millis(self.inc[side_index]);
-            limits.movetime = Some(clock_move_time(
-                Duration::from_millis(left),
-                inc,
-                self.movestogo,
-            ));
-        }
-        limits
-    }
-}
+use command::err;
+pub use command::{parse_command, GoParams, UciCommand, UciError};
+pub use options::{SearchOptions, DEFAULT_VISITS};
+use options::{DEFAULT_GUARD_MARGIN, DEFAULT_GUARD_PERCENT, MAX_GUARD_MARGIN, MAX_GUARD_PERCENT};
 
 type Out = Arc<Mutex<Box<dyn Write + Send>>>;
 
@@ -860,64 +651,6 @@ impl Session {
             say(&out, &line);
             searcher
         }));
-    }
-}
-
-/// The options that choose a session's searcher (`Agent`, `Visits`, `Threads`, `Guard`,
-/// `GuardMargin`, `Hash`), turned into a spec of the one grammar by [`SearchOptions::spec`].
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct SearchOptions {
-    pub agent: String,
-    pub visits: u64,
-    pub threads: usize,
-    /// Percent of a timed move given to alpha-beta's check (0: none).
-    pub guard_percent: u64,
-    /// Centipawns.
-    pub guard_margin: u64,
-    /// Alpha-beta's table, MiB.
-    pub hash_mb: usize,
-}
-
-impl Default for SearchOptions {
-    /// The options at start without flags.
-    fn default() -> Self {
-        SearchOptions {
-            agent: "net".into(),
-            visits: DEFAULT_VISITS,
-            threads: 1,
-            guard_percent: DEFAULT_GUARD_PERCENT,
-            guard_margin: DEFAULT_GUARD_MARGIN,
-            hash_mb: 64,
-        }
-    }
-}
-
-impl SearchOptions {
-    /// The searcher these options ask for: `alphabeta:hash=MiB`, or the tree search (`net`,
-    /// its network the `Model` option's, or `mcts`) of `visits` per move (`go` may limit a
-    /// search further) on `threads` threads, its timed moves checked by alpha-beta in
-    /// `guard_percent` of their time.
-    pub fn spec(&self) -> Result<AgentSpec, UciError> {
-        let network = match self.agent.as_str() {
-            "alphabeta" => return Ok(AgentSpec::Other(format!("alphabeta:hash={}", self.hash_mb))),
-            "mcts" => false,
-            "net" => true,
-            other => {
-                return Err(err(
-                    "setoption",
-                    format!("unknown Agent '{other}' (alphabeta, mcts, net)"),
-                ))
-            }
-        };
-        let mut spec = AgentSpec::tree(network, self.visits, self.threads, 1);
-        if let (AgentSpec::Mcts(m) | AgentSpec::Net { mcts: m, .. }, true) =
-            (&mut spec, self.guard_percent > 0)
-        {
-            // The guard's share of each move's time: `go` gives the time.
-            m.guard = Some(self.guard_percent as f64 / 100.0);
-            m.guard_margin = Some(self.guard_margin as i32);
-        }
-        Ok(spec)
     }
 }
 
