@@ -1,8 +1,9 @@
 //! Go over the Go Text Protocol, version 2, for GUIs (Sabaki, GoGui), match drivers and other
 //! engines: one [`Session`] per conversation, driven line by line ([`Session::handle`]) or on
-//! stdin/stdout ([`serve_stdio`]). Moves come from the configured agent: the engine's tree
-//! search by default (`mcts`, or `net` with a model), under the controller's clock when it
-//! sends `time_settings`.
+//! stdin/stdout ([`serve_stdio`]). Moves come from the agent the `gtp` section names
+//! ([`GtpConfig`], a spec built by `players::spec`): the engine's tree search by default
+//! (`mcts`, or `net` with a model), under the controller's clock when it sends
+//! `time_settings`.
 
 use std::path::Path;
 use std::time::Duration;
