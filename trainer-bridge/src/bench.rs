@@ -302,7 +302,7 @@ pub fn run(options: &BenchOptions) -> anyhow::Result<BenchReport> {
                     &net,
                     &mut opt,
                     &batch,
-                    fit.value_weight,
+                    &fit.loss_weights(),
                     lr,
                     None,
                 )?);
@@ -319,8 +319,8 @@ pub fn run(options: &BenchOptions) -> anyhow::Result<BenchReport> {
         for _ in 0..RUN {
             let f = time(&mut || {
                 batch.fill(shards, &index, false, &mut rng);
-                let (loss, _, _) = losses(&net, &batch, fit.value_weight)?;
-                loss.to_scalar::<f32>()?;
+                let l = losses(&net, &batch, &fit.loss_weights())?;
+                l.total.to_scalar::<f32>()?;
                 Ok(())
             })?;
             if keep {

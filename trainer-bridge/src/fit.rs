@@ -2,9 +2,11 @@
 //! checkpoint and its ONNX model.
 //!
 //! Samples are drawn uniformly from a window of the newest positions, each seen through a random
-//! board symmetry (shards carry the symmetry maps, so no game rules are needed). The loss is the
-//! policy cross-entropy against the visit distribution plus the value's squared error; AdamW's
-//! decoupled weight decay regularises. Losses are appended per step to a JSONL log that the
+//! board symmetry (shards carry the symmetry maps, so no game rules are needed): the planes and
+//! the ownership target move with the board, the policy and the reply target through the
+//! symmetry's policy map. The loss is the policy cross-entropy against the visit distribution
+//! plus the value's squared error, and, for each auxiliary head the network has, its term
+//! weighted by its `fit` key ([`LossWeights`]); AdamW's decoupled weight decay regularises. Losses are appended per step to a JSONL log that the
 //! engine plots. Fitting resumes from any checkpoint: `--model` is where it starts.
 
 use std::fs::OpenOptions;
@@ -38,6 +40,24 @@ pub struct FitConfig {
     pub weight_decay: f64,
     /// Weight of the value loss against the policy loss.
     pub value_weight: f64,
+    /// Weight of the ownership loss, where the network has an ownership head: the squared error
+    /// of each point's owner (−1..1), its mean over the points, over the samples whose shard
+    /// has an ownership target (the others weigh 0).
+    pub ownership_weight: f64,
+    /// Weight of the score loss, where the network has a score head: the Huber loss (quadratic
+    /// within 1, linear beyond) of (predicted − final margin) / `score_scale`, over the samples
+    /// with a score target.
+    pub score_weight: f64,
+    /// The score margin that counts as 1 in the score loss (points for Go, stones for Liuzhou).
+    pub score_scale: f64,
+    /// Weight of the win/draw/loss loss, where the network has a wdl head: the cross-entropy of
+    /// its three logits against the value target read as (win, draw, loss) = (max(v, 0),
+    /// 1 − |v|, max(−v, 0)), which is one-hot for the results −1, 0 and 1.
+    pub wdl_weight: f64,
+    /// Weight of the reply-policy loss, where the network has a reply head: the cross-entropy
+    /// against the opponent's reply (the next position's policy target), over the samples with
+    /// one.
+    pub reply_weight: f64,
     /// Positions sampled from: the newest this many across the newest shards.
     pub window_samples: usize,
     /// Apply a random board symmetry to each sample.
@@ -68,6 +88,11 @@ impl Default for FitConfig {
             final_learning_rate: 5e-4,
             weight_decay: 1e-4,
             value_weight: 1.0,
+            ownership_weight: 1.0,
+            score_weight: 0.5,
+            score_scale: 10.0,
+            wdl_weight: 1.0,
+            reply_weight: 0.15,
             window_samples: 100_000,
             augment: true,
             seed: 1,
@@ -88,9 +113,19 @@ impl FitConfig {
                 "learning rates must be positive",
             ),
             (
-                self.weight_decay >= 0.0 && self.value_weight >= 0.0,
+                [
+                    self.weight_decay,
+                    self.value_weight,
+                    self.ownership_weight,
+                    self.score_weight,
+                    self.wdl_weight,
+                    self.reply_weight,
+                ]
+                .iter()
+                .all(|w| *w >= 0.0),
                 "weights must be ≥ 0",
             ),
+            (self.score_scale > 0.0, "score_scale must be positive"),
             (
                 self.window_samples >= 1,
                 "window_samples must be at least 1",
@@ -103,6 +138,18 @@ impl FitConfig {
         match checks.iter().find(|(ok, _)| !ok) {
             Some((_, msg)) => Err(msg.to_string()),
             None => Ok(()),
+        }
+    }
+
+    /// The weights of the loss's terms.
+    pub fn loss_weights(&self) -> LossWeights {
+        LossWeights {
+            value: self.value_weight,
+            ownership: self.ownership_weight,
+            score: self.score_weight,
+            score_scale: self.score_scale,
+            wdl: self.wdl_weight,
+            reply: self.reply_weight,
         }
     }
 
@@ -203,10 +250,10 @@ fn holdout_losses(
     for chunk in pairs.chunks(batch_size.max(1)) {
         let mut batch = Batch::new(meta, chunk.len());
         batch.fill_with(shards, chunk);
-        let (_, p, v) = losses_t(net, &batch, 1.0, false, None)?;
+        let l = losses_t(net, &batch, &LossWeights::default(), false, None)?;
         let n = chunk.len() as f64;
-        policy += f64::from(p.to_scalar::<f32>()?) * n;
-        value += f64::from(v.to_scalar::<f32>()?) * n;
+        policy += f64::from(l.policy.to_scalar::<f32>()?) * n;
+        value += f64::from(l.value.to_scalar::<f32>()?) * n;
     }
     let n = pairs.len().max(1) as f64;
     Ok((policy / n, value / n))
@@ -408,18 +455,15 @@ pub fn fit(job: FitJob<'_>) -> anyhow::Result<FitReport> {
     let (mut first_loss, mut last_loss) = ((0.0, 0.0), (0.0, 0.0));
     for step in 0..cfg.steps {
         batch.fill(&shards, &index, cfg.augment, &mut rng);
-        let Step {
-            policy_loss: pl,
-            value_loss: vl,
-            ..
-        } = train_step(
+        let done = train_step(
             &net,
             &mut opt,
             &batch,
-            cfg.value_weight,
+            &cfg.loss_weights(),
             cfg.learning_rate_at(step),
             anchor.as_ref(),
         )?;
+        let (pl, vl) = (done.policy_loss, done.value_loss);
         anyhow::ensure!(
             pl.is_finite() && vl.is_finite(),
             "loss diverged at step {step}"
@@ -428,8 +472,13 @@ pub fn fit(job: FitJob<'_>) -> anyhow::Result<FitReport> {
             first_loss = (pl, vl);
         }
         last_loss = (pl, vl);
+        if step == 0 || step + 1 == cfg.steps {
+            for (name, loss) in &done.aux {
+                tracing::info!("step {}: {name} loss {loss:.4}", step + 1);
+            }
+        }
         if let Some(f) = log.as_mut() {
-            let line = serde_json::json!({
+            let mut line = serde_json::json!({
                 "step": first_step + step as u64 + 1,
                 "generation": job.generation,
                 "policy_loss": pl,
@@ -437,6 +486,11 @@ pub fn fit(job: FitJob<'_>) -> anyhow::Result<FitReport> {
                 "learning_rate": cfg.learning_rate_at(step),
                 "window": index.len(),
             });
+            // Each auxiliary term the network has, over the samples with its target (none in
+            // the batch: left out).
+            for (name, loss) in &done.aux {
+                line[format!("{name}_loss")] = serde_json::json!(loss);
+            }
             writeln!(f, "{line}")?;
         }
         (job.on_step)(step + 1, cfg.steps);
@@ -506,7 +560,9 @@ fn write_int8(onnx: &Path, shards: &[WindowShard]) -> anyhow::Result<PathBuf> {
     Ok(path)
 }
 
-/// The buffers of one batch: dense planes, policy targets and values of `size` samples.
+/// The buffers of one batch: dense planes, policy targets and values of `size` samples, and
+/// the auxiliary targets with a mask of the samples that have each (1) and those that do not
+/// (0, their targets' buffers left as they were).
 pub struct Batch {
     pub size: usize,
     dims: (usize, usize, usize, usize),
@@ -514,13 +570,25 @@ pub struct Batch {
     pub planes: Vec<f32>,
     pub policy: Vec<f32>,
     pub value: Vec<f32>,
+    /// Final ownership (size × height × width), row-major, the mover's view.
+    pub ownership: Vec<f32>,
+    pub ownership_mask: Vec<f32>,
+    /// Final score margin, the mover's view.
+    pub score: Vec<f32>,
+    pub score_mask: Vec<f32>,
+    /// The opponent's reply (size × policy_size).
+    pub reply: Vec<f32>,
+    pub reply_mask: Vec<f32>,
     /// One sample's planes as unpacked, before its symmetry is applied.
     unpacked: Vec<f32>,
+    /// One sample's ownership as unpacked.
+    board: Vec<f32>,
 }
 
 impl Batch {
     /// Empty buffers for `size` samples of the shape `meta` describes.
     pub fn new(meta: &ShardMeta, size: usize) -> Batch {
+        let cells = meta.height * meta.width;
         Batch {
             size,
             dims: (size, meta.planes, meta.height, meta.width),
@@ -528,7 +596,14 @@ impl Batch {
             planes: vec![0.0; size * meta.input_len()],
             policy: vec![0.0; size * meta.policy_size],
             value: vec![0.0; size],
+            ownership: vec![0.0; size * cells],
+            ownership_mask: vec![0.0; size],
+            score: vec![0.0; size],
+            score_mask: vec![0.0; size],
+            reply: vec![0.0; size * meta.policy_size],
+            reply_mask: vec![0.0; size],
             unpacked: vec![0.0; meta.input_len()],
+            board: vec![0.0; cells],
         }
     }
 
@@ -560,9 +635,12 @@ impl Batch {
         }
     }
 
-    /// Writes sample `i` of `shard`, seen through its symmetry `sym`, into row `j`.
-    fn put(&mut self, j: usize, shard: &WindowShard, i: usize, sym: usize) {
+    /// Writes sample `i` of `shard`, seen through its symmetry `sym`, into row `j`: the planes
+    /// and the ownership board moved as the board is, the policy and the reply through the
+    /// symmetry's policy map.
+    pub fn put(&mut self, j: usize, shard: &WindowShard, i: usize, sym: usize) {
         let (input, ps) = (self.planes.len() / self.size, self.policy_size);
+        let cells = self.board.len();
         let sample = &shard.samples[i];
         let (s, map) = &shard.symmetries[sym];
         sample.planes.unpack(&mut self.unpacked);
@@ -576,6 +654,26 @@ impl Batch {
             &mut self.policy[j * ps..(j + 1) * ps],
         );
         self.value[j] = sample.value;
+        let aux = &sample.aux;
+        self.ownership_mask[j] = 0.0;
+        if let Some(board) = aux.ownership.as_ref().filter(|b| b.len() == cells) {
+            board.unpack(&mut self.board);
+            shards::transform_ownership(
+                &shard.meta,
+                &self.board,
+                *s,
+                &mut self.ownership[j * cells..(j + 1) * cells],
+            );
+            self.ownership_mask[j] = 1.0;
+        }
+        self.score[j] = aux.score.unwrap_or(0.0);
+        self.score_mask[j] = f32::from(u8::from(aux.score.is_some()));
+        self.reply_mask[j] = 0.0;
+        if let Some(reply) = &aux.reply {
+            let out = &mut self.reply[j * ps..(j + 1) * ps];
+            shards::transform_policy(&shard.meta, reply, map, out);
+            self.reply_mask[j] = 1.0;
+        }
     }
 
     /// The batch as tensors: input planes (N, planes, height, width), policy targets (N,
@@ -590,15 +688,49 @@ impl Batch {
     }
 }
 
-/// The losses of `net` on `batch` in training mode (batch statistics, running ones updated):
-/// (total, policy cross-entropy, value squared error), the total weighting the value loss by
-/// `value_weight`.
-pub fn losses(
-    net: &Net,
-    batch: &Batch,
-    value_weight: f64,
-) -> candle_core::Result<(Tensor, Tensor, Tensor)> {
-    losses_t(net, batch, value_weight, true, None)
+/// The weights of the loss's terms (the `fit` keys of the same names, see [`FitConfig`]). The
+/// default weighs the policy and the value 1 and leaves every auxiliary term out.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LossWeights {
+    pub value: f64,
+    pub ownership: f64,
+    pub score: f64,
+    pub score_scale: f64,
+    pub wdl: f64,
+    pub reply: f64,
+}
+
+impl Default for LossWeights {
+    fn default() -> Self {
+        LossWeights {
+            value: 1.0,
+            ownership: 0.0,
+            score: 0.0,
+            score_scale: 1.0,
+            wdl: 0.0,
+            reply: 0.0,
+        }
+    }
+}
+
+/// The loss of a batch and its terms.
+pub struct Losses {
+    /// What the optimiser minimises: the policy loss plus each other term times its weight.
+    pub total: Tensor,
+    /// The policy's cross-entropy, mean over the batch.
+    pub policy: Tensor,
+    /// The value's squared error, mean over the batch.
+    pub value: Tensor,
+    /// Each auxiliary head's loss (`ownership`, `score`, `wdl`, `reply`) over the samples that
+    /// have its target, for heads the network has and batches with such samples. (In the total,
+    /// each term is summed over those samples and divided by the batch size, so a sample weighs
+    /// the same in every batch.)
+    pub aux: Vec<(&'static str, f64)>,
+}
+
+/// The losses of `net` on `batch` in training mode (batch statistics, running ones updated).
+pub fn losses(net: &Net, batch: &Batch, weights: &LossWeights) -> candle_core::Result<Losses> {
+    losses_t(net, batch, weights, true, None)
 }
 
 /// A frozen network whose outputs take `weight` of every target (`fit.anchor_weight`).
@@ -628,33 +760,91 @@ impl Anchor {
 }
 
 /// As [`losses`], with batch norm in training mode (`train`) or inference mode, the targets
-/// mixed with `anchor`'s outputs when one is given.
+/// mixed with `anchor`'s outputs when one is given (the policy and the value; the auxiliary
+/// targets stay the shards').
 fn losses_t(
     net: &Net,
     batch: &Batch,
-    value_weight: f64,
+    weights: &LossWeights,
     train: bool,
     anchor: Option<&Anchor>,
-) -> candle_core::Result<(Tensor, Tensor, Tensor)> {
+) -> candle_core::Result<Losses> {
     let (x, target_p, target_v) = batch.tensors()?;
     let (target_p, target_v) = match anchor {
         Some(a) => a.mix(&x, target_p, target_v)?,
         None => (target_p, target_v),
     };
     let out = net.forward_t(&x, train)?;
-    let (logits, v) = (out.policy, out.value);
-    let log_p = candle_nn::ops::log_softmax(&logits, D::Minus1)?;
+    let log_p = candle_nn::ops::log_softmax(&out.policy, D::Minus1)?;
     let policy_loss = (target_p * log_p)?.sum(1)?.neg()?.mean_all()?;
-    let value_loss = (v - target_v)?.sqr()?.mean_all()?;
-    let loss = (&policy_loss + (&value_loss * value_weight)?)?;
-    Ok((loss, policy_loss, value_loss))
+    let value_loss = (&out.value - &target_v)?.sqr()?.mean_all()?;
+    let mut total = (&policy_loss + (&value_loss * weights.value)?)?;
+    let mut aux = Vec::new();
+    let device = Device::Cpu;
+    let n = batch.size;
+    // Adds Σ mask · per_sample / N with `weight`, and logs the mean over the masked samples.
+    let mut term = |name: &'static str,
+                    per_sample: Tensor,
+                    mask: &[f32],
+                    weight: f64|
+     -> candle_core::Result<()> {
+        let count: f32 = mask.iter().sum();
+        if count == 0.0 {
+            return Ok(());
+        }
+        let mask = Tensor::from_slice(mask, n, &device)?;
+        let sum = (per_sample * mask)?.sum_all()?;
+        aux.push((name, f64::from(sum.to_scalar::<f32>()? / count)));
+        total = (&total + (sum * (weight / n as f64))?)?;
+        Ok(())
+    };
+    if let Some(o) = &out.ownership {
+        let cells = batch.ownership.len() / n;
+        let target = Tensor::from_slice(&batch.ownership, (n, cells), &device)?;
+        let per_sample = (o - target)?.sqr()?.mean(1)?;
+        term(
+            "ownership",
+            per_sample,
+            &batch.ownership_mask,
+            weights.ownership,
+        )?;
+    }
+    if let Some(s) = &out.score {
+        let target = Tensor::from_slice(&batch.score, n, &device)?;
+        let a = ((s - target)? / weights.score_scale)?.abs()?;
+        // Huber with δ = 1: ½·min(a, 1)² + (a − min(a, 1)).
+        let q = a.clamp(0f32, 1f32)?;
+        let per_sample = ((q.sqr()? * 0.5)? + (a - q)?)?;
+        term("score", per_sample, &batch.score_mask, weights.score)?;
+    }
+    if let Some(wdl) = &out.wdl {
+        let v = target_v.detach();
+        let target = Tensor::stack(&[v.relu()?, (v.abs()?.neg()? + 1.0)?, v.neg()?.relu()?], 1)?;
+        let log_p = candle_nn::ops::log_softmax(wdl, D::Minus1)?;
+        let per_sample = (target * log_p)?.sum(1)?.neg()?;
+        term("wdl", per_sample, &vec![1.0; n], weights.wdl)?;
+    }
+    if let Some(r) = &out.reply {
+        let target = Tensor::from_slice(&batch.reply, (n, batch.policy_size), &device)?;
+        let log_p = candle_nn::ops::log_softmax(r, D::Minus1)?;
+        let per_sample = (target * log_p)?.sum(1)?.neg()?;
+        term("reply", per_sample, &batch.reply_mask, weights.reply)?;
+    }
+    Ok(Losses {
+        total,
+        policy: policy_loss,
+        value: value_loss,
+        aux,
+    })
 }
 
 /// What one training step did.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct Step {
     pub policy_loss: f64,
     pub value_loss: f64,
+    /// Each auxiliary head's loss, as [`Losses::aux`].
+    pub aux: Vec<(&'static str, f64)>,
     /// Seconds of the forward pass with the loss, of the backward pass, and of the
     /// optimiser's update.
     pub forward_s: f64,
@@ -668,21 +858,22 @@ pub fn train_step(
     net: &Net,
     opt: &mut AdamW,
     batch: &Batch,
-    value_weight: f64,
+    weights: &LossWeights,
     lr: f64,
     anchor: Option<&Anchor>,
 ) -> candle_core::Result<Step> {
     let started = Instant::now();
-    let (loss, policy_loss, value_loss) = losses_t(net, batch, value_weight, true, anchor)?;
+    let losses = losses_t(net, batch, weights, true, anchor)?;
     let forward_s = started.elapsed().as_secs_f64();
     opt.set_learning_rate(lr);
     let started = Instant::now();
-    let grads = loss.backward()?;
+    let grads = losses.total.backward()?;
     let backward_s = started.elapsed().as_secs_f64();
     opt.step(&grads)?;
     Ok(Step {
-        policy_loss: f64::from(policy_loss.to_scalar::<f32>()?),
-        value_loss: f64::from(value_loss.to_scalar::<f32>()?),
+        policy_loss: f64::from(losses.policy.to_scalar::<f32>()?),
+        value_loss: f64::from(losses.value.to_scalar::<f32>()?),
+        aux: losses.aux,
         forward_s,
         backward_s,
         optimiser_s: started.elapsed().as_secs_f64() - backward_s,
@@ -709,4 +900,153 @@ pub fn with_ext(stem: &Path, ext: &str) -> PathBuf {
     s.push(".");
     s.push(ext);
     PathBuf::from(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::window::{self, Planes};
+    use games::Game;
+
+    /// A Go 5×5 window shard of `samples`, with every symmetry.
+    fn go_shard(samples: Vec<window::Sample>) -> WindowShard {
+        let state = games::go::GoState::new(games::go::GoRules::with_size(5)).unwrap();
+        let s = state.shape();
+        WindowShard {
+            meta: ShardMeta {
+                game: "go".into(),
+                planes: s.planes,
+                height: 5,
+                width: 5,
+                policy_size: s.policy_size,
+                model: String::new(),
+                config: String::new(),
+                created_unix: 0,
+                games: 1,
+                policy_target: shards::PolicyTarget::Visits,
+            },
+            symmetries: shards::symmetry_maps(&state),
+            samples,
+        }
+    }
+
+    /// A sample whose first plane is `board` and the rest zero, whose ownership is `board` too,
+    /// and whose policy and reply are the same few points and pass.
+    fn sample(board: &[f32], planes: usize, aux: bool) -> window::Sample {
+        let mut all = board.to_vec();
+        all.resize(planes * 25, 0.0);
+        let policy: Box<[(u16, f32)]> = Box::new([(0, 0.5), (7, 0.25), (13, 0.125), (25, 0.125)]);
+        window::Sample {
+            planes: Planes::pack(&all),
+            policy: policy.clone(),
+            value: 0.5,
+            aux: if aux {
+                window::Aux {
+                    ownership: Some(Planes::pack(board)),
+                    score: Some(3.0),
+                    reply: Some(policy),
+                }
+            } else {
+                window::Aux::default()
+            },
+        }
+    }
+
+    #[test]
+    fn a_symmetry_moves_ownership_with_the_planes_and_the_reply_with_the_policy() {
+        let board: Vec<f32> = (0..25).map(|i| i as f32 / 25.0 - 0.5).collect();
+        let planes = games::shape_of("go", Some(5)).unwrap().planes;
+        let shard = go_shard(vec![
+            sample(&board, planes, true),
+            sample(&board, planes, false),
+        ]);
+        let mut batch = Batch::new(&shard.meta, 2);
+        for sym in 0..shard.symmetries.len() {
+            batch.put(0, &shard, 0, sym);
+            batch.put(1, &shard, 1, sym);
+            assert_eq!(
+                &batch.ownership[..25],
+                &batch.planes[..25],
+                "symmetry {sym}"
+            );
+            assert_eq!(&batch.reply[..26], &batch.policy[..26], "symmetry {sym}");
+            assert_eq!(batch.ownership_mask, [1.0, 0.0]);
+            assert_eq!(batch.reply_mask, [1.0, 0.0]);
+            assert_eq!(
+                (batch.score.clone(), batch.score_mask.clone()),
+                (vec![3.0, 0.0], vec![1.0, 0.0])
+            );
+            if sym > 0 {
+                assert_ne!(
+                    &batch.ownership[..25],
+                    &board[..],
+                    "symmetry {sym} moved nothing"
+                );
+            }
+        }
+    }
+
+    /// Each auxiliary term counts the samples with its target only; a batch without any has no
+    /// such term; the total is the weighted sum of the terms.
+    #[test]
+    fn auxiliary_terms_weigh_only_the_samples_with_targets() {
+        let shape = games::shape_of("go", Some(5)).unwrap();
+        let board: Vec<f32> = (0..25).map(|i| f32::from(i % 3 == 0)).collect();
+        let network = NetConfig {
+            blocks: 1,
+            channels: 8,
+            pool_every: 1,
+            pool_channels: 2,
+            policy_pool: true,
+            value_pool: true,
+            ownership: true,
+            score: true,
+            wdl: true,
+            reply: true,
+            ..NetConfig::default()
+        };
+        let (_, net) = Net::seeded(&network, shape, &Device::Cpu, 1).unwrap();
+        let weights = LossWeights {
+            value: 1.0,
+            ownership: 1.0,
+            score: 2.0,
+            score_scale: 4.0,
+            wdl: 1.0,
+            reply: 0.5,
+        };
+        let with = go_shard(vec![
+            sample(&board, shape.planes, true),
+            sample(&board, shape.planes, false),
+        ]);
+        let mut batch = Batch::new(&with.meta, 2);
+        batch.fill_with(std::slice::from_ref(&with), &[(0, 0), (0, 1)]);
+        let l = losses_t(&net, &batch, &weights, false, None).unwrap();
+        let names: Vec<&str> = l.aux.iter().map(|(n, _)| *n).collect();
+        assert_eq!(names, ["ownership", "score", "wdl", "reply"]);
+        let scalar = |t: &Tensor| f64::from(t.to_scalar::<f32>().unwrap());
+        let weighs = [1.0, 2.0, 1.0, 0.5];
+        // Samples with the target: one of two, except wdl (every sample has a value).
+        let share = [0.5, 0.5, 1.0, 0.5];
+        let expected = scalar(&l.policy)
+            + scalar(&l.value)
+            + l.aux
+                .iter()
+                .zip(weighs.iter().zip(share))
+                .map(|((_, loss), (w, s))| loss * w * s)
+                .sum::<f64>();
+        assert!(
+            (scalar(&l.total) - expected).abs() < 1e-4,
+            "{} {expected}",
+            scalar(&l.total)
+        );
+        // Without targets: only the wdl term, read from the value target.
+        let without = go_shard(vec![sample(&board, shape.planes, false)]);
+        let mut batch = Batch::new(&without.meta, 1);
+        batch.fill_with(std::slice::from_ref(&without), &[(0, 0)]);
+        let l = losses_t(&net, &batch, &weights, false, None).unwrap();
+        assert_eq!(l.aux.iter().map(|(n, _)| *n).collect::<Vec<_>>(), ["wdl"]);
+        // The wdl target of a value of 0.5 is (0.5, 0.5, 0): its cross-entropy is at least
+        // that distribution's entropy, ln 2.
+        assert!(l.aux[0].1 >= std::f64::consts::LN_2 - 1e-6, "{:?}", l.aux);
+    }
 }

@@ -110,6 +110,42 @@ pub struct Sample {
     pub policy: Box<[(u16, f32)]>,
     /// The value target from the mover's point of view.
     pub value: f32,
+    /// The auxiliary targets the shard had for the position ([`shards::Aux`]), each `None`
+    /// where it had none.
+    pub aux: Aux,
+}
+
+/// A position's auxiliary targets as the window holds them: the ownership board packed as
+/// planes are (its values are few: −1, 0, 1).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Aux {
+    /// Final ownership of each point, row-major, the mover's view, in [−1, 1].
+    pub ownership: Option<Planes>,
+    /// Final score margin, the mover's view.
+    pub score: Option<f32>,
+    /// The opponent's reply: the next position's policy target (sparse).
+    pub reply: Option<Box<[(u16, f32)]>>,
+}
+
+impl From<shards::Aux> for Aux {
+    fn from(aux: shards::Aux) -> Aux {
+        Aux {
+            ownership: aux.ownership.as_deref().map(Planes::pack),
+            score: aux.score,
+            reply: aux.reply.map(Into::into),
+        }
+    }
+}
+
+impl Aux {
+    /// Bytes held beyond the struct itself.
+    fn bytes(&self) -> usize {
+        self.ownership.as_ref().map_or(0, Planes::bytes)
+            + self
+                .reply
+                .as_ref()
+                .map_or(0, |r| std::mem::size_of_val::<[(u16, f32)]>(r))
+    }
 }
 
 /// A shard of the window: its header, symmetries and packed samples.
@@ -133,6 +169,7 @@ impl From<Shard> for WindowShard {
                     planes: Planes::pack(&s.planes),
                     policy: s.policy.into(),
                     value: s.value,
+                    aux: s.aux.into(),
                 })
                 .collect(),
         }
@@ -148,6 +185,7 @@ impl WindowShard {
                 std::mem::size_of::<Sample>()
                     + s.planes.bytes()
                     + std::mem::size_of_val::<[(u16, f32)]>(&s.policy)
+                    + s.aux.bytes()
             })
             .sum()
     }
@@ -248,6 +286,7 @@ mod tests {
                     planes: Planes::pack(&[first + i as f32, 0.0, 1.0]),
                     policy: Box::new([]),
                     value: 0.0,
+                    aux: Aux::default(),
                 })
                 .collect(),
         };

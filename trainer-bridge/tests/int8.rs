@@ -413,7 +413,9 @@ fn fitted_go(dir: &Path, train: &Path, network: &trainer_bridge::NetConfig) -> P
 /// A Go network with every pooling part and auxiliary head on: its int8 model stays close to
 /// the fp32 one on every output, on positions it was not calibrated on, much as the plain
 /// network of the same tower does (both fitted briefly on the same self-play from uniform
-/// priors). Measured on the 2-core development machine (AMD EPYC, AVX2), see the report printed.
+/// priors). Measured on a 2-core Intel Xeon (AVX-512, VNNI, AMX), 424 held-out positions:
+/// policy total variation 0.012 (plain 0.012), top-1 91 % (96 %), value mean |Δ| 0.015 (0.012),
+/// ownership 0.016, score 0.022, wdl 0.004, reply 0.014; the test prints them.
 #[test]
 fn pooling_go_network_int8_stays_close_on_every_output() {
     let dir = tmpdir("pooling");
