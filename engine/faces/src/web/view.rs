@@ -499,7 +499,7 @@ pub mod tests {
     use games::go::GoState;
     use games::liuzhou::Liuzhou;
     use games::xiangqi::Xiangqi;
-    use games::{AgentError, Game, RandomAgent};
+    use games::{AgentError, Game};
     use std::sync::atomic::{AtomicBool, Ordering};
 
     /// While false, the `gate` agent does not answer.
@@ -508,7 +508,7 @@ pub mod tests {
     /// An agent that waits for [`GATE_OPEN`], then plays randomly.
     pub struct Gate;
 
-    impl<G: Game> Agent<G> for Gate {
+    impl<G: OwnPlayers> Agent<G> for Gate {
         fn name(&self) -> String {
             "gate".into()
         }
@@ -521,7 +521,9 @@ pub mod tests {
                 }
                 std::thread::sleep(std::time::Duration::from_millis(2));
             }
-            RandomAgent::new(0).select_action(state)
+            players::spec::build_text::<G>("random:seed=0", 0)
+                .map_err(|e| AgentError::new("gate", format!("{e:#}")))?
+                .select_action(state)
         }
     }
 
