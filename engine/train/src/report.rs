@@ -88,121 +88,136 @@ pub fn write(run_dir: &Path, state: &TrainState, train: &TrainConfig) -> anyhow:
     Ok(())
 }
 
-fn plot(
-    state: &TrainState,
-    losses: &[LossLine],
-    train: &TrainConfig,
-) -> Result<String, Box<dyn std::error::Error>> {
+type Area<'a> = DrawingArea<SVGBackend<'a>, plotters::coord::Shift>;
+type PlotResult<T = ()> = Result<T, Box<dyn std::error::Error>>;
+
+/// The report's three panels side by side: losses, scores, rating.
+fn plot(state: &TrainState, losses: &[LossLine], train: &TrainConfig) -> PlotResult<String> {
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (1350, 420)).into_drawing_area();
         root.fill(&WHITE)?;
         let (left, rest) = root.split_horizontally(450);
         let (right, far_right) = rest.split_horizontally(450);
-
-        let max_step = losses.iter().map(|l| l.step).max().unwrap_or(1).max(1) as f64;
-        let max_loss = losses
-            .iter()
-            .map(|l| l.policy_loss.max(l.value_loss))
-            .fold(0.1f64, f64::max);
-        let mut chart = ChartBuilder::on(&left)
-            .caption("training loss", ("sans-serif", 18))
-            .margin(12)
-            .x_label_area_size(32)
-            .y_label_area_size(44)
-            .build_cartesian_2d(0f64..max_step, 0f64..max_loss * 1.05)?;
-        chart
-            .configure_mesh()
-            .x_desc("step")
-            .y_desc("loss")
-            .draw()?;
-        chart
-            .draw_series(LineSeries::new(
-                losses.iter().map(|l| (l.step as f64, l.policy_loss)),
-                &BLUE,
-            ))?
-            .label("policy (cross-entropy)")
-            .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], BLUE));
-        chart
-            .draw_series(LineSeries::new(
-                losses.iter().map(|l| (l.step as f64, l.value_loss)),
-                &RED,
-            ))?
-            .label("value (MSE)")
-            .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], RED));
-        chart
-            .configure_series_labels()
-            .border_style(BLACK)
-            .background_style(WHITE)
-            .draw()?;
-
-        let n = state.history.len().max(1) as f64;
-        let mut chart = ChartBuilder::on(&right)
-            .caption("strength of the best model", ("sans-serif", 18))
-            .margin(12)
-            .x_label_area_size(32)
-            .y_label_area_size(44)
-            .build_cartesian_2d(0f64..n, 0f64..100f64)?;
-        chart
-            .configure_mesh()
-            .x_desc("iteration")
-            .y_desc("score %")
-            .draw()?;
-        let series = |f: fn(&super::state::IterationRecord) -> f64| {
-            state
-                .history
-                .iter()
-                .filter(move |r| f(r).is_finite())
-                .map(move |r| (r.iteration as f64 + 1.0, 100.0 * f(r)))
-                .collect::<Vec<_>>()
-        };
-        chart
-            .draw_series(LineSeries::new(series(|r| r.vs_random), &GREEN))?
-            .label("vs random")
-            .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], GREEN));
-        let mcts_label = format!("vs pure MCTS ({})", train.eval_mcts_playouts);
-        chart
-            .draw_series(LineSeries::new(series(|r| r.vs_mcts), &MAGENTA))?
-            .label(mcts_label)
-            .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], MAGENTA));
-        chart
-            .draw_series(LineSeries::new(series(|r| r.gate_score), &BLACK))?
-            .label("gate: candidate vs best")
-            .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], BLACK));
-        chart
-            .configure_series_labels()
-            .border_style(BLACK)
-            .background_style(WHITE)
-            .draw()?;
-
-        // The best model's rating per iteration, with its 95 % interval.
-        let rated: Vec<(f64, f64, f64)> = state
-            .history
-            .iter()
-            .filter_map(|r| Some((r.iteration as f64 + 1.0, r.rating?, r.rating_half_width?)))
-            .collect();
-        let top = rated.iter().map(|r| r.1 + r.2).fold(100.0f64, f64::max);
-        let bottom = rated.iter().map(|r| r.1 - r.2).fold(0.0f64, f64::min);
-        let mut chart = ChartBuilder::on(&far_right)
-            .caption("rating of the best model (random = 0)", ("sans-serif", 18))
-            .margin(12)
-            .x_label_area_size(32)
-            .y_label_area_size(52)
-            .build_cartesian_2d(0f64..n + 1.0, bottom..top * 1.05)?;
-        chart
-            .configure_mesh()
-            .x_desc("iteration")
-            .y_desc("Elo")
-            .draw()?;
-        chart.draw_series(LineSeries::new(rated.iter().map(|r| (r.0, r.1)), &BLUE))?;
-        chart.draw_series(
-            rated
-                .iter()
-                .map(|&(x, y, h)| ErrorBar::new_vertical(x, y - h, y, y + h, BLUE.filled(), 6)),
-        )?;
+        draw_losses(&left, losses)?;
+        draw_scores(&right, state, train)?;
+        draw_rating(&far_right, state)?;
         root.present()?;
     }
     Ok(svg)
+}
+
+/// The policy and value losses per training step.
+fn draw_losses(area: &Area<'_>, losses: &[LossLine]) -> PlotResult {
+    let max_step = losses.iter().map(|l| l.step).max().unwrap_or(1).max(1) as f64;
+    let max_loss = losses
+        .iter()
+        .map(|l| l.policy_loss.max(l.value_loss))
+        .fold(0.1f64, f64::max);
+    let mut chart = ChartBuilder::on(area)
+        .caption("training loss", ("sans-serif", 18))
+        .margin(12)
+        .x_label_area_size(32)
+        .y_label_area_size(44)
+        .build_cartesian_2d(0f64..max_step, 0f64..max_loss * 1.05)?;
+    chart
+        .configure_mesh()
+        .x_desc("step")
+        .y_desc("loss")
+        .draw()?;
+    chart
+        .draw_series(LineSeries::new(
+            losses.iter().map(|l| (l.step as f64, l.policy_loss)),
+            &BLUE,
+        ))?
+        .label("policy (cross-entropy)")
+        .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], BLUE));
+    chart
+        .draw_series(LineSeries::new(
+            losses.iter().map(|l| (l.step as f64, l.value_loss)),
+            &RED,
+        ))?
+        .label("value (MSE)")
+        .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], RED));
+    chart
+        .configure_series_labels()
+        .border_style(BLACK)
+        .background_style(WHITE)
+        .draw()?;
+    Ok(())
+}
+
+/// The best model's scores against the fixed opponents, and the gate's, per iteration.
+fn draw_scores(area: &Area<'_>, state: &TrainState, train: &TrainConfig) -> PlotResult {
+    let n = state.history.len().max(1) as f64;
+    let mut chart = ChartBuilder::on(area)
+        .caption("strength of the best model", ("sans-serif", 18))
+        .margin(12)
+        .x_label_area_size(32)
+        .y_label_area_size(44)
+        .build_cartesian_2d(0f64..n, 0f64..100f64)?;
+    chart
+        .configure_mesh()
+        .x_desc("iteration")
+        .y_desc("score %")
+        .draw()?;
+    let series = |f: fn(&super::state::IterationRecord) -> f64| {
+        state
+            .history
+            .iter()
+            .filter(move |r| f(r).is_finite())
+            .map(move |r| (r.iteration as f64 + 1.0, 100.0 * f(r)))
+            .collect::<Vec<_>>()
+    };
+    chart
+        .draw_series(LineSeries::new(series(|r| r.vs_random), &GREEN))?
+        .label("vs random")
+        .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], GREEN));
+    let mcts_label = format!("vs pure MCTS ({})", train.eval_mcts_playouts);
+    chart
+        .draw_series(LineSeries::new(series(|r| r.vs_mcts), &MAGENTA))?
+        .label(mcts_label)
+        .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], MAGENTA));
+    chart
+        .draw_series(LineSeries::new(series(|r| r.gate_score), &BLACK))?
+        .label("gate: candidate vs best")
+        .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], BLACK));
+    chart
+        .configure_series_labels()
+        .border_style(BLACK)
+        .background_style(WHITE)
+        .draw()?;
+    Ok(())
+}
+
+/// The best model's rating per iteration, with its 95 % interval.
+fn draw_rating(area: &Area<'_>, state: &TrainState) -> PlotResult {
+    let n = state.history.len().max(1) as f64;
+    let rated: Vec<(f64, f64, f64)> = state
+        .history
+        .iter()
+        .filter_map(|r| Some((r.iteration as f64 + 1.0, r.rating?, r.rating_half_width?)))
+        .collect();
+    let top = rated.iter().map(|r| r.1 + r.2).fold(100.0f64, f64::max);
+    let bottom = rated.iter().map(|r| r.1 - r.2).fold(0.0f64, f64::min);
+    let mut chart = ChartBuilder::on(area)
+        .caption("rating of the best model (random = 0)", ("sans-serif", 18))
+        .margin(12)
+        .x_label_area_size(32)
+        .y_label_area_size(52)
+        .build_cartesian_2d(0f64..n + 1.0, bottom..top * 1.05)?;
+    chart
+        .configure_mesh()
+        .x_desc("iteration")
+        .y_desc("Elo")
+        .draw()?;
+    chart.draw_series(LineSeries::new(rated.iter().map(|r| (r.0, r.1)), &BLUE))?;
+    chart.draw_series(
+        rated
+            .iter()
+            .map(|&(x, y, h)| ErrorBar::new_vertical(x, y - h, y, y + h, BLUE.filled(), 6)),
+    )?;
+    Ok(())
 }
 
 /// A ladder's ratings as an SVG: one point with its 95 % interval per agent, in the panel's
