@@ -926,12 +926,8 @@ fn aux_targets<G: Game>(
     };
     for p in samples {
         let (ownership, score) = end(p.mover);
-        let reply = movers
-            .iter()
-            .enumerate()
-            .skip(p.ply as usize + 1)
-            .find(|&(_, &m)| m != p.mover)
-            .and_then(|(ply, _)| at_ply(ply))
+        let reply = shards::reply_ply(movers, p.ply as usize)
+            .and_then(at_ply)
             .filter(|next| !next.policy.is_empty())
             .map(|next| next.policy.clone());
         out.push(Aux {

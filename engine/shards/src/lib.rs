@@ -317,6 +317,16 @@ pub struct Aux {
     pub reply: Option<Vec<(u16, f32)>>,
 }
 
+/// The ply whose policy target is the reply target of the position at `ply`, in a game where
+/// `movers[k]` decided at ply k: the opponent's next decision, the first later ply whose mover
+/// is the other player (past the mover's own further actions, as in a Liuzhou turn of several).
+/// `None` when the game ended first. Producers store that ply's policy target as
+/// [`Aux::reply`] where they stored one for it.
+pub fn reply_ply(movers: &[games::Player], ply: usize) -> Option<usize> {
+    let me = *movers.get(ply)?;
+    (ply + 1..movers.len()).find(|&k| movers[k] != me)
+}
+
 /// A shard in memory.
 #[derive(Clone, Debug)]
 pub struct Shard {

@@ -367,3 +367,25 @@ fn ownership_moves_like_the_planes_and_the_reply_like_the_policy() {
     assert!(check_targets_move_with_the_symmetry(Liuzhou::default(), 3, 1) > 1000);
     assert!(check_targets_move_with_the_symmetry(GoState::with_size(5), 3, 2) > 500);
 }
+
+/// The reply of a position is the opponent's next decision, past the mover's own further
+/// actions; none when the game ends first.
+#[test]
+fn the_reply_comes_from_the_opponents_next_decision() {
+    use games::Player::{First as B, Second as W};
+    let movers = [B, W, W, B, B, B, W];
+    let replies: Vec<Option<usize>> = (0..8).map(|ply| shards::reply_ply(&movers, ply)).collect();
+    assert_eq!(
+        replies,
+        [
+            Some(1),
+            Some(3),
+            Some(3),
+            Some(6),
+            Some(6),
+            Some(6),
+            None,
+            None
+        ]
+    );
+}

@@ -8,12 +8,17 @@
 //! - policy: the teacher's distribution over the legal actions, as sparse entries;
 //! - value: `value_result_weight · result + (1 − value_result_weight) · teacher's value`, the
 //!   result from the mover's point of view (±1, 0); the result alone when the teacher gives no
-//!   value.
+//!   value;
+//! - auxiliary targets ([`shards::Aux`]): the final position's ownership and score from the
+//!   mover's side where the game ended by the rules (none after a resignation; the engine's
+//!   own area count, GNU Go having captured the dead stones before it passed), and the
+//!   teacher's policy at the opponent's next decision as the reply, where that position was
+//!   stored.
 //!
 //! Variety comes from `opening_random_moves` uniformly random actions, then
 //! `opening_sampled_moves` actions drawn from the teacher's policy, and (GNU Go) a level drawn
-//! per game from `levels`. A position seen again within a shard is stored once, its value the
-//! mean over its occurrences; positions are not merged across shards, so that each shard is
+//! per game from `levels`. A position seen again within a shard is stored once, its value (and
+//! each auxiliary target) the mean over its occurrences; positions are not merged across shards, so that each shard is
 //! decided by its own games alone and a resumed run writes what an uninterrupted one would.
 //!
 //! Shards hold `games_per_shard` games each: shard k holds games `k·G ..` of the run. They are
@@ -33,7 +38,7 @@ use progress::Progress;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
-use shards::{Sample, Shard, ShardError, ShardMeta};
+use shards::{Aux, Sample, Shard, ShardError, ShardMeta};
 
 use crate::teacher::{TeachError, Teacher};
 
@@ -365,41 +370,112 @@ struct Pending {
     planes: Vec<f32>,
     policy: Vec<(u16, f32)>,
     mover: Player,
+    /// Actions played before it in its game.
+    ply: u32,
     teacher_value: Option<f32>,
 }
 
-/// One shard's samples, repeats merged: the first occurrence's planes and policy, the values
-/// summed with their count.
+/// How a game ended, for the auxiliary targets of its positions.
+struct GameEnd<G> {
+    last: G,
+    resigned: bool,
+    /// Who decided at each ply.
+    movers: Vec<Player>,
+}
+
+impl<G: Game> GameEnd<G> {
+    /// The auxiliary targets of the game's stored positions `pending` (in the order played):
+    /// the last position's ownership and score from each mover's side where the game ended by
+    /// the rules (a resigned game's last position is no end; GNU Go teaches with
+    /// `--capture-all-dead`, so its finished boards hold no dead stones), and as the reply the
+    /// teacher's policy at the opponent's next decision ([`shards::reply_ply`]) where it was
+    /// stored.
+    fn aux(&self, pending: &[Pending]) -> Vec<Aux> {
+        let ended = !self.resigned && self.last.outcome().is_some();
+        pending
+            .iter()
+            .map(|p| Aux {
+                ownership: self.last.final_ownership(p.mover).filter(|_| ended),
+                score: self.last.final_score(p.mover).filter(|_| ended),
+                reply: shards::reply_ply(&self.movers, p.ply as usize)
+                    .and_then(|ply| pending.binary_search_by_key(&ply, |q| q.ply as usize).ok())
+                    .map(|k| pending[k].policy.clone()),
+            })
+            .collect()
+    }
+}
+
+/// One shard's samples, repeats merged: the first occurrence's planes and policy; the value and
+/// each auxiliary target the mean over the occurrences that have one.
 #[derive(Default)]
 struct ShardBuffer {
     samples: Vec<Sample>,
-    counts: Vec<u32>,
+    /// Per sample: its occurrences, and those with an ownership, a score, a reply.
+    counts: Vec<[u32; 4]>,
     index: HashMap<u64, usize>,
 }
 
 impl ShardBuffer {
-    fn add(&mut self, p: Pending, value: f32) {
-        if let Some(&i) = self.index.get(&p.hash) {
-            self.samples[i].value += value;
-            self.counts[i] += 1;
+    fn add(&mut self, p: Pending, value: f32, aux: Aux) {
+        let has = |present: bool| u32::from(present);
+        let n = [
+            1,
+            has(aux.ownership.is_some()),
+            has(aux.score.is_some()),
+            has(aux.reply.is_some()),
+        ];
+        let Some(&i) = self.index.get(&p.hash) else {
+            self.index.insert(p.hash, self.samples.len());
+            self.samples.push(Sample {
+                planes: p.planes,
+                policy: p.policy,
+                value,
+                aux,
+            });
+            self.counts.push(n);
             return;
+        };
+        let s = &mut self.samples[i];
+        s.value += value;
+        if let Some(o) = aux.ownership {
+            match &mut s.aux.ownership {
+                Some(sum) => sum.iter_mut().zip(o).for_each(|(a, b)| *a += b),
+                none => *none = Some(o),
+            }
         }
-        self.index.insert(p.hash, self.samples.len());
-        self.samples.push(Sample {
-            planes: p.planes,
-            policy: p.policy,
-            value,
-            aux: Default::default(),
-        });
-        self.counts.push(1);
+        if let Some(v) = aux.score {
+            *s.aux.score.get_or_insert(0.0) += v;
+        }
+        if let Some(r) = aux.reply {
+            let sum = s.aux.reply.get_or_insert_with(Vec::new);
+            for (j, p) in r {
+                match sum.iter_mut().find(|e| e.0 == j) {
+                    Some(e) => e.1 += p,
+                    None => sum.push((j, p)),
+                }
+            }
+        }
+        for (c, k) in self.counts[i].iter_mut().zip(n) {
+            *c += k;
+        }
     }
 
     fn into_samples(self) -> Vec<Sample> {
         self.samples
             .into_iter()
             .zip(self.counts)
-            .map(|(mut s, n)| {
+            .map(|(mut s, [n, own, score, reply])| {
                 s.value = (s.value / n as f32).clamp(-1.0, 1.0);
+                if let Some(o) = &mut s.aux.ownership {
+                    o.iter_mut()
+                        .for_each(|x| *x = (*x / own as f32).clamp(-1.0, 1.0));
+                }
+                if let Some(v) = &mut s.aux.score {
+                    *v /= score as f32;
+                }
+                if let Some(r) = &mut s.aux.reply {
+                    r.iter_mut().for_each(|e| e.1 /= reply as f32);
+                }
                 s
             })
             .collect()
@@ -481,7 +557,7 @@ pub fn bootstrap<'o, G: Game>(
         for index in first..first + count {
             let seed = game_seed(opts.seed, index);
             let teacher_side = config.teacher_side.in_game(index);
-            let (outcome, pending) = play_game(
+            let (outcome, pending, end) = play_game(
                 start,
                 teacher,
                 opponent.as_deref_mut(),
@@ -506,13 +582,14 @@ pub fn bootstrap<'o, G: Game>(
                 }] += 1;
             }
             let w = config.value_result_weight;
-            for p in pending {
+            let aux = end.aux(&pending);
+            for (p, aux) in pending.into_iter().zip(aux) {
                 let result = outcome.value_for(p.mover);
                 let value = match p.teacher_value {
                     Some(t) => w * result + (1.0 - w) * t,
                     None => result,
                 };
-                buffer.add(p, value.clamp(-1.0, 1.0));
+                buffer.add(p, value.clamp(-1.0, 1.0), aux);
             }
             summary.games += 1;
             summary.seconds = began.elapsed().as_secs_f64();
@@ -574,7 +651,7 @@ fn prepare_dir(dir: &Path) -> Result<(), BootstrapError> {
     Ok(())
 }
 
-/// Plays one game; returns its outcome and its advised positions.
+/// Plays one game; returns its outcome, its advised positions and how it ended.
 fn play_game<'o, G: Game>(
     start: &G,
     teacher: &mut dyn Teacher<G>,
@@ -583,7 +660,7 @@ fn play_game<'o, G: Game>(
     config: &BootstrapConfig,
     seed: u64,
     summary: &mut BootstrapSummary,
-) -> Result<(Outcome, Vec<Pending>), BootstrapError> {
+) -> Result<(Outcome, Vec<Pending>, GameEnd<G>), BootstrapError> {
     let mut rng = SmallRng::seed_from_u64(seed);
     teacher.new_game(start, seed)?;
     if let Some(o) = opponent.as_deref_mut() {
@@ -594,11 +671,14 @@ fn play_game<'o, G: Game>(
     let mut state = start.clone();
     let mut pending = Vec::new();
     let mut ply = 0u32;
+    let mut movers = Vec::new();
+    let mut resigned = false;
     let outcome = loop {
         if let Some(outcome) = state.outcome() {
             break outcome;
         }
         let mover = state.to_act();
+        movers.push(mover);
         let past_window = config.store_until_action != 0 && ply >= config.store_until_action;
         let store = ply >= config.store_from_action && !past_window;
         let opponent_moves =
@@ -610,7 +690,7 @@ fn play_game<'o, G: Game>(
         };
         if let Some(advice) = &advice {
             summary.positions += 1;
-            if let Some(p) = pending_sample(&state, &advice.policy, advice.value) {
+            if let Some(p) = pending_sample(&state, &advice.policy, advice.value, ply) {
                 pending.push(p);
             }
         }
@@ -641,6 +721,7 @@ fn play_game<'o, G: Game>(
             Some(Decision::Play(a)) => a,
             Some(Decision::Resign) => {
                 summary.resigned += 1;
+                resigned = true;
                 break Outcome::Win(mover.opponent());
             }
             // No legal action yet no outcome: the rules forbid it, so it is the rules' error.
@@ -667,7 +748,12 @@ fn play_game<'o, G: Game>(
         state.play_unchecked(action);
         ply += 1;
     };
-    Ok((outcome, pending))
+    let end = GameEnd {
+        last: state,
+        resigned,
+        movers,
+    };
+    Ok((outcome, pending, end))
 }
 
 /// The sample of `state` with the teacher's policy: illegal and repeated entries dropped,
@@ -676,6 +762,7 @@ fn pending_sample<G: Game>(
     state: &G,
     policy: &[(G::Action, f32)],
     teacher_value: Option<f32>,
+    ply: u32,
 ) -> Option<Pending> {
     let mut entries: Vec<(u16, f32)> = Vec::with_capacity(policy.len());
     for &(a, p) in policy {
@@ -700,6 +787,7 @@ fn pending_sample<G: Game>(
         planes,
         policy: entries,
         mover: state.to_act(),
+        ply,
         teacher_value: teacher_value
             .filter(|v| v.is_finite())
             .map(|v| v.clamp(-1.0, 1.0)),

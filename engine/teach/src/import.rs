@@ -8,7 +8,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use games::{Game, GameRecord, RecordError};
-use shards::{Sample, ShardError};
+use shards::{Aux, Sample, ShardError};
 
 use crate::writer::ShardWriter;
 
@@ -207,20 +207,42 @@ pub fn import_stem(sources: &[String]) -> String {
 /// The training samples of one game: each position of the main line, encoded from its mover's
 /// point of view, with the move played as the whole policy and the recorded result from the
 /// mover's point of view as the value. `None` when the record gives no result.
+///
+/// Auxiliary targets: the reply is the opponent's next move ([`shards::reply_ply`]), as the
+/// whole of its policy; the ownership and score are those of the last position from the
+/// mover's side, where that position ends the game by the rules with the recorded result
+/// (not after a resignation or a time loss, nor where dead stones left on a Go board would
+/// make the area count disagree with the record).
 pub fn record_samples<G: Game>(record: &GameRecord<G>) -> Option<Vec<Sample>> {
     let outcome = record.result?;
     let input_len = record.start.shape().input_len();
+    let last = record.final_state();
+    let ended = last.outcome() == Some(outcome);
+    let (positions, policies): (Vec<G>, Vec<(u16, f32)>) = record
+        .positions()
+        .map(|(state, action)| {
+            let policy = (state.action_index(action) as u16, 1.0);
+            (state, policy)
+        })
+        .unzip();
+    let movers: Vec<_> = positions.iter().map(|s| s.to_act()).collect();
     Some(
-        record
-            .positions()
-            .map(|(state, action)| {
+        positions
+            .iter()
+            .enumerate()
+            .map(|(ply, state)| {
                 let mut planes = vec![0.0; input_len];
                 state.encode(&mut planes);
+                let mover = state.to_act();
                 Sample {
                     planes,
-                    policy: vec![(state.action_index(action) as u16, 1.0)],
-                    value: outcome.value_for(state.to_act()),
-                    aux: Default::default(),
+                    policy: vec![policies[ply]],
+                    value: outcome.value_for(mover),
+                    aux: Aux {
+                        ownership: last.final_ownership(mover).filter(|_| ended),
+                        score: last.final_score(mover).filter(|_| ended),
+                        reply: shards::reply_ply(&movers, ply).map(|k| vec![policies[k]]),
+                    },
                 }
             })
             .collect(),
