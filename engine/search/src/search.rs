@@ -394,9 +394,11 @@ impl<G: Game> Search<G> {
     /// Turns root noise on or off for the roots to come: the next `reset` or `advance`, or a
     /// root not yet expanded. Self-play turns it off for the cheap searches of playout-cap
     /// randomisation: their moves are played but never learned from, so noise would only make
-    /// those moves worse. Has no effect when the config has no noise.
+    /// those moves worse. Has no effect when the config has no noise. Forced playouts follow
+    /// the same switch: they serve the learned searches alone.
     pub fn set_root_noise(&mut self, on: bool) {
         self.noise_on = on;
+        self.puct.forced = if on { self.config.forced_playouts } else { 0.0 };
     }
 
     /// Shares `cache` (for example among the games of one self-play worker), or drops the cache.
@@ -683,9 +685,9 @@ impl<G: Game> Search<G> {
     /// from every child but the most visited, as many of its forced visits
     /// (sqrt(k · prior · N)) are taken back as leave its PUCT score below the best child's,
     /// and a child left with one visit counts none. Without forced playouts
-    /// ([`SearchConfig::forced_playouts`] 0), [`Search::visit_distribution`].
+    /// ([`SearchConfig::forced_playouts`] 0, or root noise off), [`Search::visit_distribution`].
     pub fn pruned_visit_distribution(&self) -> Vec<(G::Action, f32)> {
-        let k = self.config.forced_playouts;
+        let k = self.puct.forced;
         let children = self.root_children();
         let total: u32 = children.iter().map(|c| c.visits).sum();
         let Some(best) = (0..children.len()).max_by_key(|&i| children[i].visits) else {

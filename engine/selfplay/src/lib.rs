@@ -72,6 +72,9 @@ pub struct SelfplayConfig {
     pub dirichlet_epsilon: f32,
     /// PUCT exploration constant.
     pub c_puct: f32,
+    /// PUCT: k of the forced playouts of full searches (a root child below sqrt(k · prior · N)
+    /// visits goes first), pruned back out of the policy target; 0 off.
+    pub forced_playouts: f32,
     /// A player whose root value falls below this resigns (−1 disables resignation).
     pub resign_threshold: f32,
     /// Share of games that ignore resignation, to measure how often it would have been wrong.
@@ -124,6 +127,7 @@ impl Default for SelfplayConfig {
             dirichlet_alpha: 0.3,
             dirichlet_epsilon: 0.25,
             c_puct: 1.5,
+            forced_playouts: 0.0,
             resign_threshold: -0.95,
             resign_playout_fraction: 0.2,
             resign_min_moves: 40,
@@ -218,7 +222,8 @@ impl SelfplayConfig {
             fraction,
         )?;
         self.ray.validate()?;
-        // c_puct, the Dirichlet noise, the Gumbel constants and the upper bound of max_nodes.
+        // c_puct, forced_playouts, the Dirichlet noise, the Gumbel constants and the upper bound
+        // of max_nodes.
         self.search_config().validate()
     }
 
@@ -247,6 +252,7 @@ impl SelfplayConfig {
             gumbel_c_visit: self.gumbel_c_visit,
             gumbel_c_scale: self.gumbel_c_scale,
             c_puct: self.c_puct,
+            forced_playouts: self.forced_playouts,
             max_nodes: self.max_nodes,
             reuse_tree: true,
             ..SearchConfig::default()
@@ -819,7 +825,7 @@ fn make_move<G: Game>(
         let mut planes = vec![0.0; state.shape().input_len()];
         state.encode(&mut planes);
         let target = match config.search {
-            SearchKind::Puct => slot.search.visit_distribution(),
+            SearchKind::Puct => slot.search.pruned_visit_distribution(),
             SearchKind::Gumbel => slot.search.improved_policy(),
         };
         let policy = target
