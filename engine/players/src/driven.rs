@@ -3,7 +3,7 @@
 //! the search must not play, and the game followed from position to position. Alpha-beta, or
 //! the engine's tree search whose timed moves the guard checks ([`crate::guard`]), built from
 //! a spec by [`build`] (through [`crate::spec::build_driven`]); the time a clock gives a move
-//! is [`clock_move_time`].
+//! is [`crate::timing`]'s.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -23,15 +23,6 @@ const INFO_EVERY: Duration = Duration::from_secs(1);
 
 /// Visits per move of a tree search whose spec names none (only a time).
 const DEFAULT_VISITS: u64 = 800;
-
-/// The time a clock gives one move: a share of the time `left` (per move to go, else 1/30)
-/// plus most of the increment `inc`, never more than half of what is left, less 30 ms for
-/// the answer to travel, and 5 ms at least.
-pub fn clock_move_time(left: Duration, inc: Duration, moves_to_go: Option<u64>) -> Duration {
-    let (left, inc) = (left.as_millis() as u64, inc.as_millis() as u64);
-    let share = left / moves_to_go.unwrap_or(30).max(1) + inc * 3 / 4;
-    Duration::from_millis(share.min(left / 2).saturating_sub(30).max(5))
-}
 
 /// The driven search `spec` names for Xiangqi: `alphabeta[:hash=MiB]` (its other limits are
 /// the protocol's), or a tree search (`mcts`, `net`) of the spec's visits and threads whose
@@ -487,16 +478,5 @@ mod tests {
             info.pv
         );
         assert_eq!(info.pv.len() as i32, 2 * mate - 1);
-    }
-
-    #[test]
-    fn a_clock_gives_a_share_never_more_than_half() {
-        let ms = Duration::from_millis;
-        assert_eq!(
-            clock_move_time(ms(60_000), ms(0), None),
-            ms(60_000 / 30 - 30)
-        );
-        assert!(clock_move_time(ms(1000), ms(0), None) <= ms(500));
-        assert_eq!(clock_move_time(ms(0), ms(0), None), ms(5));
     }
 }

@@ -5,8 +5,8 @@
 //!   builder every face uses, so a spec plays the same in a match, over GTP or UCI and on the
 //!   web page.
 //! - [`driven`]: the searches a protocol drives move by move (UCI/UCCI's limits, `stop`,
-//!   progress), and the time a clock gives a move; [`guard`] and [`handoff`]: alpha-beta
-//!   beside a tree search.
+//!   progress); [`timing`]: the time a clock gives a move; [`guard`] and [`handoff`]:
+//!   alpha-beta beside a tree search.
 //! - Classical and external players: the [`alphabeta`] searchers of Xiangqi
 //!   ([`alphabeta::xiangqi`]) and Liuzhou ([`alphabeta::liuzhou`], named by [`liuzhou`]), which
 //!   share their limits, budget and table in [`alphabeta::core`]; other programs as child
@@ -29,5 +29,6 @@ pub mod liuzhou;
 pub mod matchplay;
 pub mod process;
 pub mod spec;
+pub mod timing;
 pub mod uci_client;
 pub mod xiangqi;

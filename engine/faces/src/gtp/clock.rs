@@ -1,10 +1,12 @@
 //! The clock of a GTP game: the time system a controller sets (`time_settings`,
 //! `kgs-time_settings`), each colour's time left (counted down by the engine's own moves,
-//! corrected by `time_left`), and the share of it the next move may take.
+//! corrected by `time_left`), and what it has left for the next move (the share of it that
+//! move takes is `players::timing`'s).
 
 use std::time::Duration;
 
 use games::Player;
+use players::timing::{period_move_time, ClockLeft};
 
 /// A time system, in whole seconds as GTP sends them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -126,25 +128,28 @@ impl GameClock {
         }
     }
 
-    /// The time `who`'s next move may take, if the clock limits it: in a Canadian period the
-    /// period shared by its stones left, in a byo-yomi period the period; in main time a
-    /// fortieth of what is left, or a period's share if that is more (the periods follow);
-    /// four fifths of that, less 0.1 s for the pipe, and never under 0.05 s.
+    /// The time `who`'s next move may take, if the clock limits it, as
+    /// `players::timing::period_move_time` gives it: in a Canadian period the period is shared
+    /// by its stones left, in a byo-yomi period it is the move's; in main time the overtime
+    /// move's time follows (a Canadian period's share per stone, a byo-yomi period).
     pub fn move_time(&self, who: Player) -> Option<Duration> {
         let system = self.system.filter(|s| s.limits())?;
         let (secs, count) = self.left[who.index()]?;
-        let secs = secs.max(0.0);
-        let share = match system {
-            TimeSystem::Canadian { .. } if count > 0 => secs / f64::from(count),
-            TimeSystem::Byoyomi { .. } if count > 0 => secs,
-            TimeSystem::Canadian { byo, stones, .. } => {
-                (secs / 40.0).max(f64::from(byo) / f64::from(stones.max(1)))
-            }
+        let left = match system {
+            TimeSystem::Canadian { .. } if count > 0 => ClockLeft::Period { secs, moves: count },
+            TimeSystem::Byoyomi { .. } if count > 0 => ClockLeft::Period { secs, moves: 1 },
+            TimeSystem::Canadian { byo, stones, .. } => ClockLeft::Main {
+                secs,
+                overtime: f64::from(byo) / f64::from(stones.max(1)),
+            },
             TimeSystem::Byoyomi {
                 period, periods, ..
-            } => (secs / 40.0).max(if periods > 0 { f64::from(period) } else { 0.0 }),
+            } => ClockLeft::Main {
+                secs,
+                overtime: if periods > 0 { f64::from(period) } else { 0.0 },
+            },
         };
-        Some(Duration::from_secs_f64((share * 0.8 - 0.1).max(0.05)))
+        Some(period_move_time(left))
     }
 }
 

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use games::xiangqi::START_FEN;
 use players::alphabeta::SearchLimits;
-use players::driven::clock_move_time;
+use players::timing::clock_move_time;
 
 /// A malformed or impossible UCI command: which command and why.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -190,7 +190,7 @@ impl GoParams {
     }
 
     /// The search limits for the side to move. A clock gives the move the time
-    /// `players::driven::clock_move_time` says.
+    /// `players::timing::clock_move_time` says.
     pub fn limits(&self, side_index: usize) -> SearchLimits {
         let mut limits = SearchLimits {
             depth: self.depth,

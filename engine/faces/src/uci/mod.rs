@@ -25,8 +25,8 @@
 //!
 //! Lines are read into commands in `command`; the options that choose the searcher become a
 //! spec of the one grammar in `options` ([`SearchOptions`]), built by
-//! `players::spec::build_driven`; the session here only parses and answers: the searches and
-//! the time a clock gives a move are `players::driven`'s.
+//! `players::spec::build_driven`; the session here only parses and answers: the searches are
+//! `players::driven`'s, the time a clock gives a move `players::timing`'s.
 
 use std::io::{BufRead, Write};
 use std::path::PathBuf;
