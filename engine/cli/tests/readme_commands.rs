@@ -57,9 +57,7 @@ fn strip_comment(line: &str) -> &str {
         match c {
             '\'' if !double => single = !single,
             '"' if !single => double = !double,
-            '#' if !single && !double && (i == 0 || line[..i].ends_with(' ')) => {
-                return &line[..i]
-            }
+            '#' if !single && !double && (i == 0 || line[..i].ends_with(' ')) => return &line[..i],
             _ => {}
         }
     }
@@ -97,8 +95,14 @@ fn the_parser_finds_commands_blocks_and_comments() {
             ("printf 'a # b\\n' | engine gtp".to_string(), false),
         ]
     );
-    assert_eq!(subcommand("printf 'x' | engine gtp --game liuzhou").as_deref(), Some("gtp"));
-    assert_eq!(subcommand("./target/release/engine train --config c").as_deref(), Some("train"));
+    assert_eq!(
+        subcommand("printf 'x' | engine gtp --game liuzhou").as_deref(),
+        Some("gtp")
+    );
+    assert_eq!(
+        subcommand("./target/release/engine train --config c").as_deref(),
+        Some("train")
+    );
     assert_eq!(subcommand("cargo test --workspace"), None);
 }
 
@@ -106,9 +110,16 @@ fn the_parser_finds_commands_blocks_and_comments() {
 fn quick_readme_commands_run_and_slow_ones_name_real_subcommands() {
     let readme = read("README.md");
     let all = commands(&readme);
-    assert!(all.iter().filter(|(_, slow)| !slow).count() >= 5, "README has few quick commands");
+    assert!(
+        all.iter().filter(|(_, slow)| !slow).count() >= 5,
+        "README has few quick commands"
+    );
     let bin_dir = engine().parent().unwrap().to_path_buf();
-    let path = format!("{}:{}", bin_dir.display(), std::env::var("PATH").unwrap_or_default());
+    let path = format!(
+        "{}:{}",
+        bin_dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
     let scratch = std::env::temp_dir().join(format!("readme-commands-{}", std::process::id()));
     std::fs::create_dir_all(&scratch).unwrap();
     let mut failures = Vec::new();
@@ -144,7 +155,9 @@ fn quick_readme_commands_run_and_slow_ones_name_real_subcommands() {
                 String::from_utf8_lossy(&out.stderr)
             ));
         } else if took > QUICK {
-            failures.push(format!("{command}: took {took:.1?}; mark its block `sh slow`"));
+            failures.push(format!(
+                "{command}: took {took:.1?}; mark its block `sh slow`"
+            ));
         }
         // A GTP or UCI session answers every command it is sent; an error answer is a failure.
         if stdout.lines().any(|l| l.starts_with('?')) {
@@ -152,7 +165,11 @@ fn quick_readme_commands_run_and_slow_ones_name_real_subcommands() {
         }
     }
     let _ = std::fs::remove_dir_all(&scratch);
-    assert!(failures.is_empty(), "README commands failed:\n{}", failures.join("\n\n"));
+    assert!(
+        failures.is_empty(),
+        "README commands failed:\n{}",
+        failures.join("\n\n")
+    );
 }
 
 #[test]
@@ -182,5 +199,9 @@ fn files_under_models_that_docs_name_exist() {
             }
         }
     }
-    assert!(missing.is_empty(), "files named but not in the tree:\n{}", missing.join("\n"));
+    assert!(
+        missing.is_empty(),
+        "files named but not in the tree:\n{}",
+        missing.join("\n")
+    );
 }
