@@ -698,7 +698,12 @@ impl Game for GoState {
     /// target is sound for games played out to the end, as self-play's are.
     fn final_ownership(&self, player: Player) -> Option<Vec<f32>> {
         let sign = if player == Player::First { 1.0 } else { -1.0 };
-        Some(self.ownership().into_iter().map(|o| sign * o as f32).collect())
+        Some(
+            self.ownership()
+                .into_iter()
+                .map(|o| sign * o as f32)
+                .collect(),
+        )
     }
 
     /// The area margin with komi ([`GoState::score`]) from `player`'s side.
