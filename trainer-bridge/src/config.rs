@@ -13,9 +13,9 @@ use serde::{Deserialize, Serialize};
 ///
 /// The keys after `value_hidden` choose the KataGo-style parts (see [`crate::net`]): global
 /// pooling in the tower and the heads, and the auxiliary heads. Each defaults to 0 (off), which
-/// builds exactly the network of earlier versions, and is left out of the JSON when 0, so that
-/// such a network's metadata reads as it always did. Every value is a whole number (the engine
-/// reads the section as sizes): the switches take 0 or 1.
+/// builds the plain ResNet, and is left out of the JSON when 0, so that a plain network's
+/// metadata holds the five sizes alone. Every value is a whole number (the engine reads the
+/// section as sizes): the switches take 0 or 1.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct NetConfig {

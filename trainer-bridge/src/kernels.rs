@@ -12,6 +12,11 @@
 //!   weight gradient is im2col rows transposed times the output gradient, summed over chunks.
 //! - [`bn_relu`]: batch norm (batch statistics, or the running ones), an optional residual
 //!   added, then ReLU, in one pass; its backward pass is the usual closed form.
+//! - [`global_pool`]: the mean, scaled mean and max over the board of a channels-last tensor's
+//!   last channels; the means' gradient spreads evenly over the points, the max's goes to the
+//!   first point that holds it.
+//! - [`add_bias`]: a channels-last tensor's first channels plus a bias per sample and channel;
+//!   the bias's gradient is the output gradient summed over the points.
 //!
 //! Weights keep candle's layout ((out, in, k, k) for a convolution), so checkpoints and the
 //! ONNX export do not change.
@@ -19,7 +24,9 @@
 use std::cell::RefCell;
 use std::sync::{Arc, OnceLock};
 
-use candle_core::{bail, CpuStorage, CustomOp2, CustomOp3, Layout, Result, Shape, Storage, Tensor};
+use candle_core::{
+    bail, CpuStorage, CustomOp1, CustomOp2, CustomOp3, Layout, Result, Shape, Storage, Tensor,
+};
 use rayon::prelude::*;
 
 /// im2col rows per chunk of work: 256 rows of 9 × 48 floats are 442 KiB.
@@ -611,6 +618,169 @@ impl CustomOp3 for BnRelu {
     }
 }
 
+/// The mean, the mean times `scale`, and the max over the board (height × width) of channels
+/// `from..` of channels-last `x` (batch, height, width, channels): (batch, 3 × (channels −
+/// from)), in that order. [`crate::net::global_pool`] says why and how a mask would enter.
+pub fn global_pool(x: &Tensor, from: usize, scale: f32) -> Result<Tensor> {
+    x.contiguous()?.apply_op1(Pool { from, scale })
+}
+
+struct Pool {
+    from: usize,
+    scale: f32,
+}
+
+impl Pool {
+    /// (batch, points, channels) of a channels-last shape.
+    fn dims(shape: &Shape) -> Result<(usize, usize, usize)> {
+        let (b, h, w, c) = shape.dims4()?;
+        Ok((b, h * w, c))
+    }
+}
+
+impl CustomOp1 for Pool {
+    fn name(&self) -> &'static str {
+        "global-pool-nhwc"
+    }
+
+    fn cpu_fwd(&self, s: &CpuStorage, l: &Layout) -> Result<(CpuStorage, Shape)> {
+        let (b, p, c) = Pool::dims(l.shape())?;
+        if self.from >= c {
+            bail!("global pool: channels {}.. of {c}", self.from)
+        }
+        let g = c - self.from;
+        let x = slice(s, l)?;
+        let mut out = vec![0.0; b * 3 * g];
+        out.par_chunks_mut(3 * g)
+            .zip(x.par_chunks(p * c))
+            .for_each(|(out, x)| {
+                let (mean, rest) = out.split_at_mut(g);
+                let (scaled, max) = rest.split_at_mut(g);
+                max.fill(f32::NEG_INFINITY);
+                for point in x.chunks_exact(c) {
+                    for ((m, mx), v) in mean.iter_mut().zip(max.iter_mut()).zip(&point[self.from..])
+                    {
+                        *m += v;
+                        *mx = mx.max(*v);
+                    }
+                }
+                for (m, s) in mean.iter_mut().zip(scaled.iter_mut()) {
+                    *m /= p as f32;
+                    *s = *m * self.scale;
+                }
+            });
+        Ok((CpuStorage::F32(out), Shape::from((b, 3 * g))))
+    }
+
+    fn bwd(&self, x: &Tensor, _y: &Tensor, dy: &Tensor) -> Result<Option<Tensor>> {
+        let (b, p, c) = Pool::dims(x.shape())?;
+        let (from, g) = (self.from, c - self.from);
+        let dy = dy.contiguous()?;
+        let dx = with_data(x, |x| {
+            with_data(&dy, |dy| {
+                let mut dx = vec![0.0; b * p * c];
+                dx.par_chunks_mut(p * c)
+                    .zip(x.par_chunks(p * c))
+                    .zip(dy.par_chunks(3 * g))
+                    .for_each(|((dx, x), dy)| {
+                        let spread: Vec<f32> = (0..g)
+                            .map(|j| (dy[j] + self.scale * dy[g + j]) / p as f32)
+                            .collect();
+                        let mut best = vec![(f32::NEG_INFINITY, 0usize); g];
+                        for (i, (dx, x)) in
+                            dx.chunks_exact_mut(c).zip(x.chunks_exact(c)).enumerate()
+                        {
+                            dx[from..].copy_from_slice(&spread);
+                            for (b, v) in best.iter_mut().zip(&x[from..]) {
+                                if *v > b.0 {
+                                    *b = (*v, i);
+                                }
+                            }
+                        }
+                        for (j, (_, i)) in best.into_iter().enumerate() {
+                            dx[i * c + from + j] += dy[2 * g + j];
+                        }
+                    });
+                Ok(dx)
+            })
+        })?;
+        Ok(Some(tensor(dx, x.shape())?))
+    }
+}
+
+/// The first `bias.dim(1)` channels of channels-last `x` (batch, height, width, channels), each
+/// plus `bias` (batch, those channels) at every point: (batch, height, width, bias.dim(1)).
+pub fn add_bias(x: &Tensor, bias: &Tensor) -> Result<Tensor> {
+    x.contiguous()?.apply_op2(&bias.contiguous()?, AddBias)
+}
+
+struct AddBias;
+
+impl CustomOp2 for AddBias {
+    fn name(&self) -> &'static str {
+        "add-bias-nhwc"
+    }
+
+    fn cpu_fwd(
+        &self,
+        xs: &CpuStorage,
+        xl: &Layout,
+        bs: &CpuStorage,
+        bl: &Layout,
+    ) -> Result<(CpuStorage, Shape)> {
+        let (b, h, w, c) = xl.shape().dims4()?;
+        let (bb, k) = bl.shape().dims2()?;
+        if bb != b || k > c {
+            bail!("add bias: {:?} to {:?}", bl.shape(), xl.shape())
+        }
+        let (x, bias) = (slice(xs, xl)?, slice(bs, bl)?);
+        let p = h * w;
+        let mut y = vec![0.0; b * p * k];
+        y.par_chunks_mut(p * k)
+            .zip(x.par_chunks(p * c))
+            .zip(bias.par_chunks(k))
+            .for_each(|((y, x), bias)| {
+                for (y, x) in y.chunks_exact_mut(k).zip(x.chunks_exact(c)) {
+                    for ((y, x), b) in y.iter_mut().zip(x).zip(bias) {
+                        *y = x + b;
+                    }
+                }
+            });
+        Ok((CpuStorage::F32(y), Shape::from((b, h, w, k))))
+    }
+
+    fn bwd(
+        &self,
+        x: &Tensor,
+        bias: &Tensor,
+        _y: &Tensor,
+        dy: &Tensor,
+    ) -> Result<(Option<Tensor>, Option<Tensor>)> {
+        let (b, h, w, c) = x.shape().dims4()?;
+        let k = bias.dim(1)?;
+        let p = h * w;
+        let dy = dy.contiguous()?;
+        let (dx, db) = with_data(&dy, |dy| {
+            let mut dx = vec![0.0; b * p * c];
+            let mut db = vec![0.0; b * k];
+            dx.par_chunks_mut(p * c)
+                .zip(db.par_chunks_mut(k))
+                .zip(dy.par_chunks(p * k))
+                .for_each(|((dx, db), dy)| {
+                    for (dx, dy) in dx.chunks_exact_mut(c).zip(dy.chunks_exact(k)) {
+                        dx[..k].copy_from_slice(dy);
+                        db.iter_mut().zip(dy).for_each(|(d, g)| *d += g);
+                    }
+                });
+            Ok((dx, db))
+        })?;
+        Ok((
+            Some(tensor(dx, x.shape())?),
+            Some(tensor(db, bias.shape())?),
+        ))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -706,6 +876,44 @@ mod tests {
             for v in vars {
                 close(grads.get(v).unwrap(), want_grads.get(v).unwrap(), 2e-4);
             }
+        }
+    }
+
+    /// The pooling and bias kernels against candle's own operations, values and gradients.
+    #[test]
+    fn pool_and_bias_match_candle() {
+        let dev = Device::Cpu;
+        let (b, h, w, c, from) = (3, 4, 5, 7, 3);
+        let g = c - from;
+        let x = Var::from_tensor(&Tensor::randn(0f32, 1.0, (b, h, w, c), &dev).unwrap()).unwrap();
+        let bias = Var::from_tensor(&Tensor::randn(0f32, 1.0, (b, from), &dev).unwrap()).unwrap();
+        let probe_p = Tensor::randn(0f32, 1.0, (b, 3 * g), &dev).unwrap();
+        let probe_y = Tensor::randn(0f32, 1.0, (b, h, w, from), &dev).unwrap();
+
+        // candle: narrow, mean and max over the points, concatenation, broadcast addition.
+        let flat = x.narrow(3, from, g).unwrap().flatten(1, 2).unwrap();
+        let mean = flat.mean(1).unwrap();
+        let want_p =
+            Tensor::cat(&[&mean, &(&mean * -0.3).unwrap(), &flat.max(1).unwrap()], 1).unwrap();
+        let want_y = x
+            .narrow(3, 0, from)
+            .unwrap()
+            .broadcast_add(&bias.reshape((b, 1, 1, from)).unwrap())
+            .unwrap();
+        let loss = |p: &Tensor, y: &Tensor| {
+            ((p * &probe_p).unwrap().sum_all().unwrap()
+                + (y * &probe_y).unwrap().sum_all().unwrap())
+            .unwrap()
+        };
+        let want = loss(&want_p, &want_y).backward().unwrap();
+
+        let got_p = global_pool(&x, from, -0.3).unwrap();
+        let got_y = add_bias(&x, &bias).unwrap();
+        close(&got_p, &want_p, 1e-6);
+        close(&got_y, &want_y, 1e-6);
+        let got = loss(&got_p, &got_y).backward().unwrap();
+        for v in [&x, &bias] {
+            close(got.get(v).unwrap(), want.get(v).unwrap(), 1e-5);
         }
     }
 }

@@ -262,11 +262,7 @@ impl PolicyForm {
 /// the width, each sample its own. The weights do not change: only this function and its ONNX
 /// form gain the mask as an input.
 pub fn global_pool(x: &Tensor, width_scale: f64) -> candle_core::Result<Tensor> {
-    let flat = x.flatten(1, 2)?;
-    let mean = flat.mean(1)?;
-    let max = flat.max(1)?;
-    let scaled = (&mean * width_scale)?;
-    Tensor::cat(&[&mean, &scaled, &max], 1)
+    kernels::global_pool(x, 0, width_scale as f32)
 }
 
 /// KataGo's size feature, (width − 14)/10, the width the square root of the board's points
@@ -277,8 +273,7 @@ pub fn width_scale(shape: TensorShape) -> f64 {
 
 /// `x` (N, H, W, C) plus a bias (N, C) for each sample's channels.
 fn add_channel_bias(x: &Tensor, bias: &Tensor) -> candle_core::Result<Tensor> {
-    let (n, c) = bias.dims2()?;
-    x.broadcast_add(&bias.reshape((n, 1, 1, c))?)
+    kernels::add_bias(x, bias)
 }
 
 /// What a forward pass computes, by name (the ONNX model's outputs of the same names).
@@ -605,10 +600,10 @@ impl Net {
         for block in &self.blocks {
             let mut y = block.a.forward_t(&h, None, train)?;
             if let Some(fc) = &block.pool {
-                let g = self.config.pool_channels;
-                let kept = y.dim(3)? - g;
-                let pooled = global_pool(&y.narrow(3, kept, g)?, scale)?;
-                y = add_channel_bias(&y.narrow(3, 0, kept)?, &fc.forward(&pooled)?)?;
+                // The last G channels pooled, the others biased (one pass each over `y`).
+                let kept = y.dim(3)? - self.config.pool_channels;
+                let pooled = kernels::global_pool(&y, kept, scale as f32)?;
+                y = kernels::add_bias(&y, &fc.forward(&pooled)?)?;
             }
             h = block.b.forward_t(&y, Some(&h), train)?;
         }
