@@ -437,7 +437,8 @@ fn pooling_and_auxiliary_heads_parity_xiangqi() {
 }
 
 /// A Go network with every part on plays through the engine's evaluator and the `Game` trait as
-/// the plain one does: its policy and value agree with candle's on positions from random play.
+/// the plain one does: its policy and value agree with candle's on positions from random play,
+/// and self-play searches through it.
 #[test]
 fn pooling_network_plays_go_through_the_engine() {
     let go = games::go::GoState::new(games::go::GoRules::default()).unwrap();
@@ -461,6 +462,27 @@ fn pooling_network_plays_go_through_the_engine() {
     let (p, v) = candle_forward(&net, &inputs, n);
     assert_close("go engine policy", &policy, &p);
     assert_close("go engine value", &value, &v);
+    // And it plays: two self-play games searched through it, written as a shard.
+    let config = selfplay::SelfplayConfig {
+        parallel_games: 2,
+        full_visits: 8,
+        cheap_visits: 4,
+        full_fraction: 1.0,
+        ..Default::default()
+    };
+    let out = dir.join("shards");
+    let sink = selfplay::ShardSink {
+        dir: &out,
+        tag: "t",
+        model: "pooling",
+        config: "",
+    };
+    let summary = selfplay::run(&go, &evaluator, &config, 2, &sink, 1, |_| {}).unwrap();
+    eprintln!("{summary:?}");
+    let written = shards::newest_first(&out).unwrap();
+    assert!(!written.is_empty());
+    let shard = shards::Shard::read(&written[0]).unwrap();
+    assert!(!shard.samples.is_empty());
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
