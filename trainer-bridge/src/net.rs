@@ -891,8 +891,11 @@ impl Checkpoint {
     /// did: the fully connected weights that read the new channels are zero, and each new block
     /// ends in a batch norm of zero scale, so it adds nothing to the skip connection it sits
     /// on. The new convolutions start random (a zero one would never get a gradient), drawn
-    /// from `seed`, and start to count when next fitted. The trunk's width and the value
-    /// head's hidden layer must be the checkpoint's, and nothing may shrink.
+    /// from `seed`, and start to count when next fitted. Auxiliary heads (`ownership`, `score`,
+    /// `wdl`, `reply`) may be turned on: they read the heads' channels or hidden layer and
+    /// change nothing the network computed, and start as a fresh network of `network` draws
+    /// them. The trunk's width, the value head's hidden layer and the pooling parts must be the
+    /// checkpoint's, and nothing may shrink.
     pub fn grown_to(mut self, network: &NetConfig, seed: u64) -> Result<Checkpoint, NetError> {
         let path = self.path.clone();
         let refuse = |reason: String| NetError::WrongShape {
@@ -909,12 +912,28 @@ impl Checkpoint {
             blocks: had.blocks,
             policy_channels: had.policy_channels,
             value_channels: had.value_channels,
+            ownership: had.ownership,
+            score: had.score,
+            wdl: had.wdl,
+            reply: had.reply,
             ..network.clone()
         };
         if &others != had {
             return Err(refuse(format!(
-                "only the heads' channels and the number of blocks can grow{}",
+                "only the heads' channels, the number of blocks and the auxiliary heads can \
+                 grow{}",
                 self.network_diff(network)
+            )));
+        }
+        let heads = [
+            ("ownership", had.ownership, network.ownership, "ownership."),
+            ("score", had.score, network.score, "value.score."),
+            ("wdl", had.wdl, network.wdl, "value.wdl."),
+            ("reply", had.reply, network.reply, "reply."),
+        ];
+        if let Some((key, ..)) = heads.iter().find(|(_, was, is, _)| *was && !is) {
+            return Err(refuse(format!(
+                "network.{key}: 1 in the checkpoint, 0 asked: a network cannot shrink"
             )));
         }
         let cells = meta.shape.height * meta.shape.width;
@@ -970,6 +989,25 @@ impl Checkpoint {
                 .pools_in_block(block)
                 .then_some(network.pool_channels);
             self.add_block(block, had.channels, pooled, &mut rng)?;
+        }
+        let added: Vec<&str> = heads
+            .iter()
+            .filter(|(_, was, is, _)| !was && *is)
+            .map(|(.., prefix)| *prefix)
+            .collect();
+        if !added.is_empty() {
+            let device = self
+                .tensors
+                .get("stem.conv.weight")
+                .map(|t| t.device().clone())
+                .unwrap_or(Device::Cpu);
+            let (fresh, _) = Net::seeded(network, meta.shape, &device, seed)?;
+            let vars = fresh.data().lock().expect("varmap lock poisoned");
+            for (name, var) in vars.iter() {
+                if added.iter().any(|prefix| name.starts_with(prefix)) {
+                    self.tensors.insert(name.clone(), var.as_tensor().copy()?);
+                }
+            }
         }
         if let Some(m) = &mut self.meta {
             m.network = network.clone();
@@ -1164,11 +1202,16 @@ impl Checkpoint {
         let (Some(ours), Some(theirs)) = (ours.as_object(), theirs.as_object()) else {
             return String::new();
         };
-        ours.iter()
-            .filter(|(k, v)| theirs.get(*k) != Some(v))
-            .map(|(k, v)| {
-                let c = theirs.get(k).map_or("absent".into(), |c| c.to_string());
-                format!("; network.{k}: {v} in the checkpoint, {c} in the config")
+        // A key left out of the JSON is a part that is off: 0.
+        let keys: std::collections::BTreeSet<&String> = ours.keys().chain(theirs.keys()).collect();
+        let zero = serde_json::Value::from(0);
+        let order = |k: &str| ours.keys().position(|o| o == k).unwrap_or(usize::MAX);
+        let mut keys: Vec<&String> = keys.into_iter().collect();
+        keys.sort_by_key(|k| order(k));
+        keys.into_iter()
+            .filter_map(|k| {
+                let (v, c) = (ours.get(k).unwrap_or(&zero), theirs.get(k).unwrap_or(&zero));
+                (v != c).then(|| format!("; network.{k}: {v} in the checkpoint, {c} in the config"))
             })
             .collect()
     }
@@ -1872,6 +1915,82 @@ mod tests {
             .unwrap();
         assert!(e.to_string().contains("cannot grow yet"), "{e}");
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A plain checkpoint grown to every auxiliary head computes the policy and value it did
+    /// and gains the new outputs; taking a head out again is refused.
+    #[test]
+    fn auxiliary_heads_can_be_added_to_a_checkpoint() {
+        let dir = temp_dir("aux-grow");
+        let path = dir.join("net.safetensors");
+        let shape = go_shape(5);
+        let (varmap, net) = Net::seeded(&small(), shape, &Device::Cpu, 6).unwrap();
+        Net::save(&varmap, &meta(shape), &path).unwrap();
+        let heads = NetConfig {
+            ownership: true,
+            score: true,
+            wdl: true,
+            reply: true,
+            ..small()
+        };
+        let grown = Checkpoint::read(&path, &Device::Cpu)
+            .unwrap()
+            .grown_to(&heads, 2)
+            .unwrap();
+        let (_, big) = Net::from_checkpoint(&grown, &heads, shape, &Device::Cpu).unwrap();
+        let x = Tensor::randn(0f32, 1.0, (3, 5, 5, 5), &Device::Cpu).unwrap();
+        let (a, b) = (
+            net.forward_t(&x, false).unwrap(),
+            big.forward_t(&x, false).unwrap(),
+        );
+        assert_eq!(max_diff(a.policy, b.policy), 0.0);
+        assert_eq!(max_diff(a.value, b.value), 0.0);
+        assert!(b.ownership.is_some() && b.score.is_some() && b.wdl.is_some() && b.reply.is_some());
+        let m = ModelMeta {
+            network: heads.clone(),
+            ..meta(shape)
+        };
+        Net::save(&big_varmap(&grown, &heads, shape), &m, &path).unwrap();
+        let e = Checkpoint::read(&path, &Device::Cpu)
+            .unwrap()
+            .grown_to(
+                &NetConfig {
+                    wdl: false,
+                    ..heads
+                },
+                2,
+            )
+            .err()
+            .unwrap();
+        assert!(
+            e.to_string()
+                .contains("network.wdl: 1 in the checkpoint, 0 asked"),
+            "{e}"
+        );
+        // Pooling cannot be turned on in place.
+        let e = Checkpoint::read(&path, &Device::Cpu)
+            .unwrap()
+            .grown_to(
+                &NetConfig {
+                    value_pool: true,
+                    ..small()
+                },
+                2,
+            )
+            .err()
+            .unwrap();
+        assert!(
+            e.to_string()
+                .contains("network.value_pool: 0 in the checkpoint, 1 in the config"),
+            "{e}"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    fn big_varmap(c: &Checkpoint, network: &NetConfig, shape: TensorShape) -> VarMap {
+        Net::from_checkpoint(c, network, shape, &Device::Cpu)
+            .unwrap()
+            .0
     }
 
     fn grown_checkpoint(c: &Checkpoint) -> Checkpoint {

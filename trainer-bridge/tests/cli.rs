@@ -354,8 +354,9 @@ fn upgrade_grows_the_network_and_keeps_what_it_computes() {
         ],
     ));
     assert!(
-        e.contains("only the heads' channels and the number of blocks can grow")
-            && e.contains("network.channels"),
+        e.contains(
+            "only the heads' channels, the number of blocks and the auxiliary heads can grow"
+        ) && e.contains("network.channels"),
         "{e}"
     );
     let narrower = NetConfig {
