@@ -5,9 +5,9 @@
 
 use std::time::{Duration, Instant};
 
-use games::Game;
+use games::{Game, Player};
 
-use crate::{EvalError, Evaluator};
+use crate::{AuxOutputs, EvalError, Evaluator, Heads};
 
 /// What the fake network answers.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -26,6 +26,8 @@ pub struct FakeEvaluator {
     batch_size: usize,
     output: FakeOutput,
     batch_cost: Duration,
+    /// Answers ownership, score and wdl too ([`FakeEvaluator::with_aux`]).
+    aux: bool,
 }
 
 impl FakeEvaluator {
@@ -35,6 +37,49 @@ impl FakeEvaluator {
             batch_size: batch_size.max(1),
             output: FakeOutput::Uniform,
             batch_cost: Duration::ZERO,
+            aux: false,
+        }
+    }
+
+    /// Has the auxiliary heads too: ownership, score and wdl (see
+    /// [`FakeEvaluator::ownership_of`] and [`FakeEvaluator::score_of`]).
+    pub fn with_aux(mut self) -> Self {
+        self.aux = true;
+        self
+    }
+
+    /// The ownership this evaluator gives `state` (`height × width` cells, for its player to
+    /// act). Uniform: a ramp fixed for the first player, `(2·cell + 1)/cells − 1`, whatever the
+    /// position (so a visit-weighted mean over positions gives it back); seeded: pseudo-random
+    /// per (seed, state hash, cell).
+    pub fn ownership_of<G: Game>(&self, state: &G) -> Vec<f32> {
+        let shape = state.shape();
+        let cells = shape.height * shape.width;
+        match self.output {
+            FakeOutput::Uniform => {
+                let sign = if state.to_act() == Player::First {
+                    1.0
+                } else {
+                    -1.0
+                };
+                (0..cells)
+                    .map(|c| sign * ((2 * c + 1) as f32 / cells as f32 - 1.0))
+                    .collect()
+            }
+            FakeOutput::Seeded(seed) => {
+                let base = mix(seed ^ state.hash() ^ 0x0B5E_55ED);
+                (0..cells).map(|c| unit(mix(base ^ c as u64))).collect()
+            }
+        }
+    }
+
+    /// The score this evaluator gives `state`, for its player to act: uniform, 2.5 points for
+    /// the first player whatever the position; seeded, 10 × the value.
+    pub fn score_of<G: Game>(&self, state: &G) -> f32 {
+        match self.output {
+            FakeOutput::Uniform if state.to_act() == Player::First => 2.5,
+            FakeOutput::Uniform => -2.5,
+            FakeOutput::Seeded(_) => 10.0 * self.value_of(state),
         }
     }
 
@@ -118,6 +163,37 @@ impl<G: Game> Evaluator<G> for FakeEvaluator {
             std::hint::spin_loop();
         }
         Ok(())
+    }
+
+    fn heads(&self) -> Heads {
+        Heads {
+            ownership: self.aux,
+            score: self.aux,
+            wdl: self.aux,
+        }
+    }
+
+    fn evaluate_aux(
+        &self,
+        states: &[&G],
+        policy: &mut [f32],
+        value: &mut [f32],
+    ) -> Result<AuxOutputs, EvalError> {
+        self.evaluate(states, policy, value)?;
+        if !self.aux {
+            return Ok(AuxOutputs::default());
+        }
+        let mut wdl = Vec::with_capacity(states.len() * 3);
+        for &v in &value[..states.len()] {
+            // Logits whose softmax has win − loss = the value and no draws to speak of.
+            let (w, l) = ((1.0 + v) / 2.0, (1.0 - v) / 2.0);
+            wdl.extend([w.max(1e-6).ln(), -20.0, l.max(1e-6).ln()]);
+        }
+        Ok(AuxOutputs {
+            ownership: Some(states.iter().flat_map(|s| self.ownership_of(*s)).collect()),
+            score: Some(states.iter().map(|s| self.score_of(*s)).collect()),
+            wdl: Some(wdl),
+        })
     }
 
     fn describe(&self) -> String {

@@ -6,6 +6,7 @@
 //! evaluator over the board's symmetries; the ONNX Runtime backend is the `infer`
 //! crate, so nothing that searches builds against ONNX Runtime.
 
+pub mod aux;
 pub mod fake;
 pub mod rollout;
 pub mod setting;
@@ -13,6 +14,7 @@ pub mod symmetric;
 
 use games::Game;
 
+pub use aux::{AuxOutputs, Heads};
 pub use rollout::RolloutEvaluator;
 pub use setting::InvalidSetting;
 pub use symmetric::Symmetric;
@@ -42,6 +44,24 @@ pub trait Evaluator<G: Game>: Send + Sync {
         policy: &mut [f32],
         value: &mut [f32],
     ) -> Result<(), EvalError>;
+
+    /// The auxiliary heads this evaluator answers beside policy and value (none by default).
+    fn heads(&self) -> Heads {
+        Heads::default()
+    }
+
+    /// [`Evaluator::evaluate`], and the auxiliary outputs of the heads it has ([`Heads`]),
+    /// each `None` where it has no such head. Search's hot path calls `evaluate` alone; this
+    /// is for analysis (a face asking for ownership and score), and by default answers none.
+    fn evaluate_aux(
+        &self,
+        states: &[&G],
+        policy: &mut [f32],
+        value: &mut [f32],
+    ) -> Result<AuxOutputs, EvalError> {
+        self.evaluate(states, policy, value)?;
+        Ok(AuxOutputs::default())
+    }
 
     /// A short description for logs and reports (model, backend, provider really in use).
     fn describe(&self) -> String;

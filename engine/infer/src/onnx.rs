@@ -20,7 +20,7 @@ use ort::value::TensorRef;
 
 use crate::precision::{self, Precision};
 use crate::runtime::{self, RuntimeError};
-use eval::{EvalError, Evaluator};
+use eval::{AuxOutputs, EvalError, Evaluator, Heads};
 
 /// Model interface version understood here (metadata key `format_version`).
 pub const FORMAT_VERSION: u32 = 1;
@@ -28,6 +28,11 @@ pub const FORMAT_VERSION: u32 = 1;
 pub const INPUT: &str = "input";
 pub const POLICY: &str = "policy";
 pub const VALUE: &str = "value";
+/// Optional outputs (trainer-bridge writes them where the config's network has the heads):
+/// `[batch, cells]` ownership, `[batch, 1]` score, `[batch, 3]` win/draw/loss logits.
+pub const OWNERSHIP: &str = "ownership";
+pub const SCORE: &str = "score";
+pub const WDL: &str = "wdl";
 
 /// Largest accepted batch size: the input buffer is allocated up front.
 pub const MAX_BATCH: usize = 1 << 16;
@@ -298,6 +303,8 @@ pub struct OrtModel {
     /// The session needs `&mut` to run, and the threads of a search or of self-play share the
     /// model: held for one network call only.
     session: Mutex<Session>,
+    /// The optional outputs the graph has (read by name).
+    heads: Heads,
     /// Input buffers (`batch × input_len` floats) of the calls not running, reused. Each call
     /// takes one and encodes its states into it before waiting for the session, so that one
     /// caller's encoding overlaps another's network call.
@@ -394,6 +401,12 @@ impl OrtModel {
             }
         }
         let input = vec![0.0; opts.batch_size * info.shape.input_len()];
+        let has = |name: &str| session.outputs().iter().any(|o| o.name() == name);
+        let heads = Heads {
+            ownership: has(OWNERSHIP),
+            score: has(SCORE),
+            wdl: has(WDL),
+        };
         let text = format!(
             "loaded {} ({} generation {}, {}, batch {}, provider {})",
             name.display(),
@@ -414,6 +427,7 @@ impl OrtModel {
             batch: opts.batch_size,
             provider,
             session: Mutex::new(session),
+            heads,
             inputs: Mutex::new(vec![input]),
         })
     }
@@ -428,6 +442,11 @@ impl OrtModel {
 
     pub fn batch_size(&self) -> usize {
         self.batch
+    }
+
+    /// The optional outputs the model has.
+    pub fn heads(&self) -> Heads {
+        self.heads
     }
 
     /// The execution provider that really runs this model.
@@ -458,6 +477,7 @@ impl OrtModel {
         fill: impl FnOnce(&mut [f32]),
         policy: &mut [f32],
         value: &mut [f32],
+        aux: Option<&mut AuxOutputs>,
     ) -> Result<(), EvalError> {
         let len = self.info.shape.input_len();
         let spare = self.inputs.lock().unwrap_or_else(|p| p.into_inner()).pop();
@@ -465,7 +485,7 @@ impl OrtModel {
         let rows = self.rows(n);
         fill(&mut input[..n * len]);
         input[n * len..rows * len].fill(0.0);
-        let result = self.run_rows(&input[..rows * len], n, policy, value);
+        let result = self.run_rows(&input[..rows * len], n, policy, value, aux);
         self.inputs
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -474,13 +494,14 @@ impl OrtModel {
     }
 
     /// Runs the network on `input` (whole rows, padding included) and copies the outputs of
-    /// its first `n` rows.
+    /// its first `n` rows; with `aux`, the optional outputs the model has are appended to it.
     fn run_rows(
         &self,
         input: &[f32],
         n: usize,
         policy: &mut [f32],
         value: &mut [f32],
+        aux: Option<&mut AuxOutputs>,
     ) -> Result<(), EvalError> {
         let shape = self.info.shape;
         let rows = input.len() / shape.input_len();
@@ -507,6 +528,28 @@ impl OrtModel {
         }
         policy[..n * ps].copy_from_slice(&p[..n * ps]);
         value[..n].copy_from_slice(&v[..n]);
+        if let Some(aux) = aux {
+            let cells = shape.height * shape.width;
+            for (name, width, sink) in [
+                (OWNERSHIP, cells, &mut aux.ownership),
+                (SCORE, 1, &mut aux.score),
+                (WDL, 3, &mut aux.wdl),
+            ] {
+                let Some(out) = outputs.get(name) else {
+                    continue;
+                };
+                let (_, x) = out.try_extract_tensor::<f32>().map_err(backend)?;
+                if x.len() < n * width {
+                    return Err(EvalError::Backend(format!(
+                        "{}: output {name:?} holds {} values for {n} states",
+                        self.path.display(),
+                        x.len()
+                    )));
+                }
+                sink.get_or_insert_with(Vec::new)
+                    .extend_from_slice(&x[..n * width]);
+            }
+        }
         Ok(())
     }
 
@@ -528,7 +571,7 @@ impl OrtModel {
         let n = inputs.len() / len;
         self.for_chunks(n, policy, value, |start, count, policy, value| {
             let src = &inputs[start * len..(start + count) * len];
-            self.run_chunk(count, |buf| buf.copy_from_slice(src), policy, value)
+            self.run_chunk(count, |buf| buf.copy_from_slice(src), policy, value, None)
         })
     }
 
@@ -852,18 +895,15 @@ impl<G: Game> OrtEvaluator<G> {
     pub fn model(&self) -> &OrtModel {
         &self.model
     }
-}
 
-impl<G: Game> Evaluator<G> for OrtEvaluator<G> {
-    fn batch_size(&self) -> usize {
-        self.model.batch
-    }
-
-    fn evaluate(
+    /// Encodes and evaluates `states`, in as many calls as the batch needs; the optional
+    /// outputs go to `aux` when given.
+    fn run(
         &self,
         states: &[&G],
         policy: &mut [f32],
         value: &mut [f32],
+        mut aux: Option<&mut AuxOutputs>,
     ) -> Result<(), EvalError> {
         let len = self.model.info.shape.input_len();
         self.model.for_chunks(
@@ -881,9 +921,41 @@ impl<G: Game> Evaluator<G> for OrtEvaluator<G> {
                     },
                     policy,
                     value,
+                    aux.as_deref_mut(),
                 )
             },
         )
+    }
+}
+
+impl<G: Game> Evaluator<G> for OrtEvaluator<G> {
+    fn batch_size(&self) -> usize {
+        self.model.batch
+    }
+
+    fn evaluate(
+        &self,
+        states: &[&G],
+        policy: &mut [f32],
+        value: &mut [f32],
+    ) -> Result<(), EvalError> {
+        self.run(states, policy, value, None)
+    }
+
+    fn heads(&self) -> Heads {
+        self.model.heads
+    }
+
+    fn evaluate_aux(
+        &self,
+        states: &[&G],
+        policy: &mut [f32],
+        value: &mut [f32],
+    ) -> Result<AuxOutputs, EvalError> {
+        let mut aux = AuxOutputs::default();
+        let sink = self.model.heads.any().then_some(&mut aux);
+        self.run(states, policy, value, sink)?;
+        Ok(aux)
     }
 
     fn calls_cost_whole_batch(&self) -> bool {

@@ -9,11 +9,13 @@
 //!   policy, selectable in place of PUCT ([`SearchKind`]).
 //! - Batching: [`Search::gather`] / [`LeafBatch::apply`] let the trees of many games fill one
 //!   batch (self-play); [`Batcher`] combines the leaves of many threads (match play).
+//! - [`aux`]: a network's ownership, score and win/draw/loss at the root, for analysis.
 //! - Agents: [`MctsAgent`] (a network, or random playouts via [`eval::RolloutEvaluator`]).
 //!
 //! The search sees the network only through [`eval::Evaluator`]: never a tensor.
 
 pub mod agent;
+pub mod aux;
 pub mod batch;
 pub mod bench;
 pub mod cache;
@@ -24,6 +26,7 @@ mod search;
 pub mod tree;
 
 pub use agent::{MctsAgent, MctsAgentConfig};
+pub use aux::{root_aux, RootAux};
 pub use batch::{BatchReport, BatchStats, Batcher};
 pub use cache::EvalCache;
 pub use config::{Limit, RunOptions, SearchConfig, SearchKind};
