@@ -9,8 +9,8 @@ use games::Game;
 use crate::Search;
 
 /// The auxiliary outputs at a root, from the point of view of its player to act.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct RootAux {
+#[derive(Clone, Debug, PartialEq)]
+pub struct RootAux<A> {
     /// Each cell's expected owner, −1..=1 (1: the player to act), cells in the input planes'
     /// order; `None` where the network has no ownership head.
     pub ownership: Option<Vec<f32>>,
@@ -18,6 +18,9 @@ pub struct RootAux {
     pub score: Option<f32>,
     /// Probabilities of a win, a draw and a loss; `None` without a wdl head.
     pub wdl: Option<[f32; 3]>,
+    /// The network's score of each child mixed in (the position after the action), from the
+    /// root's player's view; empty without a score head.
+    pub child_scores: Vec<(A, f32)>,
     /// Positions evaluated: the root and the children mixed in.
     pub positions: usize,
 }
@@ -31,7 +34,7 @@ pub fn root_aux<G: Game>(
     evaluator: &dyn Evaluator<G>,
     root: &G,
     children: &[(G::Action, u32)],
-) -> Result<Option<RootAux>, EvalError> {
+) -> Result<Option<RootAux<G::Action>>, EvalError> {
     if !evaluator.heads().any() {
         return Ok(None);
     }
@@ -39,6 +42,7 @@ pub fn root_aux<G: Game>(
         children.iter().copied().filter(|&(_, n)| n > 0).collect();
     visited.sort_by_key(|&(_, n)| std::cmp::Reverse(n));
     let mut states = vec![root.clone()];
+    let mut actions = Vec::new();
     // Weight and sign (+1 where the child's player to act is the root's) of each state.
     let mut weights = vec![(1.0f32, 1.0f32)];
     for (action, visits) in visited {
@@ -56,6 +60,7 @@ pub fn root_aux<G: Game>(
             -1.0
         };
         weights.push((visits as f32, sign));
+        actions.push(action);
         states.push(child);
     }
     let refs: Vec<&G> = states.iter().collect();
@@ -67,8 +72,11 @@ pub fn root_aux<G: Game>(
     let cells = shape.height * shape.width;
     let total: f32 = weights.iter().map(|w| w.0).sum();
     let mut out = RootAux {
+        ownership: None,
+        score: None,
+        wdl: None,
+        child_scores: Vec::new(),
         positions: states.len(),
-        ..RootAux::default()
     };
     if aux.ownership.is_some() {
         let mut own = vec![0.0f32; cells];
@@ -87,6 +95,11 @@ pub fn root_aux<G: Game>(
             .map(|i| weights[i].0 * weights[i].1 * aux.score_of(i).unwrap_or(0.0))
             .sum();
         out.score = Some(s / total);
+        out.child_scores = actions
+            .iter()
+            .enumerate()
+            .map(|(k, &a)| (a, weights[k + 1].1 * aux.score_of(k + 1).unwrap_or(0.0)))
+            .collect();
     }
     if aux.wdl.is_some() {
         let mut mean = [0.0f32; 3];
@@ -114,7 +127,10 @@ pub fn root_aux<G: Game>(
 
 impl<G: Game> Search<G> {
     /// [`root_aux`] of this search's root and its children's visits so far.
-    pub fn root_aux(&self, evaluator: &dyn Evaluator<G>) -> Result<Option<RootAux>, EvalError> {
+    pub fn root_aux(
+        &self,
+        evaluator: &dyn Evaluator<G>,
+    ) -> Result<Option<RootAux<G::Action>>, EvalError> {
         let children: Vec<(G::Action, u32)> = self
             .candidates()
             .iter()
@@ -164,6 +180,9 @@ mod tests {
         let want_score =
             (fake.score_of(&root) - 3.0 * fake.score_of(&ca) - fake.score_of(&cc)) / 5.0;
         assert!((got.score.unwrap() - want_score).abs() < 1e-5);
+        assert_eq!(got.child_scores.len(), 2);
+        assert_eq!(got.child_scores[0].0, a, "most visited first");
+        assert!((got.child_scores[0].1 + fake.score_of(&ca)).abs() < 1e-6);
         let own = got.ownership.unwrap();
         assert_eq!(own.len(), 25);
         let (r, oa, oc) = (

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 use clap::Args as ClapArgs;
-use faces::gtp::go::{make_agent, Session};
+use faces::gtp::go::{make_agent_and_network, Session};
 use faces::gtp::liuzhou as gtp_liuzhou;
 use faces::gtp::{serve_stdio, GtpConfig};
 use games::go::{GoRules, GoState};
@@ -138,8 +138,9 @@ fn run_go(args: Args, doc: serde_yaml::Value, path: PathBuf) -> anyhow::Result<(
         }
     }
     let start = GoState::new(rules.clone())?;
-    let (agent, only_size) = make_agent(&gtp, &start, &doc, &path)?;
+    let (agent, only_size, network) = make_agent_and_network(&gtp, &start, &doc, &path)?;
     let mut session = Session::new(rules, agent)?;
     session.only_size = only_size;
+    session.set_network(network);
     serve_stdio(session)
 }

@@ -6,19 +6,22 @@
 //! `time_settings`.
 
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Duration;
+
+use eval::Evaluator;
 
 use games::go::playout::{cleanup_move, estimate_score};
 use games::go::sgf::SgfGame;
 use games::go::{handicap, GoRules, GoState, Move, MoveCap, Point, MAX_SIZE, MIN_SIZE};
-use games::{Agent, Decision, Game, Player};
+use games::{Agent, Analysis, Decision, Game, Player};
 use players::spec::AgentSpec;
 
 use super::clock::{GameClock, TimeSystem};
 use super::frame::{
     answer, arity, common_command, parse_colour, parse_count, read_request, Conversation,
 };
-use super::{build_agent, GtpConfig};
+use super::{build_agent_and_network, GtpConfig};
 
 /// The agent the `gtp` section names (see [`GtpConfig::spec`]), with the board size it is
 /// limited to (a network's). `start` gives the rules a network must fit; `doc` and `path` the
@@ -30,6 +33,25 @@ pub fn make_agent(
     doc: &serde_yaml::Value,
     path: &Path,
 ) -> anyhow::Result<(Box<dyn Agent<GoState>>, Option<usize>)> {
+    make_agent_and_network(config, start, doc, path).map(|(agent, size, _)| (agent, size))
+}
+
+/// The agent and board size of [`make_agent`], and the network it loaded, if any: a session
+/// given it ([`Session::set_network`]) reports the network's ownership and score in
+/// `kata-analyze`.
+pub type AgentAndNetwork = (
+    Box<dyn Agent<GoState>>,
+    Option<usize>,
+    Option<Arc<dyn Evaluator<GoState>>>,
+);
+
+/// [`make_agent`], keeping the network loaded.
+pub fn make_agent_and_network(
+    config: &GtpConfig,
+    start: &GoState,
+    doc: &serde_yaml::Value,
+    path: &Path,
+) -> anyhow::Result<AgentAndNetwork> {
     let spec = config.spec()?;
     let only_size = match &spec {
         AgentSpec::Net { model: None, .. } => {
@@ -39,7 +61,8 @@ pub fn make_agent(
         AgentSpec::Net { .. } => Some(start.size()),
         _ => None,
     };
-    Ok((build_agent(&spec, config, start, doc, path)?, only_size))
+    let (agent, network) = build_agent_and_network(&spec, config, start, doc, path)?;
+    Ok((agent, only_size, network))
 }
 
 pub use super::frame::serve_stdio;
@@ -71,9 +94,11 @@ pub const COMMANDS: &[&str] = &[
     "kgs-genmove_cleanup",
     "printsgf",
     "lz-analyze",
+    "kata-analyze",
+    "kata-genmove_analyze",
 ];
 
-/// `lz-analyze` without an interval reports once a second.
+/// `lz-analyze` and `kata-analyze` without an interval report once a second.
 const ANALYSIS_INTERVAL: Duration = Duration::from_secs(1);
 
 /// Random continuations that decide which stones `final_score` counts as dead.
@@ -98,18 +123,31 @@ pub struct Session {
     clock: GameClock,
     /// Set by `quit`.
     pub quit: bool,
-    /// An `lz-analyze` under way: the session's driver reports its search until the next
-    /// command arrives, then sets this back to `None`.
+    /// An `lz-analyze` or `kata-analyze` under way: the session's driver reports its search
+    /// until the next command arrives, then sets this back to `None`.
     pub analysing: Option<Analysing>,
+    /// The agent's network, whose auxiliary heads (ownership, score) `kata-analyze` reports.
+    network: Option<Arc<dyn Evaluator<GoState>>>,
 }
 
-/// How an `lz-analyze` reports.
+/// How an analysis reports.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Analysing {
     /// Search time between two reports.
     pub interval: Duration,
     /// Most candidate moves per report (`maxmoves`).
     pub max_moves: Option<usize>,
+    /// Leela Zero's lines or KataGo's.
+    pub dialect: Dialect,
+}
+
+/// The two analysis formats.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dialect {
+    /// `lz-analyze`: win rates and priors in hundredths of a percent.
+    Lz,
+    /// `kata-analyze`: fractions, scores, and with `ownership true` every point's owner.
+    Kata { ownership: bool },
 }
 
 impl Session {
@@ -130,9 +168,17 @@ impl Session {
             clock: GameClock::default(),
             quit: false,
             analysing: None,
+            network: None,
         };
         s.new_game()?;
         Ok(s)
+    }
+
+    /// Gives `kata-analyze` the agent's network (see [`make_agent_and_network`]); without one,
+    /// or where it has no ownership or score head, those are reported as described at
+    /// [`Session::analysis_report`].
+    pub fn set_network(&mut self, network: Option<Arc<dyn Evaluator<GoState>>>) {
+        self.network = network;
     }
 
     fn new_game(&mut self) -> anyhow::Result<()> {
@@ -152,9 +198,16 @@ impl Session {
         let (id, command, args) = (&request.id, request.command.as_str(), request.arg_strs());
         // The one command whose answer goes on: the first line now, reports until the next
         // command (see `analysis_report`), and the blank line then.
-        if command == "lz-analyze" {
-            return Some(match self.start_analysis(&args) {
+        if command == "lz-analyze" || command == "kata-analyze" {
+            return Some(match self.start_analysis(command, &args) {
                 Ok(()) => format!("={id}\n"),
+                Err(e) => format!("?{id} {e}\n\n"),
+            });
+        }
+        // Analysis lines, then the move on a line of its own.
+        if command == "kata-genmove_analyze" {
+            return Some(match self.genmove_analyze(&args) {
+                Ok(body) => format!("={id}\n{body}\n"),
                 Err(e) => format!("?{id} {e}\n\n"),
             });
         }
@@ -340,6 +393,28 @@ impl Session {
     /// would pass or resign, or two passes have ended the game, the move is
     /// [`cleanup_move`]'s, and a pass only when nothing else is left.
     fn generate(&mut self, who: Player, cleanup: bool) -> Result<String, Failure> {
+        self.generate_reporting(who, cleanup, None)
+            .map(|(mv, _)| mv)
+    }
+
+    /// `kata-genmove_analyze [COLOR] [INTERVAL] [KEY VALUE …]`: `genmove` for COLOR (the
+    /// player to move when left out), answered with one `kata-analyze` line of the search that
+    /// chose the move (when the agent searches), then `play MOVE`.
+    fn genmove_analyze(&mut self, args: &[&str]) -> Result<String, Failure> {
+        let (colour, how) = parse_analysis("kata-genmove_analyze", args)?;
+        let who = colour.unwrap_or(self.state.to_act());
+        let (mv, line) = self.generate_reporting(who, false, Some(how))?;
+        Ok(format!("{line}play {mv}\n"))
+    }
+
+    /// [`Session::generate`]; with `report`, also the analysis line of the move's search
+    /// (empty for agents that do not search).
+    fn generate_reporting(
+        &mut self,
+        who: Player,
+        cleanup: bool,
+        report: Option<Analysing>,
+    ) -> Result<(String, String), Failure> {
         let mut before = self.state.clone();
         before.set_to_act(who);
         let decision = if before.outcome().is_some() {
@@ -352,6 +427,16 @@ impl Session {
             self.clock.account(who, t0.elapsed());
             decision
         };
+        // The tree the move was chosen from, looked at a moment more.
+        let line = match report {
+            Some(how) if before.outcome().is_none() => {
+                match self.agent.analyse(&before, Some(Duration::from_millis(1))) {
+                    Ok(Some(found)) => self.report_line(&before, &found, &how),
+                    _ => String::new(),
+                }
+            }
+            _ => String::new(),
+        };
         let mv = match decision {
             Decision::Play(Move::Place(p)) => Move::Place(p),
             Decision::Play(Move::Pass) | Decision::Resign if cleanup => {
@@ -360,14 +445,14 @@ impl Session {
             }
             Decision::Play(Move::Pass) => Move::Pass,
             // The board stays as it is: the controller ends the game.
-            Decision::Resign => return Ok("resign".into()),
+            Decision::Resign => return Ok(("resign".into(), line)),
         };
         self.state
             .play_as(who, mv)
             .map_err(|e| format!("agent chose an illegal move: {e}"))?;
         self.undo.push(before.clone());
         self.agent.observe(&before, mv).map_err(|e| e.to_string())?;
-        Ok(mv.to_gtp())
+        Ok((mv.to_gtp(), line))
     }
 
     /// Handicap commands need an empty board.
@@ -396,49 +481,20 @@ impl Session {
         SgfGame::from_state(&self.state).to_sgf()
     }
 
-    /// `lz-analyze [COLOR] [INTERVAL] [maxmoves N] [minmoves N]` (Leela Zero's extension, which
-    /// Sabaki and Lizzie speak): INTERVAL in centiseconds. The colour, when given, must be the
-    /// player to move: an analysis never changes the game. `minmoves` is read and ignored.
-    fn start_analysis(&mut self, args: &[&str]) -> Result<(), Failure> {
+    /// `lz-analyze [COLOR] [INTERVAL] [KEY VALUE …]` (Leela Zero's extension, which Sabaki
+    /// and Lizzie speak) and `kata-analyze` (KataGo's, which KaTrain and Lizzie speak), read by
+    /// [`parse_analysis`]. The colour, when given, must be the player to move: an analysis never
+    /// changes the game.
+    fn start_analysis(&mut self, command: &str, args: &[&str]) -> Result<(), Failure> {
         if self.state.outcome().is_some() {
             return Err("the game is over".into());
         }
-        let mut interval = ANALYSIS_INTERVAL;
-        let mut max_moves = None;
-        let mut rest = args;
-        if let Some((first, tail)) = rest.split_first() {
-            if let Ok(colour) = parse_color(first) {
-                if colour != self.state.to_act() {
-                    return Err(format!(
-                        "lz-analyze: {first} is not to move (an analysis never changes the game)"
-                    ));
-                }
-                rest = tail;
-            }
-        }
-        if let Some((first, tail)) = rest.split_first() {
-            if let Ok(cs) = first.parse::<u64>() {
-                if cs > 0 {
-                    interval = Duration::from_millis(cs * 10);
-                }
-                rest = tail;
-            }
-        }
-        while let Some((key, tail)) = rest.split_first() {
-            let Some((value, tail)) = tail.split_first() else {
-                return Err(format!("syntax error: lz-analyze: {key} needs a value"));
-            };
-            let n = parse_count(key, value)? as usize;
-            match *key {
-                "maxmoves" => max_moves = (n > 0).then_some(n),
-                "minmoves" => {}
-                other => {
-                    return Err(format!(
-                        "syntax error: lz-analyze: unknown option {other:?}"
-                    ))
-                }
-            }
-            rest = tail;
+        let (colour, how) = parse_analysis(command, args)?;
+        if let Some(colour) = colour.filter(|&c| c != self.state.to_act()) {
+            let name = if colour == Player::First { "b" } else { "w" };
+            return Err(format!(
+                "{command}: {name} is not to move (an analysis never changes the game)"
+            ));
         }
         // A searching agent answers; the others say at once that they cannot.
         match self
@@ -454,16 +510,17 @@ impl Session {
             }
             Err(e) => return Err(e.to_string()),
         }
-        self.analysing = Some(Analysing {
-            interval,
-            max_moves,
-        });
+        self.analysing = Some(how);
         Ok(())
     }
 
     /// Searches one more interval of the analysis under way and reports every visited move on
-    /// one line, as Leela Zero does: `info move D4 visits 120 winrate 5230 prior 410 order 0 pv
-    /// D4 C3 …`, win rates and priors in hundredths of a percent for the player to move.
+    /// one line. As Leela Zero does: `info move D4 visits 120 winrate 5230 prior 410 order 0 pv
+    /// D4 C3 …`, win rates and priors in hundredths of a percent for the player to move. As
+    /// KataGo does: `info move D4 visits 120 utility 0.046 winrate 0.523 scoreMean 1.5
+    /// scoreStdev 0 scoreLead 1.5 prior 0.041 lcb 0.43 order 0 pv D4 C3 …`, then with
+    /// `ownership true` ` ownership` and one value per point from the top left across and
+    /// down, all for the player to move (see [`Session::kata_line`]).
     pub fn analysis_report(&mut self) -> String {
         let Some(how) = self.analysing else {
             return String::new();
@@ -476,7 +533,44 @@ impl Session {
                 return "\n".into();
             }
         };
-        let per_10k = |x: f32| (x.clamp(0.0, 1.0) * 10_000.0).round() as u32;
+        let state = self.state.clone();
+        self.report_line(&state, &found, &how)
+    }
+
+    /// One analysis line of `found` (a search of `state`) in `how`'s dialect, ending in a
+    /// newline; empty while no move has a visit.
+    fn report_line(&self, state: &GoState, found: &Analysis<Move>, how: &Analysing) -> String {
+        match how.dialect {
+            Dialect::Lz => lz_line(state, found, how),
+            Dialect::Kata { ownership } => self.kata_line(state, found, how, ownership),
+        }
+    }
+
+    /// KataGo's line. Score and ownership are the network's where it has those heads, mixed
+    /// over the root and its visited children by [`search::root_aux`] (a move's score is the
+    /// network's score of the position after it, the root's for moves not evaluated); without
+    /// them every score is 0 and the ownership is the board's area as it stands
+    /// (`GoState::ownership`). `scoreStdev` is always 0; `utility` is the move's value
+    /// (−1..1); `lcb` is the win rate less 0.98/√visits (a 95 % bound of a result with the
+    /// largest variance).
+    fn kata_line(
+        &self,
+        state: &GoState,
+        found: &Analysis<Move>,
+        how: &Analysing,
+        with_ownership: bool,
+    ) -> String {
+        let children: Vec<(Move, u32)> = found
+            .candidates
+            .iter()
+            .map(|c| (c.action, c.visits))
+            .collect();
+        // A failed call only loses the auxiliary outputs: the search's own figures stand.
+        let aux = self
+            .network
+            .as_deref()
+            .and_then(|net| search::root_aux(net, state, &children).ok().flatten());
+        let root_score = aux.as_ref().and_then(|a| a.score);
         let mut line = String::new();
         for (order, c) in found
             .candidates
@@ -485,23 +579,59 @@ impl Session {
             .take(how.max_moves.unwrap_or(usize::MAX))
             .enumerate()
         {
-            let winrate = per_10k((c.value.unwrap_or(0.0) + 1.0) / 2.0);
-            let pv = crate::session::line_text(&self.state, &c.pv).join(" ");
+            let value = c.value.unwrap_or(0.0);
+            let winrate = ((value + 1.0) / 2.0).clamp(0.0, 1.0);
+            let lcb = winrate - 0.98 / (c.visits as f32).sqrt();
+            let score = aux
+                .as_ref()
+                .and_then(|a| a.child_scores.iter().find(|(m, _)| *m == c.action))
+                .map(|&(_, s)| s)
+                .or(root_score)
+                .unwrap_or(0.0);
+            let pv = crate::session::line_text(state, &c.pv).join(" ");
             line += &format!(
-                "{}info move {} visits {} winrate {winrate} prior {} order {order} pv {pv}",
+                "{}info move {} visits {} utility {} winrate {} scoreMean {} scoreStdev 0 \
+                 scoreLead {} prior {} lcb {} order {order} pv {pv}",
                 if order == 0 { "" } else { " " },
-                self.state.format_action(c.action),
+                state.format_action(c.action),
                 c.visits,
-                per_10k(c.prior),
+                num(value),
+                num(winrate),
+                num(score),
+                num(score),
+                num(c.prior),
+                num(lcb),
             );
         }
-        // A report with no visited move yet would read as the blank line that ends the answer.
-        if !line.is_empty() {
-            line.push('\n');
+        if line.is_empty() {
+            return line;
         }
+        if with_ownership {
+            let n = state.size();
+            let own = aux.and_then(|a| a.ownership).unwrap_or_else(|| {
+                let sign = if state.to_act() == Player::First {
+                    1.0
+                } else {
+                    -1.0
+                };
+                state
+                    .ownership()
+                    .into_iter()
+                    .map(|o| sign * f32::from(o))
+                    .collect()
+            });
+            line += " ownership";
+            // Point `row · n + col`, row 0 the bottom line: KataGo starts at the top left.
+            for row in (0..n).rev() {
+                for col in 0..n {
+                    line.push(' ');
+                    line += &num(own[row * n + col]);
+                }
+            }
+        }
+        line.push('\n');
         line
     }
-
     fn set_komi(&mut self, komi: f32) -> Result<(), Failure> {
         self.rules.komi = komi;
         for s in self.undo.iter_mut().chain([&mut self.state]) {
@@ -621,6 +751,120 @@ fn parse_kgs_time(args: &[&str]) -> Result<Option<TimeSystem>, Failure> {
         }),
         _ => return Err(usage.into()),
     })
+}
+
+/// Leela Zero's line of `found` (a search of `state`).
+fn lz_line(state: &GoState, found: &Analysis<Move>, how: &Analysing) -> String {
+    let per_10k = |x: f32| (x.clamp(0.0, 1.0) * 10_000.0).round() as u32;
+    let mut line = String::new();
+    for (order, c) in found
+        .candidates
+        .iter()
+        .filter(|c| c.visits > 0)
+        .take(how.max_moves.unwrap_or(usize::MAX))
+        .enumerate()
+    {
+        let winrate = per_10k((c.value.unwrap_or(0.0) + 1.0) / 2.0);
+        let pv = crate::session::line_text(state, &c.pv).join(" ");
+        line += &format!(
+            "{}info move {} visits {} winrate {winrate} prior {} order {order} pv {pv}",
+            if order == 0 { "" } else { " " },
+            state.format_action(c.action),
+            c.visits,
+            per_10k(c.prior),
+        );
+    }
+    // A report with no visited move yet would read as the blank line that ends the answer.
+    if !line.is_empty() {
+        line.push('\n');
+    }
+    line
+}
+
+/// A number as KataGo writes them: up to 6 decimals, no trailing zeros, no `-0`.
+fn num(x: f32) -> String {
+    let text = format!("{x:.6}");
+    let text = text.trim_end_matches('0').trim_end_matches('.');
+    match text {
+        "-0" | "" => "0".into(),
+        t => t.into(),
+    }
+}
+
+/// Reads an analysis command's arguments: `[COLOR] [INTERVAL] [KEY VALUE …]`, INTERVAL in
+/// centiseconds, keys in any order: `interval N`, `maxmoves N`, `minmoves N` (read and
+/// ignored), and for the `kata-` commands `ownership true|false` and KataGo's other switches
+/// (`ownershipStdev`, `movesOwnership`, `movesOwnershipStdev`, `pvVisits`, `pvEdgeVisits`,
+/// `rootInfo`: read and ignored). Returns the colour, when given, and how to report.
+fn parse_analysis(command: &str, args: &[&str]) -> Result<(Option<Player>, Analysing), Failure> {
+    let kata = command.starts_with("kata-");
+    let mut ownership = false;
+    let mut how = Analysing {
+        interval: ANALYSIS_INTERVAL,
+        max_moves: None,
+        dialect: Dialect::Lz,
+    };
+    let centiseconds = |cs: u32| Duration::from_millis(u64::from(cs) * 10);
+    let mut colour = None;
+    let mut rest = args;
+    if let Some((first, tail)) = rest.split_first() {
+        if let Ok(c) = parse_color(first) {
+            colour = Some(c);
+            rest = tail;
+        }
+    }
+    if let Some((first, tail)) = rest.split_first() {
+        if let Ok(cs) = first.parse::<u32>() {
+            if cs > 0 {
+                how.interval = centiseconds(cs);
+            }
+            rest = tail;
+        }
+    }
+    while let Some((key, tail)) = rest.split_first() {
+        let Some((value, tail)) = tail.split_first() else {
+            return Err(format!("syntax error: {command}: {key} needs a value"));
+        };
+        let flag = || match *value {
+            "true" => Ok(true),
+            "false" => Ok(false),
+            other => Err(format!(
+                "syntax error: {command}: {key} is true or false, not {other:?}"
+            )),
+        };
+        match *key {
+            "maxmoves" => {
+                let n = parse_count(key, value)? as usize;
+                how.max_moves = (n > 0).then_some(n);
+            }
+            "minmoves" => {
+                parse_count(key, value)?;
+            }
+            "interval" => {
+                let cs = parse_count(key, value)?;
+                if cs > 0 {
+                    how.interval = centiseconds(cs);
+                }
+            }
+            "ownership" if kata => ownership = flag()?,
+            "ownershipStdev"
+            | "movesOwnership"
+            | "movesOwnershipStdev"
+            | "pvVisits"
+            | "pvEdgeVisits"
+            | "rootInfo"
+                if kata =>
+            {
+                flag()?;
+            }
+            other => return Err(format!("syntax error: {command}: unknown option {other:?}")),
+        }
+        rest = tail;
+    }
+    if kata {
+        how.dialect = Dialect::Kata { ownership };
+    }
+    Ok((colour, how))
 }
 
 fn parse_color(text: &str) -> Result<Player, Failure> {
@@ -1025,7 +1269,8 @@ mod tests {
             s.analysing,
             Some(Analysing {
                 interval: Duration::from_millis(20),
-                max_moves: None
+                max_moves: None,
+                dialect: Dialect::Lz,
             })
         );
         let mut total = 0;

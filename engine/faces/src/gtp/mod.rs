@@ -144,13 +144,31 @@ pub fn build_agent<G: OwnPlayers>(
     doc: &serde_yaml::Value,
     path: &Path,
 ) -> anyhow::Result<Box<dyn Agent<G>>> {
+    build_agent_and_network(spec, config, start, doc, path).map(|(agent, _)| agent)
+}
+
+/// An agent and the network it loaded, if any.
+pub type AgentAndNetwork<G> = (Box<dyn Agent<G>>, Option<Arc<dyn Evaluator<G>>>);
+
+/// [`build_agent`], and the network it loaded, if any (analysis reads its auxiliary heads).
+pub fn build_agent_and_network<G: OwnPlayers>(
+    spec: &AgentSpec,
+    config: &GtpConfig,
+    start: &G,
+    doc: &serde_yaml::Value,
+    path: &Path,
+) -> anyhow::Result<AgentAndNetwork<G>> {
+    let loaded = std::cell::RefCell::new(None);
     let load = |model: Option<&Path>| -> anyhow::Result<Arc<dyn Evaluator<G>>> {
         let model = model.context("no model named")?;
         let text = model
             .to_str()
             .with_context(|| format!("model {}: not a UTF-8 path", model.display()))?;
-        models::evaluator(start, text, doc, path)
-            .with_context(|| format!("model {text} (gtp.model or --model)"))
+        let net = models::evaluator(start, text, doc, path)
+            .with_context(|| format!("model {text} (gtp.model or --model)"))?;
+        *loaded.borrow_mut() = Some(net.clone());
+        Ok(net)
     };
-    build(spec, config.kind(), config.seed, &load)
+    let agent = build(spec, config.kind(), config.seed, &load)?;
+    Ok((agent, loaded.into_inner()))
 }
