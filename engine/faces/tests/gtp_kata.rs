@@ -163,7 +163,7 @@ fn keywords_come_in_any_order_and_ownership_is_asked_for() {
 }
 
 #[test]
-fn without_auxiliary_heads_scores_are_zero_and_ownership_is_the_board() {
+fn without_auxiliary_heads_scores_are_zero_and_ownership_comes_from_playouts() {
     for (fake, given) in [
         (FakeEvaluator::new(8), true),
         (FakeEvaluator::new(8).with_aux(), false),
@@ -176,9 +176,12 @@ fn without_auxiliary_heads_scores_are_zero_and_ownership_is_the_board() {
             assert_eq!(field(c, "scoreLead"), "0");
             assert_eq!(field(c, "scoreStdev"), "0");
         }
-        // The board's area as it stands: Black's one stone owns the whole empty board, -1 for
-        // White to move.
-        assert_eq!(ownership.unwrap(), vec![-1.0; SIZE * SIZE]);
+        // Random continuations' estimate, for White to move: Black's stone in the centre is
+        // more often Black's than not.
+        let ownership = ownership.unwrap();
+        assert_eq!(ownership.len(), SIZE * SIZE);
+        assert!(ownership.iter().all(|x| (-1.0..=1.0).contains(x)));
+        assert!(ownership[2 * SIZE + 2] < 0.0, "{ownership:?}");
     }
 }
 

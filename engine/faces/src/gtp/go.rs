@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use eval::Evaluator;
 
-use games::go::playout::{cleanup_move, estimate_score};
+use games::go::playout::{cleanup_move, estimate_score, playout_move};
 use games::go::sgf::SgfGame;
 use games::go::{handicap, GoRules, GoState, Move, MoveCap, Point, MAX_SIZE, MIN_SIZE};
 use games::{Agent, Analysis, Decision, Game, Player};
@@ -103,6 +103,10 @@ const ANALYSIS_INTERVAL: Duration = Duration::from_secs(1);
 
 /// Random continuations that decide which stones `final_score` counts as dead.
 const SCORE_PLAYOUTS: usize = 200;
+
+/// Random continuations that estimate `kata-analyze`'s ownership where the network has no
+/// ownership head.
+const OWNERSHIP_PLAYOUTS: usize = 32;
 
 /// Why a command failed: the text after `?`.
 type Failure = String;
@@ -549,8 +553,8 @@ impl Session {
     /// KataGo's line. Score and ownership are the network's where it has those heads, mixed
     /// over the root and its visited children by [`search::root_aux`] (a move's score is the
     /// network's score of the position after it, the root's for moves not evaluated); without
-    /// them every score is 0 and the ownership is the board's area as it stands
-    /// (`GoState::ownership`). `scoreStdev` is always 0; `utility` is the move's value
+    /// them every score is 0 and the ownership is the mean area owner at the end of
+    /// [`OWNERSHIP_PLAYOUTS`] random continuations (those `final_score` plays). `scoreStdev` is always 0; `utility` is the move's value
     /// (−1..1); `lcb` is the win rate less 0.98/√visits (a 95 % bound of a result with the
     /// largest variance).
     fn kata_line(
@@ -608,18 +612,9 @@ impl Session {
         }
         if with_ownership {
             let n = state.size();
-            let own = aux.and_then(|a| a.ownership).unwrap_or_else(|| {
-                let sign = if state.to_act() == Player::First {
-                    1.0
-                } else {
-                    -1.0
-                };
-                state
-                    .ownership()
-                    .into_iter()
-                    .map(|o| sign * f32::from(o))
-                    .collect()
-            });
+            let own = aux
+                .and_then(|a| a.ownership)
+                .unwrap_or_else(|| playout_ownership(state));
             line += " ownership";
             // Point `row · n + col`, row 0 the bottom line: KataGo starts at the top left.
             for row in (0..n).rev() {
@@ -779,6 +774,38 @@ fn lz_line(state: &GoState, found: &Analysis<Move>, how: &Analysing) -> String {
         line.push('\n');
     }
     line
+}
+
+/// Each point's mean owner (`row · N + col`) at the end of [`OWNERSHIP_PLAYOUTS`] random
+/// continuations of `state` (of at most 3·N² moves each, with a fixed seed), for its player to
+/// move.
+fn playout_ownership(state: &GoState) -> Vec<f32> {
+    use rand::SeedableRng;
+    let n = state.size();
+    let mut rng = rand::rngs::SmallRng::seed_from_u64(0);
+    let mut owned = vec![0i32; n * n];
+    for _ in 0..OWNERSHIP_PLAYOUTS {
+        let mut s = state.clone();
+        for _ in 0..3 * n * n {
+            if s.outcome().is_some() {
+                break;
+            }
+            let mv = playout_move(&s, &mut rng);
+            s.play_unchecked(mv);
+        }
+        for (sum, owner) in owned.iter_mut().zip(s.ownership()) {
+            *sum += i32::from(owner);
+        }
+    }
+    let sign = if state.to_act() == Player::First {
+        1.0
+    } else {
+        -1.0
+    };
+    owned
+        .into_iter()
+        .map(|o| sign * o as f32 / OWNERSHIP_PLAYOUTS as f32)
+        .collect()
 }
 
 /// A number as KataGo writes them: up to 6 decimals, no trailing zeros, no `-0`.
