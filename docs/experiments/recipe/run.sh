@@ -1,0 +1,40 @@
+#!/bin/bash
+# The training recipe at equal compute: the game's shipped recipe ("base") against the
+# KataGo-style network with auxiliary targets ("kata"), each trained from zero for the same wall
+# time on the same machine, one run after another, for each seed; then every run's best at
+# fixed minutes against the other recipe's final best of the same seed, and every final against
+# the engine's alpha-beta. Resumable: a killed run continues where it stopped (engine train
+# resumes), finished runs and matches are kept.
+#   run.sh [DIR]   DIR defaults to runs/recipe; GAME (liuzhou), MINUTES (60), SEEDS ("1 2"),
+#                  GAMES per match (40) and ENGINE (engine) from the environment.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+dir=${1:-runs/recipe}
+game=${GAME:-liuzhou}
+minutes=${MINUTES:-60}
+seeds=${SEEDS:-1 2}
+games=${GAMES:-40}
+engine=${ENGINE:-engine}
+# shellcheck disable=SC2086
+python3 "$here/make_configs.py" "$here/../../../configs/$game.yaml" "$dir" "$minutes" $seeds
+for seed in $seeds; do
+  for recipe in base kata; do
+    run=$recipe-s$seed
+    [ -f "$dir/$run/done" ] && continue
+    mkdir -p "$dir/$run"
+    TIMEFORMAT="$run: %R s wall, %U s user, %S s system"
+    { time "$engine" train --game "$game" --config "$dir/$run.yaml" --run-dir "$dir/$run" \
+        >> "$dir/$run/train.log" 2>&1; } 2>> "$dir/$run/time.txt"
+    touch "$dir/$run/done"
+  done
+done
+mkdir -p "$dir/rate"
+# shellcheck disable=SC2086
+python3 "$here/rate.py" "$dir" "$minutes" $seeds | while read -r name black white; do
+  log=$dir/rate/$name.log
+  grep -q "^score" "$log" 2>/dev/null && continue
+  "$engine" match --game "$game" --black "$black" --white "$white" --games "$games" \
+    --parallel 2 --openings 4 --seed 1 > "$log" 2>&1
+done
+# shellcheck disable=SC2086
+python3 "$here/rate.py" "$dir" "$minutes" $seeds --table
