@@ -246,3 +246,31 @@ fn both_commands_are_listed() {
         );
     }
 }
+
+#[test]
+fn final_status_and_score_follow_the_networks_ownership() {
+    // The uniform fake's ramp for Black: A1…A2 (points 0–5) White's at −0.56 or less, E4…E5
+    // (19–24) Black's at 0.56 or more, the middle uncertain.
+    let mut s = session(FakeEvaluator::new(8).with_aux(), true);
+    for mv in ["b A1", "w E5", "b C3", "w B2"] {
+        assert_eq!(s.handle(&format!("play {mv}")).as_deref(), Some("=\n\n"));
+    }
+    assert_eq!(
+        s.handle("final_status_list dead").as_deref(),
+        Some("= A1 E5\n\n")
+    );
+    assert_eq!(
+        s.handle("final_status_list alive").as_deref(),
+        Some("= C3 B2\n\n")
+    );
+    assert_eq!(s.handle("final_status_list seki").as_deref(), Some("=\n\n"));
+    // C3 and B2 stay, every empty point reaches both: one point each, and komi.
+    let komi = GoRules::with_size(SIZE).komi;
+    assert_eq!(s.handle("final_score"), Some(format!("= W+{komi}\n\n")));
+    // White to move: the same stones, seen from White's side.
+    s.handle("play b pass");
+    assert_eq!(
+        s.handle("final_status_list dead").as_deref(),
+        Some("= A1 E5\n\n")
+    );
+}
