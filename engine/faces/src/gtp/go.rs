@@ -532,9 +532,9 @@ impl Session {
     }
 
     /// `lz-analyze [COLOR] [INTERVAL] [KEY VALUE …]` (Leela Zero's extension, which Sabaki
-    /// and Lizzie speak) and `kata-analyze` (KataGo's, for GUIs that read KataGo's analysis), read by
-    /// [`parse_analysis`]. The colour, when given, must be the player to move: an analysis never
-    /// changes the game.
+    /// and Lizzie speak) and `kata-analyze` (KataGo's, for GUIs that read KataGo's analysis),
+    /// read by [`parse_analysis`]. The colour, when given, must be the player to move: an
+    /// analysis never changes the game.
     fn start_analysis(&mut self, command: &str, args: &[&str]) -> Result<(), Failure> {
         if self.state.outcome().is_some() {
             return Err("the game is over".into());
