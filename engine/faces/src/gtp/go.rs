@@ -600,9 +600,9 @@ impl Session {
     /// over the root and its visited children by [`search::root_aux`] (a move's score is the
     /// network's score of the position after it, the root's for moves not evaluated); without
     /// them every score is 0 and the ownership is the mean area owner at the end of
-    /// [`OWNERSHIP_PLAYOUTS`] random continuations (those `final_score` plays). `scoreStdev` is always 0; `utility` is the move's value
-    /// (−1..1); `lcb` is the win rate less 0.98/√visits (a 95 % bound of a result with the
-    /// largest variance).
+    /// [`OWNERSHIP_PLAYOUTS`] random continuations (those `final_score` plays). `scoreStdev`
+    /// is always 0; `utility` is the move's value (−1..1); `lcb` is the win rate less
+    /// 0.98/√visits (a 95 % bound of a result with the largest variance).
     fn kata_line(
         &self,
         state: &GoState,
