@@ -205,3 +205,34 @@ impl<G: Game> Evaluator<G> for FakeEvaluator {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use games::go::{GoRules, GoState, Move, Point};
+
+    #[test]
+    fn auxiliary_outputs_only_when_asked_for() {
+        let mut white = GoState::new(GoRules::with_size(5)).unwrap();
+        let black = white.clone();
+        white.play(Move::Place(Point::new(2, 2))).unwrap();
+        let states = [&black, &white];
+        let (mut p, mut v) = (vec![0.0; 2 * 26], vec![0.0; 2]);
+        let plain = FakeEvaluator::new(2).seeded(3);
+        assert!(!Evaluator::<GoState>::heads(&plain).any());
+        let none = plain.evaluate_aux(&states, &mut p, &mut v).unwrap();
+        assert_eq!(none, AuxOutputs::default());
+        let (p0, v0) = (p.clone(), v.clone());
+        let aux = FakeEvaluator::new(2).seeded(3).with_aux();
+        let got = aux.evaluate_aux(&states, &mut p, &mut v).unwrap();
+        assert_eq!((p, v), (p0, v0), "policy and value as without the heads");
+        assert_eq!(got.ownership_of(1, 25), Some(&aux.ownership_of(&white)[..]));
+        assert_eq!(got.score_of(0), Some(aux.score_of(&black)));
+        assert!(got.wdl_of(1).is_some() && got.wdl_of(2).is_none());
+        // Uniform: one ramp for Black, seen from the side to move.
+        let uniform = FakeEvaluator::new(1).with_aux();
+        let (b, w) = (uniform.ownership_of(&black), uniform.ownership_of(&white));
+        assert!(b.iter().zip(&w).all(|(x, y)| *x == -*y));
+        assert_eq!(uniform.score_of(&white), -2.5);
+    }
+}

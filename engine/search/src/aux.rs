@@ -199,6 +199,24 @@ mod tests {
     }
 
     #[test]
+    fn a_search_reports_its_roots_outputs() {
+        let fake = FakeEvaluator::new(8).with_aux();
+        let mut search = Search::new(go(5), crate::SearchConfig::default(), 1);
+        search
+            .run(
+                &fake,
+                crate::Limit::visits(64),
+                crate::RunOptions::default(),
+            )
+            .unwrap();
+        let got = search.root_aux(&fake).unwrap().unwrap();
+        assert_eq!(got.positions, 8, "the root and the 7 most visited children");
+        assert_eq!(got.child_scores.len(), 7);
+        assert_eq!(got.ownership.unwrap().len(), 25);
+        assert_eq!(search.root_aux(&FakeEvaluator::new(8)).unwrap(), None);
+    }
+
+    #[test]
     fn at_most_one_batch_is_evaluated() {
         let root = go(5);
         let fake = FakeEvaluator::new(2).with_aux();
