@@ -276,6 +276,10 @@ pub struct Search<G: Game> {
     /// are out of order and selection must read all the root's children. Changed only under
     /// `&mut` (an atomic only so that the search threads can share `&Search`).
     root_noised: AtomicBool,
+    /// The root's children's priors before Dirichlet noise was mixed in, as (action, prior);
+    /// empty while the root has no noise. Written once per root, by the thread that expands
+    /// it or under `&mut` (a reused root); cleared under `&mut` with every new root.
+    root_prior: Mutex<Vec<(G::Action, f32)>>,
     /// Whether roots get Dirichlet noise (when the config has any); see [`Search::set_root_noise`].
     noise_on: bool,
     /// Set from outside (a protocol's `stop`) to end a running search early.
@@ -321,6 +325,7 @@ impl<G: Game> Search<G> {
             spare: None,
             rng: Mutex::new(SmallRng::seed_from_u64(seed)),
             root_noised: AtomicBool::new(false),
+            root_prior: Mutex::new(Vec::new()),
             noise_on: true,
             halt: None,
             gumbel,
@@ -425,6 +430,7 @@ impl<G: Game> Search<G> {
         self.tree.clear(state.to_act().opponent());
         self.state = state;
         self.root_noised.store(false, Relaxed);
+        self.root_prior.get_mut().clear();
         self.plan = OnceLock::new();
     }
 
@@ -451,6 +457,7 @@ impl<G: Game> Search<G> {
             _ => self.tree.clear(mover),
         }
         self.root_noised.store(false, Relaxed);
+        self.root_prior.get_mut().clear();
         self.plan = OnceLock::new();
         if self.gumbel.is_some() {
             // The Gumbel noise replaces Dirichlet's.
@@ -461,6 +468,11 @@ impl<G: Game> Search<G> {
             && self.config.dirichlet_epsilon > 0.0
             && self.tree.is_expanded(self.tree.root())
         {
+            let t = &self.tree;
+            let before = t
+                .children(t.root())
+                .map(|c| (t.action(c), t.stats(c).prior));
+            *self.root_prior.get_mut() = before.collect();
             let n = self.tree.children(self.tree.root()).len();
             let mut noise = vec![0.0; n];
             dirichlet(
@@ -639,6 +651,37 @@ impl<G: Game> Search<G> {
                 }
             })
             .collect()
+    }
+
+    /// The network's policy at the root, as (action, prior) by decreasing prior (empty before
+    /// the root is expanded): the root's priors before Dirichlet noise, with the capture
+    /// heuristic ([`SearchConfig::capture_prior`]) taken back out where the config mixes it in
+    /// (each prior floored at 0, the whole renormalised). What the network that played thought
+    /// before the search: the policy surprise of a self-play sample is measured against it.
+    pub fn root_network_prior(&self) -> Vec<(G::Action, f32)> {
+        let saved = self.root_prior.lock().clone();
+        let mut prior = if saved.is_empty() {
+            let t = &self.tree;
+            t.children(t.root())
+                .map(|c| (t.action(c), t.stats(c).prior))
+                .collect()
+        } else {
+            saved
+        };
+        let eps = self.config.capture_prior;
+        let total: f32 = prior.iter().map(|&(a, _)| self.state.capture_gain(a)).sum();
+        if eps > 0.0 && eps < 1.0 && total > 0.0 {
+            for (a, p) in prior.iter_mut() {
+                let gain = eps * self.state.capture_gain(*a) / total;
+                *p = ((*p - gain) / (1.0 - eps)).max(0.0);
+            }
+            let sum: f32 = prior.iter().map(|&(_, p)| p).sum();
+            if sum > 0.0 {
+                prior.iter_mut().for_each(|(_, p)| *p /= sum);
+            }
+        }
+        prior.sort_by(|a, b| b.1.total_cmp(&a.1));
+        prior
     }
 
     /// The improved policy at the root, softmax(logit + σ(completed Q)) with the config's
@@ -898,7 +941,7 @@ impl<G: Game> Search<G> {
                         {
                             self.capture_prior(state, &batch.actions, &mut batch.priors);
                             if node == t.root() {
-                                self.root_noise(&mut batch.priors);
+                                self.root_noise(&batch.actions, &mut batch.priors);
                             }
                             by_prior(&mut batch.actions, &mut batch.priors, &mut batch.sorted);
                             let full = !t.expand(
@@ -995,7 +1038,7 @@ impl<G: Game> Search<G> {
         }
         self.capture_prior(state, actions, priors);
         if node == self.tree.root() {
-            self.root_noise(priors);
+            self.root_noise(actions, priors);
         }
         by_prior(actions, priors, sorted);
         let to_act = state.to_act();
@@ -1053,12 +1096,17 @@ impl<G: Game> Search<G> {
         true
     }
 
-    fn root_noise(&self, priors: &mut [f32]) {
+    fn root_noise(&self, actions: &[G::Action], priors: &mut [f32]) {
         let eps = self.config.dirichlet_epsilon;
         // A Gumbel root draws its own noise.
         if eps <= 0.0 || !self.noise_on || priors.is_empty() || self.gumbel.is_some() {
             return;
         }
+        *self.root_prior.lock() = actions
+            .iter()
+            .copied()
+            .zip(priors.iter().copied())
+            .collect();
         let mut noise = vec![0.0; priors.len()];
         dirichlet(
             self.config.dirichlet_alpha,

@@ -301,6 +301,33 @@ fn root_noise_can_be_turned_off_for_the_roots_to_come() {
     assert!(!uniform(&s));
 }
 
+/// The network's prior at the root is the evaluator's (uniform for the fake) however the root
+/// got its noise: at its expansion, or mixed into a reused subtree's root.
+#[test]
+fn the_root_network_prior_is_the_priors_before_noise() {
+    let fake = FakeEvaluator::new(1);
+    let uniform = |prior: &[(u8, f32)], n: usize| {
+        prior.len() == n
+            && prior
+                .iter()
+                .all(|&(_, p)| (p - 1.0 / n as f32).abs() < 1e-6)
+    };
+    let mut s = Search::new(Mnk::new(4, 4, 3), config().with_noise(0.3, 0.25), 8);
+    s.run(&fake, Limit::visits(400), RunOptions::single(1))
+        .unwrap();
+    let noised: Vec<f32> = s.root_children().iter().map(|c| c.prior).collect();
+    assert!(noised.iter().any(|&p| (p - 1.0 / 16.0).abs() > 1e-3));
+    assert!(uniform(&s.root_network_prior(), 16));
+    let a = s.best_action().unwrap();
+    s.advance(a).unwrap();
+    assert!(s.root_visits() > 0, "the subtree is reused");
+    assert!(s
+        .root_children()
+        .iter()
+        .any(|c| (c.prior - 1.0 / 15.0).abs() > 1e-3));
+    assert!(uniform(&s.root_network_prior(), 15));
+}
+
 #[test]
 fn temperature_samples_in_proportion_to_visits() {
     use rand::SeedableRng;
