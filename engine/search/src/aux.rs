@@ -8,6 +8,10 @@ use games::Game;
 
 use crate::Search;
 
+/// Most positions [`root_aux`] evaluates (the root and its most visited children): one small
+/// call per report, cheap beside an analysis interval even on a CPU.
+pub const MIXED_MAX: usize = 16;
+
 /// The auxiliary outputs at a root, from the point of view of its player to act.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RootAux<A> {
@@ -26,10 +30,10 @@ pub struct RootAux<A> {
 }
 
 /// The network's auxiliary outputs for `root`, mixed with those of its children: the root's
-/// evaluation weighs 1, each child's its visits (`children`: action and visits; at most the
-/// evaluator's batch less one, the most visited, are evaluated; unvisited and finished ones
-/// are left out). A child's outputs are turned to the root's player's view. `None`, with no
-/// call made, where the evaluator has no auxiliary head.
+/// evaluation weighs 1, each child's its visits (`children`: action and visits; the most
+/// visited, up to one batch and [`MIXED_MAX`] positions in all, are evaluated; unvisited and
+/// finished ones are left out). A child's outputs are turned to the root's player's view.
+/// `None`, with no call made, where the evaluator has no auxiliary head.
 pub fn root_aux<G: Game>(
     evaluator: &dyn Evaluator<G>,
     root: &G,
@@ -46,7 +50,7 @@ pub fn root_aux<G: Game>(
     // Weight and sign (+1 where the child's player to act is the root's) of each state.
     let mut weights = vec![(1.0f32, 1.0f32)];
     for (action, visits) in visited {
-        if states.len() >= evaluator.batch_size().max(1) {
+        if states.len() >= evaluator.batch_size().clamp(1, MIXED_MAX) {
             break;
         }
         let mut child = root.clone();
