@@ -312,6 +312,7 @@ fn synthetic_shard(game: &str, shape: TensorShape, rng: &mut SmallRng) -> Shard 
                 ),
                 score: Some(rng.gen_range(-20.0..20.0)),
                 reply: Some(vec![(rng.gen_range(0..shape.policy_size) as u16, 1.0)]),
+                surprise: None,
             };
             Sample {
                 planes,

@@ -780,6 +780,7 @@ fn go_aux_shard(path: &Path, n: usize, seed: u64) {
                         ownership: Some(owner),
                         score: Some(score),
                         reply: Some(policy),
+                        surprise: None,
                     }
                 } else {
                     shards::Aux::default()

@@ -385,6 +385,8 @@ struct Pending {
     ply: u32,
     /// The root value of the position's search, from the mover's side.
     root_value: f32,
+    /// KL(policy target ‖ the network's root prior) ([`policy_surprise`]).
+    surprise: Option<f32>,
 }
 
 /// One game in progress.
@@ -828,17 +830,25 @@ fn make_move<G: Game>(
             SearchKind::Puct => slot.search.pruned_visit_distribution(),
             SearchKind::Gumbel => slot.search.improved_policy(),
         };
-        let policy = target
+        let policy: Vec<(u16, f32)> = target
             .into_iter()
             .filter(|&(_, p)| p > 0.0)
             .map(|(a, p)| (state.action_index(a) as u16, p))
             .collect();
+        let prior: Vec<(u16, f32)> = slot
+            .search
+            .root_network_prior()
+            .into_iter()
+            .map(|(a, p)| (state.action_index(a) as u16, p))
+            .collect();
+        let surprise = (!policy.is_empty()).then(|| policy_surprise(&policy, &prior));
         slot.samples.push(Pending {
             planes,
             policy,
             mover,
             ply: slot.moves,
             root_value: slot.search.root_value(),
+            surprise,
         });
     }
     if slot.moves >= config.resign_min_moves && slot.search.root_value() < config.resign_threshold {
@@ -866,6 +876,31 @@ fn make_move<G: Game>(
         return Ok(Some(outcome));
     }
     Ok(None)
+}
+
+/// The smallest prior [`policy_surprise`] divides by: an action the network gave (almost) no
+/// chance costs at most ln(10⁶) ≈ 13.8 nats per unit of the target's mass.
+const PRIOR_FLOOR: f32 = 1e-6;
+
+/// How surprising a search's policy target was to the network that played (KataGo's policy
+/// surprise): KL(target ‖ prior) = Σ target(a) · ln(target(a) / prior(a)) in nats over the
+/// actions with a share of the target, each prior floored at [`PRIOR_FLOOR`]; `prior` is the
+/// network's policy at the root before noise ([`Search::root_network_prior`]), both as (policy
+/// index, probability). 0 when the search agreed with the network; never negative.
+pub fn policy_surprise(target: &[(u16, f32)], prior: &[(u16, f32)]) -> f32 {
+    let mut by_index = prior.to_vec();
+    by_index.sort_unstable_by_key(|&(i, _)| i);
+    let prior_of = |i: u16| {
+        by_index
+            .binary_search_by_key(&i, |&(j, _)| j)
+            .map_or(0.0, |k| by_index[k].1)
+    };
+    let kl: f64 = target
+        .iter()
+        .filter(|&&(_, t)| t > 0.0)
+        .map(|&(i, t)| f64::from(t) * (f64::from(t) / f64::from(prior_of(i).max(PRIOR_FLOOR))).ln())
+        .sum();
+    kl.max(0.0) as f32
 }
 
 /// A finished game's samples, valued by its outcome from each mover's point of view (blended
@@ -940,6 +975,7 @@ fn aux_targets<G: Game>(
             ownership,
             score,
             reply,
+            surprise: p.surprise,
         });
     }
     out
@@ -1023,7 +1059,25 @@ mod tests {
             mover,
             ply,
             root_value: 0.0,
+            surprise: None,
         }
+    }
+
+    #[test]
+    fn policy_surprise_is_the_kl_divergence_of_the_target_from_the_prior() {
+        // Target (0.5, 0.5, 0) against prior (0.25, 0.25, 0.5): 2 · 0.5 · ln 2 = ln 2.
+        let prior = [(7, 0.5), (3, 0.25), (5, 0.25)];
+        let kl = policy_surprise(&[(3, 0.5), (5, 0.5)], &prior);
+        assert!((kl - std::f32::consts::LN_2).abs() < 1e-6, "{kl}");
+        // A search that agrees with the network is no surprise.
+        assert!(policy_surprise(&[(7, 0.5), (3, 0.25), (5, 0.25)], &prior).abs() < 1e-6);
+        // Target (0.8, 0.2) against (0.5, 0.5): 0.8 ln 1.6 + 0.2 ln 0.4.
+        let kl = policy_surprise(&[(1, 0.8), (2, 0.2)], &[(2, 0.5), (1, 0.5)]);
+        let want = 0.8 * 1.6f32.ln() + 0.2 * 0.4f32.ln();
+        assert!((kl - want).abs() < 1e-6, "{kl} vs {want}");
+        // An action the prior lacks costs ln(1 / PRIOR_FLOOR).
+        let kl = policy_surprise(&[(9, 1.0)], &prior);
+        assert!((kl - (1.0 / PRIOR_FLOOR).ln()).abs() < 1e-3, "{kl}");
     }
 
     /// Black acts at plies 0–1 (a Liuzhou turn of two actions), White at 2–4, Black at 5; plies

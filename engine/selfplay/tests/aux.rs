@@ -67,6 +67,11 @@ fn check_game(samples: &[Sample], area: usize) -> usize {
         assert_eq!(samples[k].aux.reply, want, "reply of sample {k}");
         replies += usize::from(want.is_some());
     }
+    // Every stored search has its policy surprise; an 8-visit search parts from the prior.
+    assert!(samples
+        .iter()
+        .all(|s| s.aux.surprise.is_some_and(|x| x.is_finite() && x >= 0.0)));
+    assert!(samples.iter().any(|s| s.aux.surprise > Some(0.01)));
     replies
 }
 

@@ -36,9 +36,13 @@
 //! | `reply_offsets` | U32 | N + 1 | sample i's reply entries are `offsets[i]..offsets[i+1]`; none where it has no reply target |
 //! | `reply_index` | U16 | R | policy index of an entry of the opponent's reply ([`Aux::reply`]) |
 //! | `reply_prob` | F32 | R | its share, in [0, 1] (each present reply sums to 1 within 10⁻³) |
+//! | `surprise` | F32 | N | the policy surprise ([`Aux::surprise`]), finite and ≥ 0; 0 where the mask is 0 |
+//! | `surprise_mask` | U8 | N | 1 where the sample has a surprise, else 0 |
 //!
-//! The last seven tensors, the auxiliary targets, are new in version 3; a version 1 or 2 shard
-//! reads with every target absent ([`Aux::default`]), and a fit gives an absent target weight 0.
+//! The seven tensors from `ownership` to `reply_prob`, the auxiliary targets, are new in
+//! version 3; a version 1 or 2 shard reads with every target absent ([`Aux::default`]), and a
+//! fit gives an absent target weight 0. The last two, the policy surprise, are new in version 4;
+//! a shard of an earlier version reads with no surprise (a fit weighs such a sample 1).
 //! The ownership's points are in the order of a plane of `planes`, so a symmetry moves them as
 //! it moves a plane ([`transform_ownership`]), and a reply as it moves the policy
 //! ([`transform_policy`]).
@@ -79,9 +83,9 @@ pub use games::symmetry_maps;
 pub const FORMAT: &str = "engine-shard";
 /// The version written. Bumped whenever the layout changes; readers refuse versions outside
 /// [`OLDEST_VERSION`]`..=VERSION`.
-pub const VERSION: u32 = 3;
-/// The oldest version read: version 1 is version 2 without the `crc32` metadata, and version 2
-/// is version 3 without the auxiliary targets.
+pub const VERSION: u32 = 4;
+/// The oldest version read: version 1 is version 2 without the `crc32` metadata, version 2 is
+/// version 3 without the auxiliary targets, and version 3 is version 4 without the surprise.
 pub const OLDEST_VERSION: u32 = 1;
 /// `symmetry_policy` entry for an index a symmetry maps to no action.
 pub use games::NO_INDEX;
@@ -315,6 +319,10 @@ pub struct Aux {
     pub score: Option<f32>,
     /// The opponent's reply: the next position's policy target as stored there (sparse).
     pub reply: Option<Vec<(u16, f32)>>,
+    /// Not a target but a sampling weight's input: how surprising the policy target was to the
+    /// network that played, KL(target ‖ the network's prior at the root, before noise), in
+    /// nats, finite and ≥ 0 (KataGo's policy-surprise weighting, `fit.surprise_weight`).
+    pub surprise: Option<f32>,
 }
 
 /// The ply whose policy target is the reply target of the position at `ply`, in a game where
@@ -424,12 +432,13 @@ impl Shard {
             bytes_of(&value),
             bytes_of(&sym_policy),
         );
-        let (ownership, score, reply_offsets, reply_index, reply_prob) = (
+        let (ownership, score, reply_offsets, reply_index, reply_prob, surprise) = (
             bytes_of(&aux.ownership),
             bytes_of(&aux.score),
             bytes_of(&aux.reply_offsets),
             bytes_of(&aux.reply_index),
             bytes_of(&aux.reply_prob),
+            bytes_of(&aux.surprise),
         );
         let replies = aux.reply_index.len();
         let tensors = vec![
@@ -475,6 +484,11 @@ impl Shard {
                 view(Dtype::U16, vec![replies], &reply_index)?,
             ),
             ("reply_prob", view(Dtype::F32, vec![replies], &reply_prob)?),
+            ("surprise", view(Dtype::F32, vec![n], &surprise)?),
+            (
+                "surprise_mask",
+                view(Dtype::U8, vec![n], &aux.surprise_mask)?,
+            ),
         ];
         let info: HashMap<String, String> = [
             ("format", FORMAT.to_string()),
@@ -653,6 +667,27 @@ impl Shard {
                     f32::from_le_bytes,
                 ),
                 reply_index,
+                // The policy surprise, from version 4 on.
+                surprise: if version >= 4 {
+                    decode(
+                        &mut crcs,
+                        "surprise",
+                        tensor("surprise", Dtype::F32, &[n])?,
+                        f32::from_le_bytes,
+                    )
+                } else {
+                    vec![0.0; n]
+                },
+                surprise_mask: if version >= 4 {
+                    decode(
+                        &mut crcs,
+                        "surprise_mask",
+                        tensor("surprise_mask", Dtype::U8, &[n])?,
+                        u8::from_le_bytes,
+                    )
+                } else {
+                    vec![0; n]
+                },
             })
         } else {
             None
@@ -865,6 +900,9 @@ struct AuxColumns {
     reply_offsets: Vec<u32>,
     reply_index: Vec<u16>,
     reply_prob: Vec<f32>,
+    /// Version 4 on; a shard of version 3 reads with zeros and masks of 0.
+    surprise: Vec<f32>,
+    surprise_mask: Vec<u8>,
 }
 
 impl AuxColumns {
@@ -895,6 +933,8 @@ impl AuxColumns {
             self.reply_prob.extend(reply.iter().map(|&(_, p)| p));
         }
         self.reply_offsets.push(self.reply_index.len() as u32);
+        self.surprise.push(aux.surprise.unwrap_or(0.0));
+        self.surprise_mask.push(u8::from(aux.surprise.is_some()));
         Ok(())
     }
 
@@ -915,6 +955,7 @@ impl AuxColumns {
                     .zip(self.reply_prob[a..b].iter().copied())
                     .collect()
             }),
+            surprise: (self.surprise_mask[i] == 1).then_some(self.surprise[i]),
         }
     }
 
@@ -924,6 +965,7 @@ impl AuxColumns {
         for (name, mask) in [
             ("ownership_mask", &self.ownership_mask),
             ("score_mask", &self.score_mask),
+            ("surprise_mask", &self.surprise_mask),
         ] {
             if let Some(i) = mask.iter().position(|&m| m > 1) {
                 return Err(format!(
@@ -991,6 +1033,25 @@ impl AuxColumns {
                      not 1"
                 ));
             }
+        }
+        if let Some(i) = self
+            .surprise
+            .iter()
+            .position(|x| !(x.is_finite() && *x >= 0.0))
+        {
+            return Err(format!(
+                "tensor `surprise`: element {i} is {}, not a finite number ≥ 0",
+                self.surprise[i]
+            ));
+        }
+        if let Some(i) = (0..self.surprise.len())
+            .find(|&i| self.surprise[i] != 0.0 && self.surprise_mask[i] == 0)
+        {
+            return Err(format!(
+                "tensor `surprise`: element {i} is {}, but the sample has no surprise \
+                 (`surprise_mask` 0): it must be 0",
+                self.surprise[i]
+            ));
         }
         Ok(())
     }

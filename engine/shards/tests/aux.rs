@@ -1,4 +1,4 @@
-//! The auxiliary targets of version 3 (`Aux`): every combination round-trips, bad numbers are
+//! The auxiliary targets of version 3 and the surprise of version 4 (`Aux`): every combination round-trips, bad numbers are
 //! refused by writer and reader naming the tensor and element, and symmetries move the
 //! ownership like a plane and the reply like the policy.
 
@@ -49,6 +49,7 @@ fn board_2x3() -> Shard {
                     ownership: (i & 1 != 0).then(|| vec![1.0, -1.0, 0.0, 0.25, -0.5, k / 8.0]),
                     score: (i & 2 != 0).then_some(k * 1.5 - 6.5),
                     reply: (i & 4 != 0).then(|| vec![(6, 0.75), (i % 6, 0.25)]),
+                    surprise: (i % 3 != 0).then_some(k * 0.25),
                 },
             }
         })
@@ -90,7 +91,13 @@ fn every_combination_of_targets_round_trips() {
     assert_eq!(st.tensor("reply_offsets").unwrap().shape(), [9]);
     assert_eq!(st.tensor("reply_index").unwrap().shape(), [8]);
     let (_, header) = safetensors::SafeTensors::read_metadata(&bytes).unwrap();
-    assert_eq!(header.metadata().as_ref().unwrap()["version"], "3");
+    assert_eq!(header.metadata().as_ref().unwrap()["version"], "4");
+    assert_eq!(
+        st.tensor("surprise_mask").unwrap().data(),
+        [0, 1, 1, 0, 1, 1, 0, 1]
+    );
+    assert_eq!(back.samples[5].aux.surprise, Some(1.25));
+    assert_eq!(back.samples[6].aux.surprise, None);
 }
 
 /// The shard at `path` with tensor `name`'s bytes changed by `edit` (bypassing the writer's
@@ -190,6 +197,24 @@ fn bad_targets_are_refused_naming_tensor_and_element() {
             Box::new(|b| b[4 * 8..4 * 9].copy_from_slice(&3u32.to_le_bytes())),
             "is not a partition of the 8 reply entries",
         ),
+        (
+            "surprise",
+            "surprise_negative",
+            Box::new(|b| set_f32(b, 1, -0.5)),
+            "element 1 is -0.5, not a finite number ≥ 0",
+        ),
+        (
+            "surprise",
+            "surprise_absent",
+            Box::new(|b| set_f32(b, 3, 0.5)),
+            "element 3 is 0.5, but the sample has no surprise",
+        ),
+        (
+            "surprise_mask",
+            "surprise_mask",
+            Box::new(|b| b[4] = 3),
+            "element 4 is 3, neither 0 (absent) nor 1 (present)",
+        ),
     ];
     for (tensor, name, edit, expect) in cases {
         let path = dir.join(format!("{name}.safetensors"));
@@ -238,6 +263,10 @@ fn bad_targets_are_refused_naming_tensor_and_element() {
             with(&|a| a.reply = Some(vec![(1, 0.3)])),
             "sample 5's entries (elements 2..3) sum to 0.3, not 1",
         ),
+        (
+            with(&|a| a.surprise = Some(f32::INFINITY)),
+            "tensor `surprise`: element 5 is inf",
+        ),
     ] {
         match bad.write(&out.join("x.safetensors")) {
             Err(e @ ShardError::BadSamples(_)) => assert!(e.to_string().contains(expect), "{e}"),
@@ -247,9 +276,10 @@ fn bad_targets_are_refused_naming_tensor_and_element() {
     assert_eq!(fs::read_dir(&out).unwrap().count(), 0, "nothing written");
 }
 
-/// A version 3 shard must hold its auxiliary tensors (all absent is a mask of zeros).
+/// A shard of the current version must hold its auxiliary tensors and its surprise (all
+/// absent is a mask of zeros).
 #[test]
-fn a_version_3_shard_without_its_targets_is_refused() {
+fn a_shard_without_its_targets_is_refused() {
     let dir = tmpdir("missing");
     let good = dir.join("good.safetensors");
     board_2x3().write(&good).unwrap();
@@ -257,19 +287,23 @@ fn a_version_3_shard_without_its_targets_is_refused() {
     let (_, header) = safetensors::SafeTensors::read_metadata(&bytes).unwrap();
     let st = safetensors::SafeTensors::deserialize(&bytes).unwrap();
     let tensors = st.tensors();
-    let kept: Vec<_> = tensors
-        .iter()
-        .filter(|(n, _)| n != "score_mask")
-        .map(|(n, t)| (n.as_str(), t.clone()))
-        .collect();
-    let bad = dir.join("no-score-mask.safetensors");
-    let info = header.metadata().clone().unwrap();
-    fs::write(&bad, shards::checksum::serialize(kept, info).unwrap()).unwrap();
-    match Shard::read(&bad) {
-        Err(e @ ShardError::Invalid { .. }) => {
-            assert!(e.to_string().contains("tensor `score_mask` missing"), "{e}")
+    for missing in ["score_mask", "surprise", "surprise_mask"] {
+        let kept: Vec<_> = tensors
+            .iter()
+            .filter(|(n, _)| n != missing)
+            .map(|(n, t)| (n.as_str(), t.clone()))
+            .collect();
+        let bad = dir.join(format!("no-{missing}.safetensors"));
+        let info = header.metadata().clone().unwrap();
+        fs::write(&bad, shards::checksum::serialize(kept, info).unwrap()).unwrap();
+        match Shard::read(&bad) {
+            Err(e @ ShardError::Invalid { .. }) => assert!(
+                e.to_string()
+                    .contains(&format!("tensor `{missing}` missing")),
+                "{e}"
+            ),
+            other => panic!("expected Invalid, got {other:?}"),
         }
-        other => panic!("expected Invalid, got {other:?}"),
     }
 }
 

@@ -58,6 +58,7 @@ fn liuzhou() -> Shard {
             ownership: s.final_ownership(s.to_act()),
             score: s.final_score(s.to_act()),
             reply: None,
+            surprise: Some(0.5),
         };
         if let Some(last) = samples.last_mut() {
             last.aux.reply = Some(policy.clone());
@@ -93,6 +94,7 @@ fn tiny() -> Shard {
                     ownership: Some(vec![1.0, -1.0, 0.0, 0.5]),
                     score: Some(2.5),
                     reply: Some(vec![(1, 0.5), (4, 0.5)]),
+                    surprise: Some(0.75),
                 },
             },
             Sample {
@@ -112,8 +114,8 @@ fn tiny() -> Shard {
     }
 }
 
-/// A fixture of `tests/data`: `tiny()` without its auxiliary targets as the writers of
-/// version 1 and 2 wrote it.
+/// A fixture of `tests/data`: `tiny()` as the writers of versions 1 and 2 wrote it (without
+/// its auxiliary targets) and as version 3 wrote it (without its surprise).
 fn fixture(name: &str) -> Vec<u8> {
     fs::read(
         Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -126,7 +128,7 @@ fn fixture(name: &str) -> Vec<u8> {
 /// Shards as versions 1 and 2 wrote them (files kept from then) read with every auxiliary
 /// target absent, and are written again as the current version, which reads back the same.
 #[test]
-fn versions_1_and_2_read_with_no_auxiliary_targets() {
+fn versions_1_to_3_read_with_what_they_had() {
     let mut want = tiny();
     want.samples.iter_mut().for_each(|s| s.aux = Aux::default());
     for (name, version, integrity) in [
@@ -144,7 +146,18 @@ fn versions_1_and_2_read_with_no_auxiliary_targets() {
         let again = Shard::from_bytes(&shard.to_bytes().unwrap(), Path::new(name)).unwrap();
         assert_eq!(again.samples, want.samples, "{name}");
     }
-    // The current version keeps them.
+    // Version 3 (a file kept from then) reads with its targets and no surprise.
+    let mut want = tiny();
+    want.samples.iter_mut().for_each(|s| s.aux.surprise = None);
+    let bytes = fixture("tiny_v3.safetensors");
+    let (_, header) = safetensors::SafeTensors::read_metadata(&bytes).unwrap();
+    assert_eq!(header.metadata().as_ref().unwrap()["version"], "3");
+    let (shard, got) = Shard::from_bytes_checked(&bytes, Path::new("v3")).unwrap();
+    assert_eq!(got, Integrity::Verified);
+    assert_eq!(shard.samples, want.samples);
+    let again = Shard::from_bytes(&shard.to_bytes().unwrap(), Path::new("v3")).unwrap();
+    assert_eq!(again.samples, want.samples);
+    // The current version keeps them all.
     let bytes = tiny().to_bytes().unwrap();
     let back = Shard::from_bytes(&bytes, Path::new("tiny")).unwrap();
     assert_eq!(back.samples, tiny().samples);
@@ -227,11 +240,12 @@ fn write_seed_corpus() {
     flipped[last] ^= 0x10;
     let mut flipped_header = tiny.clone();
     flipped_header[20] ^= 0x01;
-    let seeds: [(&str, Vec<u8>); 9] = [
+    let seeds: [(&str, Vec<u8>); 10] = [
         ("liuzhou", liuzhou.clone()),
         ("tiny", tiny.clone()),
         ("tiny_v1", fixture("tiny_v1.safetensors")),
         ("tiny_v2", fixture("tiny_v2.safetensors")),
+        ("tiny_v3", fixture("tiny_v3.safetensors")),
         ("damaged_truncated", tiny[..tiny.len() / 2].to_vec()),
         ("damaged_flipped_data", flipped),
         ("damaged_flipped_header", flipped_header),

@@ -60,6 +60,7 @@ fn liuzhou_shard(n: usize, seed: u64) -> (Shard, Vec<Liuzhou>) {
                 ownership: s.final_ownership(me),
                 score: s.final_score(me),
                 reply: None,
+                surprise: rng.gen_bool(0.5).then(|| rng.gen_range(0.0..3.0)),
             },
         });
         states.push(s.clone());
@@ -516,7 +517,7 @@ fn a_changed_byte_in_any_tensor_is_refused_naming_file_and_tensor() {
     shard.write(&good).unwrap();
     let bytes = fs::read(&good).unwrap();
     let ranges = tensor_ranges(&bytes);
-    assert_eq!(ranges.len(), 14, "{ranges:?}");
+    assert_eq!(ranges.len(), 16, "{ranges:?}");
     let planes = ranges.iter().find(|r| r.0 == "planes").unwrap();
     let zero = bytes[planes.1..planes.2]
         .chunks_exact(4)
@@ -589,11 +590,11 @@ fn version_1_shards_without_checksums_are_still_read() {
     }
     let future = dir.join("future.safetensors");
     with_metadata(&v3, &future, |info| {
-        info.insert("version".into(), "4".into());
+        info.insert("version".into(), "5".into());
     });
     match Shard::read(&future) {
         Err(e @ ShardError::Foreign { .. }) => {
-            assert!(e.to_string().contains("reads versions 1 to 3"), "{e}")
+            assert!(e.to_string().contains("reads versions 1 to 4"), "{e}")
         }
         other => panic!("expected Foreign, got {other:?}"),
     }

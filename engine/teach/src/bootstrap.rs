@@ -400,6 +400,7 @@ impl<G: Game> GameEnd<G> {
                 reply: shards::reply_ply(&self.movers, p.ply as usize)
                     .and_then(|ply| pending.binary_search_by_key(&ply, |q| q.ply as usize).ok())
                     .map(|k| pending[k].policy.clone()),
+                surprise: None,
             })
             .collect()
     }

@@ -242,6 +242,7 @@ pub fn record_samples<G: Game>(record: &GameRecord<G>) -> Option<Vec<Sample>> {
                         ownership: last.final_ownership(mover).filter(|_| ended),
                         score: last.final_score(mover).filter(|_| ended),
                         reply: shards::reply_ply(&movers, ply).map(|k| vec![policies[k]]),
+                        surprise: None,
                     },
                 }
             })
