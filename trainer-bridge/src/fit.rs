@@ -1,7 +1,8 @@
 //! `trainer-bridge fit`: trains the network on the newest self-play shards and writes the next
 //! checkpoint and its ONNX model.
 //!
-//! Samples are drawn uniformly from a window of the newest positions, each seen through a random
+//! Samples are drawn from a window of the newest positions (uniformly, or weighted by their policy
+//! surprise: `surprise_weight`, [`crate::window::Sampler`]), each seen through a random
 //! board symmetry (shards carry the symmetry maps, so no game rules are needed): the planes and
 //! the ownership target move with the board, the policy and the reply target through the
 //! symmetry's policy map. The loss is the policy cross-entropy against the visit distribution
@@ -60,6 +61,11 @@ pub struct FitConfig {
     pub reply_weight: f64,
     /// Positions sampled from: the newest this many across the newest shards.
     pub window_samples: usize,
+    /// Share a of the sampling weight spread by policy surprise (KataGo's weighting, which
+    /// uses 0.5): a position is drawn with weight (1 − a) + a · surprise / the window's mean
+    /// surprise, one without a surprise (older shards, teacher data) with weight 1
+    /// ([`crate::window::Sampler`]). 0 to 1; 0 draws uniformly.
+    pub surprise_weight: f64,
     /// Apply a random board symmetry to each sample.
     pub augment: bool,
     pub seed: u64,
@@ -94,6 +100,7 @@ impl Default for FitConfig {
             wdl_weight: 1.0,
             reply_weight: 0.15,
             window_samples: 100_000,
+            surprise_weight: 0.0,
             augment: true,
             seed: 1,
             int8: false,
@@ -129,6 +136,10 @@ impl FitConfig {
             (
                 self.window_samples >= 1,
                 "window_samples must be at least 1",
+            ),
+            (
+                (0.0..=1.0).contains(&self.surprise_weight),
+                "surprise_weight must be between 0 and 1",
             ),
             (
                 (0.0..=1.0).contains(&self.anchor_weight),
@@ -423,6 +434,7 @@ pub fn fit(job: FitJob<'_>) -> anyhow::Result<FitReport> {
         .take(cfg.window_samples)
         .filter(|&(k, _)| kept[k])
         .collect();
+    let sampler = crate::window::Sampler::new(&shards, &index, cfg.surprise_weight);
     let holdout_before = if held.is_empty() {
         None
     } else {
@@ -454,7 +466,7 @@ pub fn fit(job: FitJob<'_>) -> anyhow::Result<FitReport> {
     let started = Instant::now();
     let (mut first_loss, mut last_loss) = ((0.0, 0.0), (0.0, 0.0));
     for step in 0..cfg.steps {
-        batch.fill(&shards, &index, cfg.augment, &mut rng);
+        batch.fill_from(&shards, &sampler, cfg.augment, &mut rng);
         let done = train_step(
             &net,
             &mut opt,
@@ -616,8 +628,20 @@ impl Batch {
         augment: bool,
         rng: &mut SmallRng,
     ) {
+        let sampler = crate::window::Sampler::uniform(index);
+        self.fill_from(shards, &sampler, augment, rng);
+    }
+
+    /// [`Batch::fill`] with the samples drawn by `sampler` (uniformly or by weight).
+    pub fn fill_from(
+        &mut self,
+        shards: &[WindowShard],
+        sampler: &crate::window::Sampler<'_>,
+        augment: bool,
+        rng: &mut SmallRng,
+    ) {
         for j in 0..self.size {
-            let (k, i) = index[rng.gen_range(0..index.len())];
+            let (k, i) = sampler.draw(rng);
             let sym = if augment {
                 rng.gen_range(0..shards[k].symmetries.len())
             } else {
@@ -945,6 +969,7 @@ mod tests {
                     ownership: Some(Planes::pack(board)),
                     score: Some(3.0),
                     reply: Some(policy),
+                    surprise: None,
                 }
             } else {
                 window::Aux::default()

@@ -125,6 +125,9 @@ pub struct Aux {
     pub score: Option<f32>,
     /// The opponent's reply: the next position's policy target (sparse).
     pub reply: Option<Box<[(u16, f32)]>>,
+    /// The policy surprise ([`shards::Aux::surprise`]): no target, the input of the sampling
+    /// weight ([`Sampler`]).
+    pub surprise: Option<f32>,
 }
 
 impl From<shards::Aux> for Aux {
@@ -133,6 +136,7 @@ impl From<shards::Aux> for Aux {
             ownership: aux.ownership.as_deref().map(Planes::pack),
             score: aux.score,
             reply: aux.reply.map(Into::into),
+            surprise: aux.surprise,
         }
     }
 }
@@ -189,6 +193,92 @@ impl WindowShard {
             })
             .sum()
     }
+}
+
+/// Draws the window's positions: uniformly, or with `fit.surprise_weight` a above 0 each with
+/// weight (1 − a) + a · surprise / (the mean surprise of the window's positions that have one),
+/// and weight 1 where a position has none (KataGo's policy-surprise weighting, a = 0.5: half
+/// the weight spread evenly, half by surprise). A window with no surprise, or only surprises of
+/// 0, is drawn uniformly.
+pub struct Sampler<'a> {
+    /// The window's (shard, sample) pairs.
+    index: &'a [(usize, usize)],
+    /// Running sums of the weights (`None`: uniform).
+    cumulative: Option<Vec<f64>>,
+}
+
+impl<'a> Sampler<'a> {
+    /// The sampler of the positions `index` names in `shards`, with surprise weight `a` in
+    /// [0, 1].
+    pub fn new(shards: &[WindowShard], index: &'a [(usize, usize)], a: f64) -> Sampler<'a> {
+        let surprises: Vec<Option<f32>> = index
+            .iter()
+            .map(|&(k, i)| shards[k].samples[i].aux.surprise)
+            .collect();
+        let cumulative = surprise_weights(&surprises, a).map(|w| {
+            w.iter()
+                .scan(0.0, |sum, x| {
+                    *sum += x;
+                    Some(*sum)
+                })
+                .collect()
+        });
+        Sampler { index, cumulative }
+    }
+
+    /// The sampler that draws the positions `index` names uniformly.
+    pub fn uniform(index: &'a [(usize, usize)]) -> Sampler<'a> {
+        Sampler {
+            index,
+            cumulative: None,
+        }
+    }
+
+    /// Positions in the window.
+    pub fn len(&self) -> usize {
+        self.index.len()
+    }
+
+    /// Whether the window is empty.
+    pub fn is_empty(&self) -> bool {
+        self.index.is_empty()
+    }
+
+    /// Whether positions are drawn by weight rather than uniformly.
+    pub fn weighted(&self) -> bool {
+        self.cumulative.is_some()
+    }
+
+    /// One (shard, sample) pair. Uniform draws take one number from `rng` as a plain
+    /// `gen_range` over the window does, so a fit without weights draws what it drew before.
+    pub fn draw(&self, rng: &mut impl rand::Rng) -> (usize, usize) {
+        match &self.cumulative {
+            None => self.index[rng.gen_range(0..self.index.len())],
+            Some(cumulative) => {
+                let total = cumulative.last().copied().unwrap_or(0.0);
+                let u = rng.gen::<f64>() * total;
+                let k = cumulative.partition_point(|&c| c <= u);
+                self.index[k.min(self.index.len() - 1)]
+            }
+        }
+    }
+}
+
+/// Each position's sampling weight for surprise weight `a` (see [`Sampler`]): (1 − a) + a ·
+/// surprise / mean over the positions with a surprise, 1 for those without one; `None` (draw
+/// uniformly) when `a` is 0 or no position has a surprise above 0.
+pub fn surprise_weights(surprises: &[Option<f32>], a: f64) -> Option<Vec<f64>> {
+    let present: Vec<f64> = surprises.iter().flatten().map(|&s| f64::from(s)).collect();
+    let mean = present.iter().sum::<f64>() / present.len().max(1) as f64;
+    if a <= 0.0 || mean <= 0.0 {
+        return None;
+    }
+    Some(
+        surprises
+            .iter()
+            .map(|s| s.map_or(1.0, |s| (1.0 - a) + a * f64::from(s) / mean))
+            .collect(),
+    )
 }
 
 /// Up to `samples` positions of `shards`, evenly spaced over all of theirs, as encoded planes
@@ -261,6 +351,111 @@ mod tests {
             let p = round_trip(&planes);
             assert_eq!(p.len(), n);
             assert_eq!(p.is_empty(), n == 0);
+        }
+    }
+
+    #[test]
+    fn surprise_weights_spread_a_share_by_surprise() {
+        let s = [None, Some(0.5), Some(1.5), Some(0.0)];
+        // Mean surprise 2 / 3: weights 1, 0.5 + 0.5 · 0.75, 0.5 + 0.5 · 2.25, 0.5.
+        let w = surprise_weights(&s, 0.5).unwrap();
+        let want = [1.0, 0.875, 1.625, 0.5];
+        assert!(
+            w.iter().zip(want).all(|(a, b)| (a - b).abs() < 1e-12),
+            "{w:?}"
+        );
+        let w = surprise_weights(&s, 1.0).unwrap();
+        assert!(w
+            .iter()
+            .zip([1.0, 0.75, 2.25, 0.0])
+            .all(|(a, b)| (a - b).abs() < 1e-12));
+        assert_eq!(surprise_weights(&s, 0.0), None);
+        assert_eq!(surprise_weights(&[None, Some(0.0)], 0.5), None);
+        assert_eq!(surprise_weights(&[None, None], 0.5), None);
+    }
+
+    fn shard_of(surprises: &[Option<f32>]) -> WindowShard {
+        WindowShard {
+            meta: ShardMeta {
+                game: "go".into(),
+                planes: 1,
+                height: 1,
+                width: 1,
+                policy_size: 1,
+                model: String::new(),
+                config: String::new(),
+                created_unix: 0,
+                games: 1,
+                policy_target: shards::PolicyTarget::Visits,
+            },
+            symmetries: Vec::new(),
+            samples: surprises
+                .iter()
+                .map(|&surprise| Sample {
+                    planes: Planes::pack(&[0.0]),
+                    policy: Box::new([]),
+                    value: 0.0,
+                    aux: Aux {
+                        surprise,
+                        ..Aux::default()
+                    },
+                })
+                .collect(),
+        }
+    }
+
+    /// 200 000 draws: each position's share is within 0.01 of its weight's share (about six
+    /// standard deviations); a position of weight 0 is never drawn.
+    #[test]
+    fn the_sampler_draws_in_proportion_to_the_weights() {
+        use rand::SeedableRng;
+        let shards = [
+            shard_of(&[None, Some(0.5)]),
+            shard_of(&[Some(1.5), Some(0.0)]),
+        ];
+        let index = [(0, 0), (0, 1), (1, 0), (1, 1)];
+        let draws = 200_000;
+        for (a, want) in [
+            (0.5, [1.0, 0.875, 1.625, 0.5]),
+            (1.0, [1.0, 0.75, 2.25, 0.0]),
+            (0.0, [1.0; 4]),
+        ] {
+            let sampler = Sampler::new(&shards, &index, a);
+            assert_eq!(sampler.weighted(), a > 0.0);
+            let mut rng = rand::rngs::SmallRng::seed_from_u64(7);
+            let mut counts = [0usize; 4];
+            for _ in 0..draws {
+                let pair = sampler.draw(&mut rng);
+                counts[index.iter().position(|&p| p == pair).unwrap()] += 1;
+            }
+            let total: f64 = want.iter().sum();
+            for k in 0..4 {
+                let got = counts[k] as f64 / draws as f64;
+                assert!(
+                    (got - want[k] / total).abs() < 0.01,
+                    "a = {a}, position {k}: {got} vs {}",
+                    want[k] / total
+                );
+            }
+            if want[3] == 0.0 {
+                assert_eq!(counts[3], 0);
+            }
+        }
+    }
+
+    /// Without weights the sampler draws what a plain uniform draw over the window drew.
+    #[test]
+    fn an_unweighted_sampler_draws_as_before() {
+        use rand::{Rng, SeedableRng};
+        let shards = [shard_of(&[Some(1.0), None, Some(2.0)])];
+        let index = [(0, 2), (0, 1), (0, 0)];
+        let sampler = Sampler::new(&shards, &index, 0.0);
+        let (mut a, mut b) = (
+            rand::rngs::SmallRng::seed_from_u64(3),
+            rand::rngs::SmallRng::seed_from_u64(3),
+        );
+        for _ in 0..100 {
+            assert_eq!(sampler.draw(&mut a), index[b.gen_range(0..index.len())]);
         }
     }
 
