@@ -92,6 +92,19 @@ pub struct SelfplayConfig {
     /// the position's own search (the mover's expected result as the search saw it). 1 keeps
     /// the result alone; less lowers the noise of outcomes decided long after the position.
     pub value_result_weight: f32,
+    /// λ of the short-term value targets (KataGo's); 0 off. Off, the rest of the value target
+    /// beside the result (1 − `value_result_weight`) is the position's own root value; on, it
+    /// is H_t, an exponentially weighted average over the position's and the following
+    /// positions' root values ending at the result ([`short_term_values`]): for the position at
+    /// ply t of a game of T plies (a resigned game's last ply is the resigning one),
+    /// H_t = Σ_{k=t}^{T−1} (1 − λ) λ^(k−t) · v_k + λ^(T−t) · r, where v_k is the root value
+    /// of ply k's search (full or cheap) and r the result (with `draw_tiebreak_weight`), both
+    /// from the view of ply t's mover: a value of a ply the opponent decided is negated, one of
+    /// the same player's further actions (a Liuzhou turn of several) is not. λ = 0 is the
+    /// position's own root value, λ = 1 the result alone; between them each action further on
+    /// weighs λ times less. The target is `value_result_weight` · r + (1 −
+    /// `value_result_weight`) · H_t, so `value_result_weight` 1 leaves this key no effect.
+    pub value_horizon: f32,
     /// Where `engine train` plays: `local` or `ray` (the `ray` settings).
     pub backend: Backend,
     pub ray: RayConfig,
@@ -135,6 +148,7 @@ impl Default for SelfplayConfig {
             max_nodes: 1 << 17,
             draw_tiebreak_weight: 0.0,
             value_result_weight: 1.0,
+            value_horizon: 0.0,
             backend: Backend::Local,
             ray: RayConfig::default(),
         }
@@ -220,6 +234,12 @@ impl SelfplayConfig {
             "value_result_weight",
             self.value_result_weight,
             fraction,
+        )?;
+        I::check(
+            (0.0..=1.0).contains(&self.value_horizon),
+            "value_horizon",
+            self.value_horizon,
+            "0 (off) to 1",
         )?;
         self.ray.validate()?;
         // c_puct, forced_playouts, the Dirichlet noise, the Gumbel constants and the upper bound
@@ -402,6 +422,9 @@ struct Slot<G: Game> {
     /// Who decided at each ply so far (full search or not): the reply target looks past a
     /// player's own further actions to the opponent's next decision.
     movers: Vec<Player>,
+    /// The root value of each ply's search so far (full or cheap), from its mover's side: the
+    /// short-term value targets average them ([`short_term_values`]).
+    root_values: Vec<f32>,
     /// This game never resigns; `would_resign` records who would have.
     playout: bool,
     would_resign: Option<Player>,
@@ -711,6 +734,7 @@ fn play_group<G: Game>(
             full: false,
             samples: Vec::new(),
             movers: Vec::new(),
+            root_values: Vec::new(),
             playout: rng.gen_bool(config.resign_playout_fraction),
             would_resign: None,
             resigned: false,
@@ -823,6 +847,7 @@ fn make_move<G: Game>(
     let state = slot.search.state().clone();
     let mover = state.to_act();
     slot.movers.push(mover);
+    slot.root_values.push(slot.search.root_value());
     if slot.full {
         let mut planes = vec![0.0; state.shape().input_len()];
         state.encode(&mut planes);
@@ -903,8 +928,35 @@ pub fn policy_surprise(target: &[(u16, f32)], prior: &[(u16, f32)]) -> f32 {
     kl.max(0.0) as f32
 }
 
+/// The short-term value target H_t of every ply t of a finished game
+/// ([`SelfplayConfig::value_horizon`]): `movers[k]` decided at ply k, `root_values[k]` is its
+/// search's root value from its own side, `result(p)` the game's result for player p, and
+/// `lambda` the decay per action. H_t, from ply t's mover's side, is
+/// Σ_{k=t}^{T−1} (1 − λ) λ^(k−t) · v_k + λ^(T−t) · result(mover_t), with v_k the root value of
+/// ply k from that side (negated where the other player decided ply k) and T the plies played.
+pub fn short_term_values(
+    movers: &[Player],
+    root_values: &[f32],
+    result: impl Fn(Player) -> f32,
+    lambda: f32,
+) -> Vec<f32> {
+    debug_assert_eq!(movers.len(), root_values.len());
+    let first_view = |p: Player, v: f32| if p == Player::First { v } else { -v };
+    // From the end: the values' part in the first player's view, and λ^(T−t).
+    let (mut values, mut weight) = (0.0f32, 1.0f32);
+    let mut out = vec![0.0; movers.len()];
+    for t in (0..movers.len()).rev() {
+        let m = movers[t];
+        values = (1.0 - lambda) * first_view(m, root_values[t]) + lambda * values;
+        weight *= lambda;
+        out[t] = first_view(m, values) + weight * result(m);
+    }
+    out
+}
+
 /// A finished game's samples, valued by its outcome from each mover's point of view (blended
-/// with the position's root value where `value_result_weight` < 1), with their auxiliary
+/// with the position's root value, or its short-term value target where `value_horizon` > 0,
+/// where `value_result_weight` < 1), with their auxiliary
 /// targets ([`aux_targets`]).
 fn finish_game<G: Game>(slot: Slot<G>, outcome: Outcome, config: &SelfplayConfig) -> Finished {
     let last = slot.search.state();
@@ -913,8 +965,17 @@ fn finish_game<G: Game>(slot: Slot<G>, outcome: Outcome, config: &SelfplayConfig
         _ => outcome.value_for(mover),
     };
     let w = config.value_result_weight;
-    let value = |mover: Player, root_value: f32| {
-        (w * result(mover) + (1.0 - w) * root_value).clamp(-1.0, 1.0)
+    let horizon = (config.value_horizon > 0.0 && w < 1.0).then(|| {
+        short_term_values(
+            &slot.movers,
+            &slot.root_values,
+            result,
+            config.value_horizon,
+        )
+    });
+    let value = |p: &Pending| {
+        let rest = horizon.as_ref().map_or(p.root_value, |h| h[p.ply as usize]);
+        (w * result(p.mover) + (1.0 - w) * rest).clamp(-1.0, 1.0)
     };
     let aux = aux_targets(last, &slot.samples, &slot.movers, slot.resigned);
     let samples = slot
@@ -922,7 +983,7 @@ fn finish_game<G: Game>(slot: Slot<G>, outcome: Outcome, config: &SelfplayConfig
         .into_iter()
         .zip(aux)
         .map(|(p, aux)| Sample {
-            value: value(p.mover, p.root_value),
+            value: value(&p),
             planes: p.planes,
             policy: p.policy,
             aux,
@@ -1078,6 +1139,35 @@ mod tests {
         // An action the prior lacks costs ln(1 / PRIOR_FLOOR).
         let kl = policy_surprise(&[(9, 1.0)], &prior);
         assert!((kl - (1.0 / PRIOR_FLOOR).ln()).abs() < 1e-3, "{kl}");
+    }
+
+    /// Black (First) decides plies 0, 1 and 3, White ply 2; Black wins.
+    #[test]
+    fn short_term_values_average_the_later_root_values_from_the_movers_side() {
+        use Player::{First as B, Second as W};
+        let movers = [B, B, W, B];
+        let values = [0.2, 0.4, -0.6, 0.8];
+        let result = |p: Player| if p == B { 1.0 } else { -1.0 };
+        let h = short_term_values(&movers, &values, result, 0.5);
+        // Ply 0: 0.5·0.2 + 0.25·0.4 + 0.125·0.6 (White's −0.6 seen by Black) + 0.0625·0.8
+        // + 0.0625·1.
+        let want = [
+            0.5 * 0.2 + 0.25 * 0.4 + 0.125 * 0.6 + 0.0625 * 0.8 + 0.0625,
+            0.5 * 0.4 + 0.25 * 0.6 + 0.125 * 0.8 + 0.125,
+            // White's side: its own −0.6, Black's 0.8 as −0.8, then the loss.
+            0.5 * -0.6 + 0.25 * -0.8 - 0.25,
+            0.5 * 0.8 + 0.5,
+        ];
+        for (t, (got, want)) in h.iter().zip(want).enumerate() {
+            assert!((got - want).abs() < 1e-6, "ply {t}: {got} vs {want}");
+        }
+        assert!((h[0] - 0.3875).abs() < 1e-6 && (h[2] + 0.75).abs() < 1e-6);
+        // λ = 0: each position's own root value; λ = 1: the result alone.
+        assert_eq!(short_term_values(&movers, &values, result, 0.0), values);
+        assert_eq!(
+            short_term_values(&movers, &values, result, 1.0),
+            [1.0, 1.0, -1.0, 1.0]
+        );
     }
 
     /// Black acts at plies 0–1 (a Liuzhou turn of two actions), White at 2–4, Black at 5; plies

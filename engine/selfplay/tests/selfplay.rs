@@ -349,6 +349,69 @@ fn value_targets_blend_the_result_with_the_root_value() {
     assert!(e.to_string().contains("value_result_weight"), "{e}");
 }
 
+/// `value_horizon` replaces the root value beside the result by the short-term value target:
+/// on the same games, with no weight on the result, λ = 1 gives the results, λ = 0.5 targets
+/// that are neither the results nor the positions' own root values, and λ = 0 (off) the root
+/// values.
+#[test]
+fn short_term_value_targets_run_from_the_root_values_to_the_result() {
+    let values = |w: f32, lambda: f32| {
+        let dir = tmpdir(&format!("horizon-{w}-{lambda}"));
+        let evaluator = FakeEvaluator::new(16).seeded(4);
+        let config = SelfplayConfig {
+            value_result_weight: w,
+            value_horizon: lambda,
+            ..small_config()
+        };
+        let summary = run(
+            &Liuzhou::default(),
+            &evaluator,
+            &config,
+            3,
+            &sink(&dir),
+            11,
+            |_| {},
+        )
+        .unwrap();
+        let samples: Vec<_> = summary
+            .shards
+            .iter()
+            .flat_map(|path| Shard::read(path).unwrap().samples)
+            .collect();
+        std::fs::remove_dir_all(&dir).unwrap();
+        samples
+    };
+    let result = values(1.0, 0.0);
+    let root = values(0.0, 0.0);
+    let all_result = values(0.0, 1.0);
+    let half = values(0.0, 0.5);
+    assert!(!result.is_empty());
+    for (((r, q), a), h) in result.iter().zip(&root).zip(&all_result).zip(&half) {
+        assert_eq!(
+            (&r.planes, &q.planes, &a.planes),
+            (&h.planes, &h.planes, &h.planes),
+            "not the same games"
+        );
+        assert_eq!(a.value, r.value);
+        assert!((-1.0..=1.0).contains(&h.value));
+    }
+    let differs = |x: &[shards::Sample]| {
+        half.iter()
+            .zip(x)
+            .filter(|(h, y)| (h.value - y.value).abs() > 1e-4)
+            .count()
+    };
+    assert!(differs(&root) > half.len() / 2, "{}", differs(&root));
+    assert!(differs(&result) > half.len() / 2, "{}", differs(&result));
+    let e = SelfplayConfig {
+        value_horizon: -0.1,
+        ..small_config()
+    }
+    .validate()
+    .unwrap_err();
+    assert!(e.to_string().contains("value_horizon"), "{e}");
+}
+
 #[test]
 fn searches_stop_at_their_visit_target() {
     // One game and a batch larger than its search: the gather passes of one batch must count
