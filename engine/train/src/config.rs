@@ -39,6 +39,12 @@ pub struct TrainConfig {
     pub bootstrap_fit_steps: usize,
     /// Bootstrap samples kept in the replay window at the start (0: none).
     pub bootstrap_samples: usize,
+    /// Root visits of a full self-play search by iteration, as [iteration, full_visits] pairs
+    /// with the iterations increasing: the self-play of iteration i (0 the first) uses the
+    /// full_visits of the last pair at or before i, and `selfplay.full_visits` before the first
+    /// pair ([`TrainConfig::full_visits_at`]). Cheap searches at first, while the network knows
+    /// little, and deeper ones as it improves. Empty: `selfplay.full_visits` always.
+    pub visit_schedule: Vec<(u32, u32)>,
 }
 
 impl Default for TrainConfig {
@@ -63,6 +69,7 @@ impl Default for TrainConfig {
             bootstrap_shards: None,
             bootstrap_fit_steps: 0,
             bootstrap_samples: 0,
+            visit_schedule: Vec::new(),
         }
     }
 }
@@ -137,6 +144,15 @@ impl TrainConfig {
                 "an agent spec of `engine match` other than `net` (models join the ladder by themselves)",
             )?;
         }
+        for (k, pair) in self.visit_schedule.iter().enumerate() {
+            let after_previous = k == 0 || self.visit_schedule[k - 1].0 < pair.0;
+            I::check(
+                after_previous && pair.1 >= 1,
+                "visit_schedule",
+                format_args!("[{}, {}] (entry {})", pair.0, pair.1, k + 1),
+                "[iteration, full_visits] pairs, the iterations increasing, full_visits 1 or more",
+            )?;
+        }
         let uses_shards = self.bootstrap_fit_steps > 0 || self.bootstrap_samples > 0;
         I::check(
             self.bootstrap_shards.is_some() || !uses_shards,
@@ -144,6 +160,16 @@ impl TrainConfig {
             "none",
             "a directory when bootstrap_fit_steps or bootstrap_samples is set",
         )
+    }
+
+    /// The full_visits of iteration `i`'s self-play by `visit_schedule`: that of its last pair
+    /// at or before `i`, else `full_visits` (the `selfplay` section's).
+    pub fn full_visits_at(&self, i: u32, full_visits: u32) -> u32 {
+        self.visit_schedule
+            .iter()
+            .take_while(|&&(at, _)| at <= i)
+            .last()
+            .map_or(full_visits, |&(_, visits)| visits)
     }
 }
 
@@ -222,6 +248,31 @@ mod tests {
         ];
         for (config, key) in cases {
             assert_eq!(config.validate().unwrap_err().key, key);
+        }
+    }
+
+    #[test]
+    fn the_visit_schedule_takes_the_last_pair_at_or_before_the_iteration() {
+        let c: TrainConfig =
+            serde_yaml::from_str("visit_schedule: [[2, 50], [5, 100], [9, 400]]\n").unwrap();
+        assert_eq!(c.validate(), Ok(()));
+        let visits: Vec<u32> = (0..12).map(|i| c.full_visits_at(i, 200)).collect();
+        assert_eq!(
+            visits,
+            [200, 200, 50, 50, 50, 100, 100, 100, 100, 400, 400, 400]
+        );
+        // Empty: the selfplay section's always.
+        assert!((0..5).all(|i| TrainConfig::default().full_visits_at(i, 64) == 64));
+        for bad in [
+            vec![(0, 50), (0, 100)],
+            vec![(3, 50), (1, 100)],
+            vec![(0, 0)],
+        ] {
+            let c = TrainConfig {
+                visit_schedule: bad,
+                ..TrainConfig::default()
+            };
+            assert_eq!(c.validate().unwrap_err().key, "visit_schedule");
         }
     }
 }

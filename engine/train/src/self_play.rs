@@ -35,10 +35,14 @@ pub(crate) fn local<G: OwnPlayers>(
         config: &run.config_text,
     };
     let seed = run.train.seed ^ (u64::from(i) << 20) ^ done as u64;
+    let config = selfplay::SelfplayConfig {
+        full_visits: run.train.full_visits_at(i, setup.selfplay.full_visits),
+        ..setup.selfplay.clone()
+    };
     let summary = selfplay::run(
         run.start,
         evaluator.as_ref(),
-        &setup.selfplay,
+        &config,
         todo,
         &sink,
         seed,
@@ -82,7 +86,8 @@ pub(crate) fn on_ray<G: OwnPlayers>(
             &std::env::current_exe()?,
         )?),
     };
-    let task_config = cluster::task_config(run.setup.doc, &sp.ray);
+    let visits = run.train.full_visits_at(i, sp.full_visits);
+    let task_config = cluster::task_config(&with_full_visits(run.setup.doc, visits), &sp.ray);
     let batch = cluster::Batch {
         game: G::NAME,
         model: best_onnx,
@@ -93,6 +98,17 @@ pub(crate) fn on_ray<G: OwnPlayers>(
     };
     let played = ray_selfplay(driver, &batch, &format!("iteration {i}"))?;
     Ok(played.positions_per_second())
+}
+
+/// The config `doc` with `selfplay.full_visits` set to `visits` (the iteration's, by
+/// `train.visit_schedule`), as the cluster's tasks read it.
+fn with_full_visits(doc: &serde_yaml::Value, visits: u32) -> serde_yaml::Value {
+    let mut doc = doc.clone();
+    if !doc["selfplay"].is_mapping() {
+        doc["selfplay"] = serde_yaml::Value::Mapping(Default::default());
+    }
+    doc["selfplay"]["full_visits"] = u64::from(visits).into();
+    doc
 }
 
 /// Plays `batch` on the cluster with a progress bar of its games; `what` names it in the log.
@@ -147,4 +163,20 @@ fn games_in_shards(dir: &Path, tag: &str) -> anyhow::Result<usize> {
         }
     }
     Ok(games)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_tasks_config_carries_the_iterations_full_visits() {
+        let doc: serde_yaml::Value =
+            serde_yaml::from_str("selfplay: {full_visits: 200, cheap_visits: 50}\n").unwrap();
+        let out = with_full_visits(&doc, 64);
+        assert_eq!(out["selfplay"]["full_visits"], 64);
+        assert_eq!(out["selfplay"]["cheap_visits"], 50);
+        let empty: serde_yaml::Value = serde_yaml::from_str("game: {}\n").unwrap();
+        assert_eq!(with_full_visits(&empty, 8)["selfplay"]["full_visits"], 8);
+    }
 }
