@@ -542,6 +542,7 @@ mod tests {
             score: true,
             wdl: true,
             reply: true,
+            soft_policy: false,
         };
         let f = Flops::of(&network, shape);
         let conv = |cin: f64, cout: f64, k: f64| 2.0 * 81.0 * cin * cout * k * k;

@@ -68,6 +68,13 @@ pub struct NetConfig {
     /// policy head's channels.
     #[serde(default, with = "switch", skip_serializing_if = "is_off")]
     pub reply: bool,
+    /// 1: a soft policy head (KataGo's auxiliary soft policy target), in the policy's form from
+    /// the policy head's channels, trained against the policy target raised to the power
+    /// 1/`fit.soft_policy_temperature` and renormalised, so that the shared layers also learn
+    /// to rank the unlikely moves. Training only: it is not an ONNX output, and a model
+    /// exported with it computes exactly what one without it does.
+    #[serde(default, with = "switch", skip_serializing_if = "is_off")]
+    pub soft_policy: bool,
 }
 
 fn is_zero(n: &usize) -> bool {
@@ -121,6 +128,7 @@ impl Default for NetConfig {
             score: false,
             wdl: false,
             reply: false,
+            soft_policy: false,
         }
     }
 }
@@ -161,11 +169,38 @@ impl NetConfig {
     pub fn from_yaml_str(text: &str) -> Result<NetConfig, String> {
         let file: ConfigFile = serde_yaml::from_str(text).map_err(|e| e.to_string())?;
         let section = file.network.ok_or("no `network:` section")?;
+        // A switch given anything but 0 or 1 is named here (serde's message would not say which
+        // key it was).
+        if let Some(map) = section.as_mapping() {
+            for key in Self::SWITCHES {
+                match map.get(key) {
+                    Some(v) if !matches!(v.as_u64(), Some(0 | 1)) => {
+                        let shown = serde_yaml::to_string(v).unwrap_or_default();
+                        return Err(format!(
+                            "network: `{key}` is {}: give 0 (off) or 1 (on)",
+                            shown.trim()
+                        ));
+                    }
+                    _ => {}
+                }
+            }
+        }
         let cfg: NetConfig =
             serde_yaml::from_value(section).map_err(|e| format!("network: {e}"))?;
         cfg.validate().map_err(|e| format!("network: {e}"))?;
         Ok(cfg)
     }
+
+    /// The keys that are switches, 0 (off) or 1 (on).
+    pub const SWITCHES: [&'static str; 7] = [
+        "policy_pool",
+        "value_pool",
+        "ownership",
+        "score",
+        "wdl",
+        "reply",
+        "soft_policy",
+    ];
 
     /// The allowed range of each size (see the fields).
     pub const RANGES: [(&'static str, usize, usize); 7] = [
@@ -269,6 +304,7 @@ impl NetConfig {
             (self.score, "score"),
             (self.wdl, "wdl"),
             (self.reply, "reply policy"),
+            (self.soft_policy, "soft policy (training only)"),
         ]
         .into_iter()
         .filter_map(|(on, name)| on.then_some(name))
@@ -400,7 +436,17 @@ mod tests {
     fn pooling_keys_are_checked() {
         for (text, expect) in [
             ("ownership: 2", "give 0 (off) or 1 (on)"),
-            ("ownership: true", "invalid type"),
+            (
+                "ownership: true",
+                "network: `ownership` is true: give 0 (off) or 1",
+            ),
+            (
+                "soft_policy: 2",
+                "network: `soft_policy` is 2: give 0 (off) or 1 (on)",
+            ),
+            ("soft_policy: 0.5", "`soft_policy` is 0.5: give 0"),
+            ("soft_policy: -1", "`soft_policy` is -1: give 0"),
+            ("soft_policy: on", "`soft_policy` is on: give 0"),
             ("pool_every: 2", "`pool_channels` is 0: pooling blocks"),
             ("pool_every: 2\n  pool_channels: 8", "`pool_channels` is 8"),
             ("policy_pool: 1", "`policy_pool: 1` pools"),
@@ -415,6 +461,21 @@ mod tests {
             .unwrap_err();
             assert!(e.contains(expect), "{text}: {e}");
         }
+        // The soft policy switch, on and written back; off (0 or absent), the metadata of the
+        // network without it.
+        let on =
+            NetConfig::from_yaml_str("network:\n  blocks: 2\n  channels: 8\n  soft_policy: 1\n")
+                .unwrap();
+        assert!(on.soft_policy && on.has_new_parts());
+        assert_eq!(serde_json::to_value(&on).unwrap()["soft_policy"], 1);
+        let off =
+            NetConfig::from_yaml_str("network:\n  blocks: 2\n  channels: 8\n  soft_policy: 0\n")
+                .unwrap();
+        assert_eq!(
+            serde_json::to_string(&off).unwrap(),
+            serde_json::to_string(&on.plain()).unwrap()
+        );
+        assert!(!serde_json::to_string(&off).unwrap().contains("soft_policy"));
         // Pooling blocks of 7 of 8 channels, and a pooling head over a plain tower.
         for text in [
             "pool_every: 1\n  pool_channels: 7",

@@ -59,6 +59,18 @@ pub struct FitConfig {
     /// against the opponent's reply (the next position's policy target), over the samples with
     /// one.
     pub reply_weight: f64,
+    /// Weight of the soft policy loss, where the network has a soft policy head
+    /// (`network.soft_policy`): the cross-entropy against the policy target softened by
+    /// `soft_policy_temperature` ([`soft_policy_target`]), over every sample. 8 as in KataGo,
+    /// whose training weighs this term 8 times (`-soft-policy-weight-scale`, default 8.0, in
+    /// lightvector/KataGo `python/train.py`) against the main policy's 1 (0.93 in its newer
+    /// models, `metrics_pytorch.py`): the softened target's cross-entropy moves little, so it
+    /// needs the larger weight to shape the shared layers.
+    pub soft_policy_weight: f64,
+    /// T of the soft policy target: each entry of the policy target raised to the power 1/T,
+    /// then renormalised (KataGo: T = 4, the power 0.25). Above 0; 1 is the policy target
+    /// itself, larger flattens it towards uniform over the moves the search visited.
+    pub soft_policy_temperature: f64,
     /// Positions sampled from: the newest this many across the newest shards.
     pub window_samples: usize,
     /// Share a of the sampling weight spread by policy surprise (KataGo's weighting, which
@@ -99,6 +111,8 @@ impl Default for FitConfig {
             score_scale: 10.0,
             wdl_weight: 1.0,
             reply_weight: 0.15,
+            soft_policy_weight: 8.0,
+            soft_policy_temperature: 4.0,
             window_samples: 100_000,
             surprise_weight: 0.0,
             augment: true,
@@ -112,6 +126,18 @@ impl Default for FitConfig {
 
 impl FitConfig {
     pub fn validate(&self) -> Result<(), String> {
+        let weights = [
+            ("weight_decay", self.weight_decay),
+            ("value_weight", self.value_weight),
+            ("ownership_weight", self.ownership_weight),
+            ("score_weight", self.score_weight),
+            ("wdl_weight", self.wdl_weight),
+            ("reply_weight", self.reply_weight),
+            ("soft_policy_weight", self.soft_policy_weight),
+        ];
+        if let Some((key, w)) = weights.iter().find(|(_, w)| !(*w >= 0.0 && w.is_finite())) {
+            return Err(format!("{key} is {w}: weights must be ≥ 0"));
+        }
         let checks = [
             (self.steps >= 1, "steps must be at least 1"),
             (self.batch_size >= 1, "batch_size must be at least 1"),
@@ -119,20 +145,11 @@ impl FitConfig {
                 self.learning_rate > 0.0 && self.final_learning_rate > 0.0,
                 "learning rates must be positive",
             ),
-            (
-                [
-                    self.weight_decay,
-                    self.value_weight,
-                    self.ownership_weight,
-                    self.score_weight,
-                    self.wdl_weight,
-                    self.reply_weight,
-                ]
-                .iter()
-                .all(|w| *w >= 0.0),
-                "weights must be ≥ 0",
-            ),
             (self.score_scale > 0.0, "score_scale must be positive"),
+            (
+                self.soft_policy_temperature > 0.0 && self.soft_policy_temperature.is_finite(),
+                "soft_policy_temperature must be positive and finite",
+            ),
             (
                 self.window_samples >= 1,
                 "window_samples must be at least 1",
@@ -161,6 +178,8 @@ impl FitConfig {
             score_scale: self.score_scale,
             wdl: self.wdl_weight,
             reply: self.reply_weight,
+            soft_policy: self.soft_policy_weight,
+            soft_policy_temperature: self.soft_policy_temperature,
         }
     }
 
@@ -722,6 +741,8 @@ pub struct LossWeights {
     pub score_scale: f64,
     pub wdl: f64,
     pub reply: f64,
+    pub soft_policy: f64,
+    pub soft_policy_temperature: f64,
 }
 
 impl Default for LossWeights {
@@ -733,6 +754,8 @@ impl Default for LossWeights {
             score_scale: 1.0,
             wdl: 0.0,
             reply: 0.0,
+            soft_policy: 0.0,
+            soft_policy_temperature: 4.0,
         }
     }
 }
@@ -745,7 +768,8 @@ pub struct Losses {
     pub policy: Tensor,
     /// The value's squared error, mean over the batch.
     pub value: Tensor,
-    /// Each auxiliary head's loss (`ownership`, `score`, `wdl`, `reply`) over the samples that
+    /// Each auxiliary head's loss (`ownership`, `score`, `wdl`, `reply`, `soft_policy`) over the
+    /// samples that
     /// have its target, for heads the network has and batches with such samples. (In the total,
     /// each term is summed over those samples and divided by the batch size, so a sample weighs
     /// the same in every batch.)
@@ -854,12 +878,55 @@ fn losses_t(
         let per_sample = (target * log_p)?.sum(1)?.neg()?;
         term("reply", per_sample, &batch.reply_mask, weights.reply)?;
     }
+    if let Some(soft) = &out.soft_policy {
+        // The shards' policy target, softened (an anchor's mix is for the main policy alone).
+        let ps = batch.policy_size;
+        let mut target = vec![0f32; n * ps];
+        let mut mask = vec![0f32; n];
+        for ((row, out), m) in batch
+            .policy
+            .chunks_exact(ps)
+            .zip(target.chunks_exact_mut(ps))
+            .zip(&mut mask)
+        {
+            *m = f32::from(u8::from(soft_policy_target(
+                row,
+                weights.soft_policy_temperature,
+                out,
+            )));
+        }
+        let target = Tensor::from_vec(target, (n, ps), &device)?;
+        let log_p = candle_nn::ops::log_softmax(soft, D::Minus1)?;
+        let per_sample = (target * log_p)?.sum(1)?.neg()?;
+        term("soft_policy", per_sample, &mask, weights.soft_policy)?;
+    }
     Ok(Losses {
         total,
         policy: policy_loss,
         value: value_loss,
         aux,
     })
+}
+
+/// KataGo's soft policy target: `policy` (one sample's target) with each entry raised to the
+/// power 1/`temperature` and renormalised, written to `out`. Moves the target gives nothing
+/// stay at 0 (KataGo adds 1e-7 to every point of the board first; here the policy covers every
+/// move of the game, most of them illegal in a given position, so that would spread the
+/// target over moves that cannot be played). False, and `out` all 0, for a target with no mass.
+pub fn soft_policy_target(policy: &[f32], temperature: f64, out: &mut [f32]) -> bool {
+    let power = (1.0 / temperature) as f32;
+    let mut sum = 0f32;
+    for (o, &p) in out.iter_mut().zip(policy) {
+        *o = if p > 0.0 { p.powf(power) } else { 0.0 };
+        sum += *o;
+    }
+    if sum > 0.0 && sum.is_finite() {
+        out.iter_mut().for_each(|o| *o /= sum);
+        true
+    } else {
+        out.fill(0.0);
+        false
+    }
 }
 
 /// What one training step did.
@@ -1028,6 +1095,7 @@ mod tests {
             score: true,
             wdl: true,
             reply: true,
+            soft_policy: true,
             ..NetConfig::default()
         };
         let (_, net) = Net::seeded(&network, shape, &Device::Cpu, 1).unwrap();
@@ -1038,6 +1106,8 @@ mod tests {
             score_scale: 4.0,
             wdl: 1.0,
             reply: 0.5,
+            soft_policy: 3.0,
+            soft_policy_temperature: 4.0,
         };
         let with = go_shard(vec![
             sample(&board, shape.planes, true),
@@ -1047,11 +1117,12 @@ mod tests {
         batch.fill_with(std::slice::from_ref(&with), &[(0, 0), (0, 1)]);
         let l = losses_t(&net, &batch, &weights, false, None).unwrap();
         let names: Vec<&str> = l.aux.iter().map(|(n, _)| *n).collect();
-        assert_eq!(names, ["ownership", "score", "wdl", "reply"]);
+        assert_eq!(names, ["ownership", "score", "wdl", "reply", "soft_policy"]);
         let scalar = |t: &Tensor| f64::from(t.to_scalar::<f32>().unwrap());
-        let weighs = [1.0, 2.0, 1.0, 0.5];
-        // Samples with the target: one of two, except wdl (every sample has a value).
-        let share = [0.5, 0.5, 1.0, 0.5];
+        let weighs = [1.0, 2.0, 1.0, 0.5, 3.0];
+        // Samples with the target: one of two, except wdl and the soft policy (every sample
+        // has a value and a policy).
+        let share = [0.5, 0.5, 1.0, 0.5, 1.0];
         let expected = scalar(&l.policy)
             + scalar(&l.value)
             + l.aux
@@ -1069,9 +1140,94 @@ mod tests {
         let mut batch = Batch::new(&without.meta, 1);
         batch.fill_with(std::slice::from_ref(&without), &[(0, 0)]);
         let l = losses_t(&net, &batch, &weights, false, None).unwrap();
-        assert_eq!(l.aux.iter().map(|(n, _)| *n).collect::<Vec<_>>(), ["wdl"]);
+        assert_eq!(
+            l.aux.iter().map(|(n, _)| *n).collect::<Vec<_>>(),
+            ["wdl", "soft_policy"]
+        );
         // The wdl target of a value of 0.5 is (0.5, 0.5, 0): its cross-entropy is at least
         // that distribution's entropy, ln 2.
         assert!(l.aux[0].1 >= std::f64::consts::LN_2 - 1e-6, "{:?}", l.aux);
+    }
+
+    /// The soft target is the target to the power 1/T, renormalised; moves at 0 stay at 0.
+    #[test]
+    fn the_soft_policy_target_is_the_target_to_the_power_one_over_t() {
+        let policy = [0.0, 0.8, 0.15, 0.0, 0.05];
+        let mut out = [9.0; 5];
+        assert!(soft_policy_target(&policy, 4.0, &mut out));
+        // 0.8^0.25, 0.15^0.25, 0.05^0.25 over their sum.
+        let roots = [0.8f64.powf(0.25), 0.15f64.powf(0.25), 0.05f64.powf(0.25)];
+        let sum: f64 = roots.iter().sum();
+        let expected = [0.0, roots[0] / sum, roots[1] / sum, 0.0, roots[2] / sum];
+        for (o, e) in out.iter().zip(expected) {
+            assert!((f64::from(*o) - e).abs() < 1e-6, "{out:?} {expected:?}");
+        }
+        assert!((out.iter().sum::<f32>() - 1.0).abs() < 1e-6);
+        // About 0.440, 0.290, 0.220: the unlikely moves gain, the order stays.
+        assert!(out[1] > out[2] && out[2] > out[4] && out[4] > 0.2);
+        // T = 1 is the target itself; a uniform target stays uniform at any T.
+        assert!(soft_policy_target(&policy, 1.0, &mut out));
+        for (o, p) in out.iter().zip(policy) {
+            assert!((o - p).abs() < 1e-6, "{out:?}");
+        }
+        assert!(soft_policy_target(&[0.25; 4], 7.0, &mut out[..4]));
+        assert!(out[..4].iter().all(|o| (o - 0.25).abs() < 1e-6));
+        // A target with no mass has no soft target.
+        assert!(!soft_policy_target(&[0.0; 5], 4.0, &mut out));
+        assert_eq!(out, [0.0; 5]);
+    }
+
+    /// The soft policy keys are checked by name.
+    #[test]
+    fn soft_policy_keys_are_checked() {
+        for (cfg, key) in [
+            (
+                FitConfig {
+                    soft_policy_temperature: 0.0,
+                    ..FitConfig::default()
+                },
+                "soft_policy_temperature",
+            ),
+            (
+                FitConfig {
+                    soft_policy_temperature: f64::INFINITY,
+                    ..FitConfig::default()
+                },
+                "soft_policy_temperature",
+            ),
+            (
+                FitConfig {
+                    soft_policy_weight: -1.0,
+                    ..FitConfig::default()
+                },
+                "soft_policy_weight is -1",
+            ),
+            (
+                FitConfig {
+                    soft_policy_weight: f64::NAN,
+                    ..FitConfig::default()
+                },
+                "soft_policy_weight",
+            ),
+        ] {
+            let e = cfg.validate().unwrap_err();
+            assert!(e.contains(key), "{key}: {e}");
+        }
+        let d = FitConfig::default();
+        assert_eq!(
+            (d.soft_policy_weight, d.soft_policy_temperature),
+            (8.0, 4.0)
+        );
+        assert!(d.validate().is_ok());
+        // Read from YAML as the `fit` section is; an unknown spelling is refused by name.
+        let cfg: FitConfig =
+            serde_yaml::from_str("soft_policy_weight: 2.0\nsoft_policy_temperature: 2.5\n")
+                .unwrap();
+        assert_eq!(
+            (cfg.soft_policy_weight, cfg.soft_policy_temperature),
+            (2.0, 2.5)
+        );
+        let e = serde_yaml::from_str::<FitConfig>("soft_policy_temprature: 2\n").unwrap_err();
+        assert!(e.to_string().contains("soft_policy_temprature"), "{e}");
     }
 }

@@ -22,7 +22,10 @@
 //! - auxiliary outputs: `ownership` (`ownership.conv`, a 1×1 convolution with bias of the value
 //!   channels, then tanh), `score` (`value.score`) and `wdl` (`value.wdl`, three logits) from the
 //!   value head's hidden layer, and the opponent's reply policy (`reply.fc`, or `reply.out` and
-//!   `reply.pass`: the policy's form, on the policy head's channels).
+//!   `reply.pass`: the policy's form, on the policy head's channels);
+//! - a soft policy head (`soft_policy`: `soft_policy.fc`, or `soft_policy.out` and
+//!   `soft_policy.pass`, the policy's form on the policy head's channels), KataGo's auxiliary
+//!   soft policy: a training target only, never exported (see [`crate::fit`]).
 //!
 //! A checkpoint is a safetensors file of those F32 variables whose string metadata says what
 //! it is for, as the ONNX model's does: `format` (`trainer-bridge-checkpoint`), `version`
@@ -291,6 +294,9 @@ pub struct Outputs {
     pub wdl: Option<Tensor>,
     /// Logits of the opponent's reply (N, policy_size).
     pub reply: Option<Tensor>,
+    /// Logits of the soft policy head (N, policy_size): trained against the softened policy
+    /// target; no ONNX output.
+    pub soft_policy: Option<Tensor>,
 }
 
 /// The policy/value network: stem conv3×3 + BN + ReLU, `blocks` residual blocks, a policy head
@@ -305,6 +311,7 @@ pub struct Net {
     policy_pool: Option<(ConvBn, Linear)>,
     policy_out: PolicyOut,
     reply_out: Option<PolicyOut>,
+    soft_policy_out: Option<PolicyOut>,
     value_conv: ConvBn,
     value_fc1: Linear,
     value_fc2: Linear,
@@ -358,6 +365,11 @@ impl Net {
         } else {
             None
         };
+        let soft_policy_out = if config.soft_policy {
+            Some(PolicyOut::new(form, pc, shape, vb.clone(), "soft_policy")?)
+        } else {
+            None
+        };
         let v = vb.pp("value");
         let vc = config.value_channels;
         let value_conv = ConvBn::new(c, vc, 1, v.clone(), "conv", "bn")?;
@@ -397,6 +409,7 @@ impl Net {
             policy_pool,
             policy_out,
             reply_out,
+            soft_policy_out,
             value_conv,
             value_fc1,
             value_fc2,
@@ -623,6 +636,10 @@ impl Net {
             Some(out) => Some(out.forward(&p, pooled.as_ref())?),
             None => None,
         };
+        let soft_policy = match &self.soft_policy_out {
+            Some(out) => Some(out.forward(&p, pooled.as_ref())?),
+            None => None,
+        };
 
         let v = self.value_conv.forward_t(&h, None, train)?;
         let features = if self.config.value_pool {
@@ -655,6 +672,7 @@ impl Net {
             score,
             wdl,
             reply,
+            soft_policy,
         })
     }
 }
@@ -892,7 +910,7 @@ impl Checkpoint {
     /// ends in a batch norm of zero scale, so it adds nothing to the skip connection it sits
     /// on. The new convolutions start random (a zero one would never get a gradient), drawn
     /// from `seed`, and start to count when next fitted. Auxiliary heads (`ownership`, `score`,
-    /// `wdl`, `reply`) may be turned on: they read the heads' channels or hidden layer and
+    /// `wdl`, `reply`, `soft_policy`) may be turned on: they read the heads' channels or hidden layer and
     /// change nothing the network computed, and start as a fresh network of `network` draws
     /// them. The trunk's width, the value head's hidden layer and the pooling parts must be the
     /// checkpoint's, and nothing may shrink.
@@ -916,6 +934,7 @@ impl Checkpoint {
             score: had.score,
             wdl: had.wdl,
             reply: had.reply,
+            soft_policy: had.soft_policy,
             ..network.clone()
         };
         if &others != had {
@@ -930,6 +949,12 @@ impl Checkpoint {
             ("score", had.score, network.score, "value.score."),
             ("wdl", had.wdl, network.wdl, "value.wdl."),
             ("reply", had.reply, network.reply, "reply."),
+            (
+                "soft_policy",
+                had.soft_policy,
+                network.soft_policy,
+                "soft_policy.",
+            ),
         ];
         if let Some((key, ..)) = heads.iter().find(|(_, was, is, _)| *was && !is) {
             return Err(refuse(format!(
@@ -943,7 +968,7 @@ impl Checkpoint {
                 "policy_channels",
                 had.policy_channels,
                 network.policy_channels,
-                had.policy_pool || had.reply,
+                had.policy_pool || had.reply || had.soft_policy,
             ),
             (
                 "value_channels",
@@ -1722,6 +1747,7 @@ mod tests {
             score: true,
             wdl: true,
             reply: true,
+            soft_policy: true,
         }
     }
 
@@ -1753,6 +1779,7 @@ mod tests {
                 assert_eq!(out.score.unwrap().dims(), &[3]);
                 assert_eq!(out.wdl.unwrap().dims(), &[3, 3]);
                 assert_eq!(out.reply.unwrap().dims(), &[3, shape.policy_size]);
+                assert_eq!(out.soft_policy.unwrap().dims(), &[3, shape.policy_size]);
             }
         }
         // The plain network has none of the auxiliary outputs.
@@ -1760,7 +1787,7 @@ mod tests {
         let x = Tensor::randn(0f32, 1.0, (2, 5, 6, 6), &Device::Cpu).unwrap();
         let out = net.forward_t(&x, false).unwrap();
         assert!(out.ownership.is_none() && out.score.is_none());
-        assert!(out.wdl.is_none() && out.reply.is_none());
+        assert!(out.wdl.is_none() && out.reply.is_none() && out.soft_policy.is_none());
     }
 
     /// The pooled features: per channel the mean, the mean times the width scale, the max.
@@ -1787,6 +1814,7 @@ mod tests {
         };
         let nine = dims(9);
         assert!(nine.contains_key("policy.out.weight") && nine.contains_key("reply.pass.bias"));
+        assert!(nine.contains_key("soft_policy.out.weight"));
         assert!(!nine.contains_key("policy.fc.weight"));
         assert_eq!(nine["blocks.1.pool.fc.weight"], [5, 9]);
         assert_eq!(nine["blocks.1.conv2.weight"], [8, 5, 3, 3]);
@@ -1808,6 +1836,7 @@ mod tests {
             out.score.unwrap().mean_all().unwrap(),
             out.wdl.unwrap().sqr().unwrap().mean_all().unwrap(),
             out.reply.unwrap().sqr().unwrap().mean_all().unwrap(),
+            out.soft_policy.unwrap().sqr().unwrap().mean_all().unwrap(),
         ]
         .into_iter()
         .reduce(|a, b| (a + b).unwrap())
@@ -1931,6 +1960,7 @@ mod tests {
             score: true,
             wdl: true,
             reply: true,
+            soft_policy: true,
             ..small()
         };
         let grown = Checkpoint::read(&path, &Device::Cpu)
@@ -1946,6 +1976,7 @@ mod tests {
         assert_eq!(max_diff(a.policy, b.policy), 0.0);
         assert_eq!(max_diff(a.value, b.value), 0.0);
         assert!(b.ownership.is_some() && b.score.is_some() && b.wdl.is_some() && b.reply.is_some());
+        assert!(b.soft_policy.is_some());
         let m = ModelMeta {
             network: heads.clone(),
             ..meta(shape)
@@ -1956,7 +1987,7 @@ mod tests {
             .grown_to(
                 &NetConfig {
                     wdl: false,
-                    ..heads
+                    ..heads.clone()
                 },
                 2,
             )
@@ -1965,6 +1996,22 @@ mod tests {
         assert!(
             e.to_string()
                 .contains("network.wdl: 1 in the checkpoint, 0 asked"),
+            "{e}"
+        );
+        let e = Checkpoint::read(&path, &Device::Cpu)
+            .unwrap()
+            .grown_to(
+                &NetConfig {
+                    soft_policy: false,
+                    ..heads.clone()
+                },
+                2,
+            )
+            .err()
+            .unwrap();
+        assert!(
+            e.to_string()
+                .contains("network.soft_policy: 1 in the checkpoint, 0 asked"),
             "{e}"
         );
         // Pooling cannot be turned on in place.

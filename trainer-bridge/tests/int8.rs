@@ -437,6 +437,7 @@ fn pooling_go_network_int8_stays_close_on_every_output() {
         score: true,
         wdl: true,
         reply: true,
+        soft_policy: false,
     };
     let mut results = Vec::new();
     for (label, network) in [("plain", pooling.plain()), ("pooling", pooling.clone())] {

@@ -245,8 +245,9 @@ fn parity_go_9x9() {
     game_parity(go, "configs/go.yaml");
 }
 
-/// Every part on: pooling blocks (the second of three), pooling policy and value heads, and all
-/// four auxiliary heads.
+/// Every part on: pooling blocks (the second of three), pooling policy and value heads, all
+/// four auxiliary heads, and the soft policy head (trained, never exported: the model's outputs
+/// stay those below).
 fn pooling_config() -> NetConfig {
     NetConfig {
         blocks: 3,
@@ -262,11 +263,12 @@ fn pooling_config() -> NetConfig {
         score: true,
         wdl: true,
         reply: true,
+        soft_policy: true,
     }
 }
 
-/// Pooling in every block but plain heads, with ownership, score and a (fully connected) reply
-/// policy.
+/// Pooling in every block but plain heads, with ownership, score, a (fully connected) reply
+/// policy and a (fully connected) soft policy head.
 fn mixed_config() -> NetConfig {
     NetConfig {
         blocks: 2,
@@ -279,6 +281,7 @@ fn mixed_config() -> NetConfig {
         ownership: true,
         score: true,
         reply: true,
+        soft_policy: true,
         ..NetConfig::default()
     }
 }
