@@ -391,6 +391,57 @@ fn upgrade_grows_the_network_and_keeps_what_it_computes() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// `upgrade --config` turns the soft policy head on (`network.soft_policy: 1`): the new
+/// checkpoint has it, and the ONNX model written beside it is the old network's, byte for byte,
+/// but for the `network` metadata that records the switch (the head is trained, not exported).
+#[test]
+fn upgrade_adds_the_soft_policy_head_and_exports_what_it_did() {
+    use candle_core::Device;
+    use trainer_bridge::{Checkpoint, ModelMeta, Net, NetConfig};
+    let dir = tmpdir("soft");
+    let shape = games::shape_of("liuzhou", None).unwrap();
+    let plain = NetConfig {
+        blocks: 1,
+        channels: 8,
+        value_hidden: 16,
+        ..NetConfig::default()
+    };
+    let (varmap, _) = Net::seeded(&plain, shape, &Device::Cpu, 4).unwrap();
+    let old = dir.join("old.safetensors");
+    let meta = ModelMeta {
+        game: "liuzhou".into(),
+        shape,
+        network: plain.clone(),
+        generation: 5,
+    };
+    Net::save(&varmap, &meta, &old).unwrap();
+    let soft = NetConfig {
+        soft_policy: true,
+        ..plain.clone()
+    };
+    let config = dir.join("soft.yaml");
+    std::fs::write(
+        &config,
+        "network:\n  blocks: 1\n  channels: 8\n  value_hidden: 16\n  soft_policy: 1\n",
+    )
+    .unwrap();
+    let new = dir.join("soft");
+    succeeded(&args(
+        &["upgrade", "--model"],
+        [old, "--out".into(), new.clone(), "--config".into(), config],
+    ));
+    let grown = Checkpoint::read(&new.with_extension("safetensors"), &Device::Cpu).unwrap();
+    let with_soft = ModelMeta {
+        network: soft.clone(),
+        ..meta
+    };
+    assert_eq!(grown.meta.as_ref(), Some(&with_soft));
+    Net::from_checkpoint(&grown, &soft, shape, &Device::Cpu).unwrap();
+    let onnx = std::fs::read(new.with_extension("onnx")).unwrap();
+    assert!(onnx == trainer_bridge::onnx::model_bytes(&varmap, &with_soft).unwrap());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// `average` writes the mean of checkpoints of one network, tensor by tensor, with the newest
 /// generation; checkpoints of different networks or games are refused, and nothing is written.
 #[test]
