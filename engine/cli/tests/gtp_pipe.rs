@@ -319,3 +319,39 @@ fn lz_analyze_streams_until_the_next_command_which_ends_it_with_a_blank_line() {
     assert!(rest.ends_with("\n\n") || rest == "\n", "{rest:?}");
     assert!(e.child.wait().unwrap().success());
 }
+
+#[test]
+fn the_default_player_opens_every_board_size_and_says_who_plays_it() {
+    // The shipped network plays 9×9; any other size gets the tree search with random
+    // playouts, and stderr says so. Back at 9×9 the network plays again.
+    let out = Command::new(env!("CARGO_BIN_EXE_engine"))
+        .args(["gtp", "--visits", "50"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .and_then(|mut child| {
+            child.stdin.take().unwrap().write_all(
+                b"boardsize 13\nclear_board\ngenmove b\nboardsize 19\nclear_board\ngenmove b\n\
+                  boardsize 9\nclear_board\ngenmove b\nquit\n",
+            )?;
+            child.wait_with_output()
+        })
+        .unwrap();
+    assert!(out.status.success());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let replies: Vec<&str> = stdout.split("\n\n").filter(|r| !r.is_empty()).collect();
+    assert_eq!(replies.len(), 10, "{stdout}");
+    for k in [2, 5, 8] {
+        assert!(replies[k].starts_with("= "), "genmove: {}", replies[k]);
+    }
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if stderr.contains("default network") {
+        for size in ["13x13", "19x19"] {
+            assert!(
+                stderr.contains(&format!("go at {size}: the network plays 9x9 only")),
+                "{stderr}"
+            );
+        }
+    }
+}

@@ -111,36 +111,40 @@ fn run_go(args: Args, doc: serde_yaml::Value, path: PathBuf) -> anyhow::Result<(
         gtp.visits = visits;
     }
     rules.validate().context("Go rules")?;
+    // The default network plays the board it was made for; the tree search with random
+    // playouts plays every other size, so that a GUI can open any board.
+    let fallback = "the tree search with random playouts (mcts)";
+    let mut net_size = rules.size;
     if matches!(gtp.spec()?, AgentSpec::Net { model: None, .. }) {
-        // The default network, where there is one for this board; otherwise the tree search
-        // with random playouts, unless the network was asked for by name.
-        let fallback = "the tree search with random playouts (mcts)";
-        let found = if rules.size == SHIPPED_SIZE {
-            models::default_network("go", fallback)
-        } else {
-            None
-        };
-        match found {
-            Some(place) => gtp.model = Some(place.model()),
-            None if chosen => anyhow::bail!(
-                "--agent net: no network for go at {size}x{size}; give --model",
-                size = rules.size
-            ),
-            None => {
-                if rules.size != SHIPPED_SIZE {
-                    tracing::info!(
-                        "go at {size}x{size}: the default network plays 9x9 only; using {fallback}",
-                        size = rules.size
-                    );
-                }
-                gtp.without_network();
+        match models::default_network("go", fallback) {
+            Some(place) => {
+                gtp.model = Some(place.model());
+                net_size = SHIPPED_SIZE;
             }
+            None if chosen => anyhow::bail!("--agent net: no network for go; give --model"),
+            None => gtp.without_network(),
         }
     }
-    let start = GoState::new(rules.clone())?;
+    let net_rules = GoRules {
+        size: net_size,
+        ..rules.clone()
+    };
+    let start = GoState::new(net_rules.clone())?;
     let (agent, only_size, network) = make_agent_and_network(&gtp, &start, &doc, &path)?;
-    let mut session = Session::new(rules, agent)?;
+    let mut session = Session::new(net_rules, agent)?;
     session.only_size = only_size;
     session.set_network(network);
+    if only_size.is_some() {
+        let mut other = gtp.clone();
+        other.without_network();
+        let (agent, _, _) = make_agent_and_network(&other, &start, &doc, &path)?;
+        session.set_other_sizes(agent, fallback);
+    }
+    if rules.size != net_size {
+        let reply = session.handle(&format!("boardsize {}", rules.size));
+        if !reply.as_deref().is_some_and(|r| r.starts_with('=')) {
+            anyhow::bail!("go at {0}x{0}: no player for this board", rules.size);
+        }
+    }
     serve_stdio(session)
 }

@@ -132,6 +132,17 @@ pub struct Session {
     pub analysing: Option<Analysing>,
     /// The agent's network, whose auxiliary heads (ownership, score) `kata-analyze` reports.
     network: Option<Arc<dyn Evaluator<GoState>>>,
+    /// Who plays the sizes `only_size` excludes, so that a GUI can open any board: swapped
+    /// with `agent` while the board is of another size ([`Session::set_other_sizes`]).
+    other_sizes: Option<OtherSizes>,
+}
+
+/// The player for board sizes the network does not play, and whether it is the one playing.
+struct OtherSizes {
+    agent: Box<dyn Agent<GoState>>,
+    /// What plays instead, for the note on stderr.
+    name: String,
+    playing: bool,
 }
 
 /// How an analysis reports.
@@ -173,9 +184,50 @@ impl Session {
             quit: false,
             analysing: None,
             network: None,
+            other_sizes: None,
         };
         s.new_game()?;
         Ok(s)
+    }
+
+    /// Gives the session a player for the board sizes `only_size` excludes (`name` says what
+    /// it is): `boardsize` then accepts every size, and says on stderr who plays the others.
+    pub fn set_other_sizes(&mut self, agent: Box<dyn Agent<GoState>>, name: &str) {
+        self.other_sizes = Some(OtherSizes {
+            agent,
+            name: name.to_string(),
+            playing: false,
+        });
+    }
+
+    /// Puts the player for a board of `size` in place: the network's agent at its size, the
+    /// other sizes' player elsewhere. False when nobody here plays that size.
+    fn seat_player_for(&mut self, size: usize) -> bool {
+        let Some(only) = self.only_size else {
+            return true;
+        };
+        let Some(other) = &mut self.other_sizes else {
+            return only == size;
+        };
+        if (only != size) != other.playing {
+            std::mem::swap(&mut self.agent, &mut other.agent);
+            other.playing = !other.playing;
+        }
+        if other.playing {
+            tracing::warn!(
+                "go at {size}x{size}: the network plays {only}x{only} only; {} plays this board",
+                other.name
+            );
+        }
+        true
+    }
+
+    /// The network whose heads describe the game: none while another size's player plays.
+    fn playing_network(&self) -> Option<&Arc<dyn Evaluator<GoState>>> {
+        if self.other_sizes.as_ref().is_some_and(|o| o.playing) {
+            return None;
+        }
+        self.network.as_ref()
     }
 
     /// Gives `kata-analyze` the agent's network (see [`make_agent_and_network`]); without one,
@@ -229,7 +281,7 @@ impl Session {
                 let n: usize = args[0]
                     .parse()
                     .map_err(|_| "syntax error: boardsize takes an integer".to_string())?;
-                if !(MIN_SIZE..=MAX_SIZE).contains(&n) || self.only_size.is_some_and(|m| m != n) {
+                if !(MIN_SIZE..=MAX_SIZE).contains(&n) || !self.seat_player_for(n) {
                     return Err("unacceptable size".into());
                 }
                 self.rules.size = n;
@@ -472,7 +524,10 @@ impl Session {
     /// [`Session::score_estimate`] by the network's ownership; `None` without an ownership head
     /// (or where its call fails).
     fn network_estimate(&self) -> Option<ScoreEstimate> {
-        let net = self.network.as_deref().filter(|n| n.heads().ownership)?;
+        let net = self
+            .playing_network()
+            .map(|n| n.as_ref())
+            .filter(|n| n.heads().ownership)?;
         let own = search::root_aux(net, &self.state, &[]).ok()??.ownership?;
         let n = self.state.size();
         // The ownership is for the player to move; +1 here: Black's.
@@ -616,10 +671,11 @@ impl Session {
             .map(|c| (c.action, c.visits))
             .collect();
         // A failed call only loses the auxiliary outputs: the search's own figures stand.
-        let aux = self
-            .network
-            .as_deref()
-            .and_then(|net| search::root_aux(net, state, &children).ok().flatten());
+        let aux = self.playing_network().and_then(|net| {
+            search::root_aux(net.as_ref(), state, &children)
+                .ok()
+                .flatten()
+        });
         let root_score = aux.as_ref().and_then(|a| a.score);
         let mut line = String::new();
         for (order, c) in found
@@ -699,7 +755,8 @@ impl Session {
         let text = std::fs::read_to_string(path)
             .map_err(|e| format!("cannot load file: {}: {e}", path.display()))?;
         let game = SgfGame::parse(&text).map_err(|e| format!("cannot load file: {e}"))?;
-        if let Some(n) = self.only_size.filter(|&n| n != game.size) {
+        if !self.seat_player_for(game.size) {
+            let n = self.only_size.unwrap_or(game.size);
             return Err(format!(
                 "cannot load file: a {0}×{0} record, and this agent plays {n}×{n} only",
                 game.size
@@ -1225,6 +1282,35 @@ mod tests {
             .err()
             .unwrap();
         assert!(e.to_string().contains("needs a model"), "{e}");
+    }
+
+    #[test]
+    fn another_size_is_played_by_the_other_sizes_player_and_the_network_comes_back() {
+        let mut s = searching("net", Some("uniform"), 5, 50);
+        let mcts = GtpConfig {
+            agent: "mcts".into(),
+            visits: 50,
+            ..GtpConfig::default()
+        };
+        let start = GoState::with_size(9);
+        let none = PathBuf::from("(defaults)");
+        let (other, only) = make_agent(&mcts, &start, &serde_yaml::Value::Null, &none).unwrap();
+        assert_eq!(only, None, "the tree search with playouts plays every size");
+        s.set_other_sizes(other, "mcts");
+        for size in [9, 13, 5, 19, 5] {
+            let reply = s.handle(&format!("boardsize {size}")).unwrap();
+            assert_eq!(reply, "=\n\n", "boardsize {size}");
+            s.handle("clear_board");
+            let playing = s.other_sizes.as_ref().unwrap().playing;
+            assert_eq!(playing, size != 5, "at {size}");
+            let reply = s.handle("genmove b").unwrap();
+            assert!(reply.starts_with("= "), "{size}: {reply}");
+        }
+        // Out of the rules' range stays unacceptable.
+        assert_eq!(
+            s.handle("boardsize 30").as_deref(),
+            Some("? unacceptable size\n\n")
+        );
     }
 
     #[test]
