@@ -1006,7 +1006,7 @@ mod tests {
     use super::*;
     use std::path::PathBuf;
 
-    fn session(size: usize) -> Session {
+    pub(super) fn session(size: usize) -> Session {
         Session::new(
             GoRules::with_size(size),
             players::spec::build_text::<GoState>("playout:seed=1", 1).unwrap(),
@@ -1487,15 +1487,8 @@ mod tests {
 
 #[cfg(test)]
 mod handicap_tests {
+    use super::tests::session;
     use super::*;
-
-    fn session(size: usize) -> Session {
-        Session::new(
-            GoRules::with_size(size),
-            players::spec::build_text::<GoState>("playout:seed=1", 1).unwrap(),
-        )
-        .unwrap()
-    }
 
     fn sorted(reply: &str) -> Vec<String> {
         let body = reply.strip_prefix("= ").expect(reply).trim();
