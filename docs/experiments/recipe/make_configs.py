@@ -2,9 +2,9 @@
 """Writes the configs of the recipe comparison: the game's shipped config as it is ("base") and
 with the KataGo-style network ("kata": global pooling, pooled heads, ownership, score, wdl and
 reply heads), each for every seed, with the ladder off (runs are rated afterwards by the same
-matches) and the same time limit.
+matches) and the same time limit on the same clock (wall or cpu, `train.clock`).
 
-  make_configs.py GAME_CONFIG OUT_DIR MINUTES SEED [SEED ...]"""
+  make_configs.py GAME_CONFIG OUT_DIR MINUTES CLOCK SEED [SEED ...]"""
 import os
 import re
 import sys
@@ -43,13 +43,18 @@ def add_network_keys(text, keys):
 
 
 def main():
-    source, out, minutes, seeds = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
+    source, out, minutes, clock, seeds = sys.argv[1:5] + [sys.argv[5:]]
     base = open(source, encoding="utf-8").read()
     os.makedirs(out, exist_ok=True)
     for recipe, network in RECIPES.items():
         for seed in seeds:
             text = base
-            common = {"eval_games": "0", "iterations": "100000", "time_limit_minutes": minutes}
+            common = {
+                "eval_games": "0",
+                "iterations": "100000",
+                "time_limit_minutes": minutes,
+                "clock": clock,
+            }
             for key, value in common.items():
                 text = set_key(text, key, value)
             # train.seed: the first network drawn and every random choice of the loop.

@@ -1,22 +1,25 @@
 #!/bin/bash
 # The training recipe at equal compute: the game's shipped recipe ("base") against the
-# KataGo-style network with auxiliary targets ("kata"), each trained from zero for the same wall
-# time on the same machine, one run after another, for each seed; then every run's best at
+# KataGo-style network with auxiliary targets ("kata"), each trained from zero for the same CPU
+# time (train.clock cpu, so other work on the machine does not tilt the comparison; CLOCK=wall
+# counts the wall instead), one run after another, for each seed; then every run's best at
 # fixed minutes against the other recipe's final best of the same seed, and every final against
 # the engine's alpha-beta. Resumable: a killed run continues where it stopped (engine train
 # resumes), finished runs and matches are kept.
-#   run.sh [DIR]   DIR defaults to runs/recipe; GAME (liuzhou), MINUTES (60), SEEDS ("1 2"),
+#   run.sh [DIR]   DIR defaults to runs/recipe; GAME (liuzhou), MINUTES (120: CPU minutes, an
+#                  hour of 2 busy cores), CLOCK (cpu), SEEDS ("1 2"),
 #                  GAMES per match (40) and ENGINE (engine) from the environment.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 dir=${1:-runs/recipe}
 game=${GAME:-liuzhou}
-minutes=${MINUTES:-60}
+minutes=${MINUTES:-120}
+clock=${CLOCK:-cpu}
 seeds=${SEEDS:-1 2}
 games=${GAMES:-40}
 engine=${ENGINE:-engine}
 # shellcheck disable=SC2086
-python3 "$here/make_configs.py" "$here/../../../configs/$game.yaml" "$dir" "$minutes" $seeds
+python3 "$here/make_configs.py" "$here/../../../configs/$game.yaml" "$dir" "$minutes" "$clock" $seeds
 for seed in $seeds; do
   for recipe in base kata; do
     run=$recipe-s$seed

@@ -6,6 +6,19 @@ use eval::InvalidSetting;
 use players::spec::AgentSpec;
 use serde::{Deserialize, Serialize};
 
+/// What a run's time limit counts.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ClockKind {
+    /// Seconds on the wall clock.
+    #[default]
+    Wall,
+    /// CPU seconds of the engine and of its child processes that have finished (the trainer's
+    /// fits): runs compared at equal compute stay comparable on a machine that other work
+    /// shares. Linux only.
+    Cpu,
+}
+
 /// The `train` section of a game's config.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -13,6 +26,8 @@ pub struct TrainConfig {
     pub run_dir: PathBuf,
     pub iterations: u32,
     pub time_limit_minutes: f64,
+    /// What `time_limit_minutes` and the run's recorded seconds count.
+    pub clock: ClockKind,
     pub games_per_iteration: usize,
     pub gate_games: u32,
     pub gate_visits: u64,
@@ -53,6 +68,7 @@ impl Default for TrainConfig {
             run_dir: "runs/liuzhou".into(),
             iterations: 100,
             time_limit_minutes: 30.0,
+            clock: ClockKind::Wall,
             games_per_iteration: 200,
             gate_games: 20,
             gate_visits: 100,
@@ -99,6 +115,12 @@ impl TrainConfig {
             "time_limit_minutes",
             m,
             "a finite number > 0",
+        )?;
+        I::check(
+            self.clock == ClockKind::Wall || cfg!(target_os = "linux"),
+            "clock",
+            "cpu",
+            "wall (the CPU clock is read on Linux only)",
         )?;
         let counts = [
             ("games_per_iteration", self.games_per_iteration as u64),

@@ -15,7 +15,7 @@ mod self_play;
 pub mod state;
 mod trainer;
 
-pub use config::TrainConfig;
+pub use config::{ClockKind, TrainConfig};
 pub use report::ladder_svg;
 pub use self_play::ray_selfplay;
 pub use trainer::{find_trainer, TRAINER_CONFIG};
@@ -61,17 +61,15 @@ pub fn run<G: OwnPlayers>(
         trainer::check_found(&setup.trainer)?;
     }
     let created = dir.prepare(&config_text)?;
-    let clock = Clock {
-        started: Instant::now(),
-        earlier: state.elapsed_seconds,
-    };
+    let clock = Clock::start(train.clock, state.elapsed_seconds);
     tracing::info!(
-        "training {} in {} (iteration {}, best model {:04}, {:.0} s used so far)",
+        "training {} in {} (iteration {}, best model {:04}, {:.0} s used so far, {:?} clock)",
         G::NAME,
         dir.root.display(),
         state.iterations,
         state.best,
-        clock.earlier
+        clock.earlier,
+        train.clock
     );
     if !state.initialised {
         run_dir::initialise(start, train, setup, &dir, &created)?;
@@ -106,6 +104,13 @@ pub fn run<G: OwnPlayers>(
 /// iteration's.
 fn check_selfplay_games(train: &TrainConfig, setup: &Setup<'_>) -> anyhow::Result<()> {
     let sp = &setup.selfplay;
+    if sp.backend == Backend::Ray && train.clock == ClockKind::Cpu {
+        bail!(
+            "config {}: train.clock cpu counts this machine's CPU only, but selfplay.backend ray \
+             plays on the cluster's: use clock wall",
+            setup.config_path.display()
+        );
+    }
     if sp.backend == Backend::Ray && sp.ray.games_per_iteration() != train.games_per_iteration {
         bail!(
             "config {}: section `selfplay`: backend ray plays ray.tasks_per_iteration ({}) × \
@@ -121,18 +126,84 @@ fn check_selfplay_games(train: &TrainConfig, setup: &Setup<'_>) -> anyhow::Resul
     Ok(())
 }
 
-/// The run's one clock: the seconds earlier runs used (from the state) plus this one's.
+/// The run's one clock: the seconds earlier runs used (from the state) plus this one's, on
+/// the wall or the CPU clock (`train.clock`).
 pub(crate) struct Clock {
+    kind: ClockKind,
     started: Instant,
+    cpu_started: f64,
     earlier: f64,
 }
 
 impl Clock {
-    pub fn seconds(&self) -> f64 {
-        self.earlier + self.started.elapsed().as_secs_f64()
+    fn start(kind: ClockKind, earlier: f64) -> Clock {
+        Clock {
+            kind,
+            started: Instant::now(),
+            cpu_started: cpu_seconds(),
+            earlier,
+        }
     }
+
+    pub fn seconds(&self) -> f64 {
+        let this_run = match self.kind {
+            ClockKind::Wall => self.started.elapsed().as_secs_f64(),
+            ClockKind::Cpu => cpu_seconds() - self.cpu_started,
+        };
+        self.earlier + this_run
+    }
+}
+
+/// User and system CPU seconds of this process and of its children that have been waited for.
+#[cfg(target_os = "linux")]
+fn cpu_seconds() -> f64 {
+    fn usage(who: libc::c_int) -> f64 {
+        // SAFETY: getrusage writes into the zeroed struct it is given and reads nothing else.
+        let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+        if unsafe { libc::getrusage(who, &mut u) } != 0 {
+            return 0.0;
+        }
+        let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
+        secs(u.ru_utime) + secs(u.ru_stime)
+    }
+    usage(libc::RUSAGE_SELF) + usage(libc::RUSAGE_CHILDREN)
+}
+
+/// Elsewhere the config check refuses the CPU clock.
+#[cfg(not(target_os = "linux"))]
+fn cpu_seconds() -> f64 {
+    0.0
 }
 
 fn progress(len: u64, what: &str) -> Progress {
     Progress::new(len, what, "games")
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod clock_tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn the_cpu_clock_counts_work_and_not_sleep() {
+        let clock = Clock::start(ClockKind::Cpu, 100.0);
+        std::thread::sleep(Duration::from_millis(300));
+        let slept = clock.seconds() - 100.0;
+        assert!(slept < 0.1, "{slept} CPU seconds while sleeping");
+        // Spin until the clock has counted a tenth of a second (on a busy machine this takes
+        // longer on the wall).
+        let wall = Instant::now();
+        let mut x = 0u64;
+        while clock.seconds() - 100.0 < slept + 0.1 {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
+            assert!(wall.elapsed() < Duration::from_secs(60), "{x}");
+        }
+    }
+
+    #[test]
+    fn the_wall_clock_counts_sleep() {
+        let clock = Clock::start(ClockKind::Wall, 7.0);
+        std::thread::sleep(Duration::from_millis(50));
+        assert!(clock.seconds() >= 7.05);
+    }
 }
