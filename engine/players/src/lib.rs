@@ -13,7 +13,8 @@
 //!   processes ([`process`]) under the GTP ([`gtp_client`]; Liuzhou's dialect:
 //!   [`gtp_client::liuzhou`]) and UCI ([`uci_client`]) clients;
 //!   Fairy-Stockfish as a rules oracle ([`fairy`]).
-//! - [`matchplay`]: matches between agents, colours alternating, in parallel.
+//! - [`matchplay`]: matches between agents, colours alternating, in parallel; [`ladder`]: their
+//!   ratings; [`levels`]: named strength levels with their Elo.
 //!
 //! Nothing below this crate starts a process.
 
@@ -25,6 +26,7 @@ pub mod gtp_client;
 pub mod guard;
 pub mod handoff;
 pub mod ladder;
+pub mod levels;
 pub mod liuzhou;
 pub mod matchplay;
 pub mod process;
