@@ -1,6 +1,7 @@
 //! Searches that a protocol drives move by move (UCI and UCCI for Xiangqi): limits per move
-//! (depth, nodes, a time, or open-ended until stopped), a stop flag, progress reports, moves
-//! the search must not play, and the game followed from position to position. Alpha-beta, or
+//! (depth, nodes, a time, or open-ended until stopped), a stop flag, progress reports of one or
+//! several lines (UCI's `MultiPV`), moves the search must not play, and the game followed from
+//! position to position. Alpha-beta, or
 //! the engine's tree search whose timed moves the guard checks ([`crate::guard`]), built from
 //! a spec by [`build`] (through [`crate::spec::build_driven`]); the time a clock gives a move
 //! is [`crate::timing`]'s.
@@ -10,7 +11,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use games::xiangqi::{Move, Xiangqi};
-use games::{Agent, Game, Outcome};
+use games::{Agent, Candidate, Game, Outcome};
 use search::{Limit, MctsAgent};
 
 use crate::alphabeta::xiangqi::{value_score, AlphaBeta, SearchInfo, SearchResult, MATE};
@@ -39,13 +40,14 @@ pub fn build(
         AgentSpec::Other(text) if text.split(':').next().map(str::trim) == Some("alphabeta") => {
             let (_, hash) = crate::xiangqi::alphabeta_settings(text)?;
             let ab = AlphaBeta::try_new(hash)?;
-            Ok(Box::new(AlphaBetaSearcher(ab)))
+            Ok(Box::new(AlphaBetaSearcher { ab, lines: 1 }))
         }
         AgentSpec::Mcts(m) | AgentSpec::Net { mcts: m, .. } => {
             let agent = build_mcts(spec, label, seed, load_net)?;
             let tree = Box::new(MctsSearcher {
                 agent,
                 visits: m.visits.unwrap_or(DEFAULT_VISITS),
+                lines: 1,
             });
             Ok(match m.guard {
                 None => tree,
@@ -63,6 +65,22 @@ pub fn build(
     }
 }
 
+/// One line of a progress report: a root move's line (`info.pv`, the move first) and its
+/// score, with the depth, nodes and time of the search so far.
+#[derive(Clone, Debug)]
+pub struct Line {
+    pub info: SearchInfo,
+    /// Win, draw and loss probabilities for the player to move, where a network's wdl head
+    /// gave them; `None` otherwise (a face may derive them from the score).
+    pub wdl: Option<[f32; 3]>,
+}
+
+impl Line {
+    fn plain(info: SearchInfo) -> Line {
+        Line { info, wdl: None }
+    }
+}
+
 /// A search that a protocol drives: alpha-beta, or the engine's tree search (with random
 /// playouts or a network).
 pub trait DrivenSearch: Send {
@@ -70,8 +88,12 @@ pub trait DrivenSearch: Send {
     fn new_game(&mut self);
     /// The GUI set up `start` and `moves` after it: a searcher that keeps its tree follows.
     fn follow(&mut self, _start: &Xiangqi, _moves: &[Move]) {}
+    /// How many lines each report gives (1 at start): the best `n` root moves, best first,
+    /// or all of them where there are fewer.
+    fn set_lines(&mut self, n: usize);
     /// Searches `game` within `limits` (until `stop` is set; `infinite`: only then), reporting
-    /// progress to `info`; never answers one of the `banned` moves (UCCI's `banmoves`).
+    /// progress to `info` (the lines, best first); never answers one of the `banned` moves
+    /// (UCCI's `banmoves`).
     fn search(
         &mut self,
         game: &Xiangqi,
@@ -79,15 +101,21 @@ pub trait DrivenSearch: Send {
         infinite: bool,
         banned: &[Move],
         stop: &Arc<AtomicBool>,
-        info: &mut dyn FnMut(&SearchInfo),
+        info: &mut dyn FnMut(&[Line]),
     ) -> SearchResult;
 }
 
-struct AlphaBetaSearcher(AlphaBeta);
+struct AlphaBetaSearcher {
+    ab: AlphaBeta,
+    lines: usize,
+}
 
 impl DrivenSearch for AlphaBetaSearcher {
     fn new_game(&mut self) {
-        self.0.clear();
+        self.ab.clear();
+    }
+    fn set_lines(&mut self, n: usize) {
+        self.lines = n.max(1);
     }
     fn search(
         &mut self,
@@ -96,12 +124,116 @@ impl DrivenSearch for AlphaBetaSearcher {
         _infinite: bool,
         banned: &[Move],
         stop: &Arc<AtomicBool>,
-        info: &mut dyn FnMut(&SearchInfo),
+        info: &mut dyn FnMut(&[Line]),
     ) -> SearchResult {
-        self.0.set_stop_handle(Arc::clone(stop));
-        self.0.set_excluded(banned);
-        self.0.search(game, limits, |i| info(i))
+        self.ab.set_stop_handle(Arc::clone(stop));
+        if self.lines > 1 {
+            return multi_pv(&mut self.ab, game, limits, banned, self.lines, stop, info);
+        }
+        self.ab.set_excluded(banned);
+        self.ab
+            .search(game, limits, |i| info(&[Line::plain(i.clone())]))
     }
+}
+
+/// Alpha-beta's best `n` root moves with exact scores, deepening one depth at a time: at each
+/// depth the root is searched `n` times, each time without the moves already picked (nor the
+/// `banned` ones), so line k is the best move outside lines 1..k and its score is exact. Each
+/// of those searches deepens again from depth 1, cheaply: the table keeps what the earlier
+/// depths found. A depth is reported once all its lines are complete; `stop`, the time or the
+/// nodes ending one midway leave the last complete depth's lines as the answer.
+fn multi_pv(
+    ab: &mut AlphaBeta,
+    game: &Xiangqi,
+    limits: SearchLimits,
+    banned: &[Move],
+    n: usize,
+    stop: &Arc<AtomicBool>,
+    info: &mut dyn FnMut(&[Line]),
+) -> SearchResult {
+    let start = Instant::now();
+    let deadline = limits.movetime.map(|t| start + t);
+    let allowed = game
+        .legal_moves()
+        .as_slice()
+        .iter()
+        .filter(|m| !banned.contains(m))
+        .count();
+    let n = n.min(allowed);
+    let mut result = SearchResult {
+        best: game
+            .legal_moves()
+            .as_slice()
+            .iter()
+            .copied()
+            .find(|m| !banned.contains(m)),
+        score: 0,
+        depth: 0,
+        nodes: 0,
+    };
+    let max_depth = limits.depth.unwrap_or(64).clamp(1, MAX_PLY as u32 - 8);
+    let mut nodes = 0;
+    'deepen: for depth in 1..=max_depth {
+        let mut lines: Vec<Line> = Vec::with_capacity(n);
+        let mut excluded = banned.to_vec();
+        while lines.len() < n {
+            let time_left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
+            let spent = stop.load(Ordering::Relaxed)
+                || time_left == Some(Duration::ZERO)
+                || limits.nodes.is_some_and(|most| nodes >= most);
+            // Depth 1 always completes, so that there is a move to answer.
+            if spent && depth > 1 {
+                break 'deepen;
+            }
+            ab.set_excluded(&excluded);
+            let mut last = None;
+            let found = ab.search(
+                game,
+                SearchLimits {
+                    depth: Some(depth),
+                    movetime: time_left.filter(|_| depth > 1),
+                    nodes: limits
+                        .nodes
+                        .filter(|_| depth > 1)
+                        .map(|most| most.saturating_sub(nodes)),
+                },
+                |i| last = Some(i.clone()),
+            );
+            nodes += found.nodes;
+            let (Some(best), Some(mut line)) = (found.best, last) else {
+                break 'deepen;
+            };
+            // A search that found a mate ends short of `depth`, complete; any other that did
+            // ran out of time, nodes or was stopped.
+            if line.depth < depth && line.mate_in().is_none() && depth > 1 {
+                break 'deepen;
+            }
+            if line.pv.first() != Some(&best) {
+                line.pv = vec![best];
+            }
+            excluded.push(best);
+            lines.push(Line::plain(line));
+        }
+        for line in &mut lines {
+            line.info.depth = depth;
+            line.info.nodes = nodes;
+            line.info.time = start.elapsed();
+        }
+        let Some(first) = lines.first() else {
+            break;
+        };
+        result.best = first.info.pv.first().copied();
+        result.score = first.info.score;
+        result.depth = depth;
+        info(&lines);
+        // The next depth rarely takes less than all the ones before it.
+        if deadline.is_some_and(|d| Instant::now() + start.elapsed() > d) {
+            break;
+        }
+    }
+    ab.set_excluded(banned);
+    result.nodes = nodes;
+    result
 }
 
 /// A tree search whose timed moves alpha-beta checks in a share of their time (a spec's
@@ -122,6 +254,10 @@ impl DrivenSearch for GuardedSearcher {
         self.tree.follow(start, moves);
     }
 
+    fn set_lines(&mut self, n: usize) {
+        self.tree.set_lines(n);
+    }
+
     fn search(
         &mut self,
         game: &Xiangqi,
@@ -129,7 +265,7 @@ impl DrivenSearch for GuardedSearcher {
         infinite: bool,
         banned: &[Move],
         stop: &Arc<AtomicBool>,
-        info: &mut dyn FnMut(&SearchInfo),
+        info: &mut dyn FnMut(&[Line]),
     ) -> SearchResult {
         // Only a move with a time has a share to give; analysis and visit budgets go unchecked.
         let Some(time) = limits.movetime.filter(|_| !infinite) else {
@@ -150,13 +286,14 @@ impl DrivenSearch for GuardedSearcher {
         let budget = time.saturating_sub(start.elapsed());
         match self.guard.check(game, tree_move, budget, banned) {
             Some(checked) => {
-                info(&SearchInfo {
+                // The check weighs one move against the tree's: one line.
+                info(&[Line::plain(SearchInfo {
                     depth: checked.depth,
                     score: checked.score,
                     nodes: checked.nodes,
                     time: start.elapsed(),
                     pv: checked.best.into_iter().collect(),
-                });
+                })]);
                 SearchResult {
                     best: checked.best,
                     score: checked.score,
@@ -175,11 +312,17 @@ struct MctsSearcher {
     agent: MctsAgent<Xiangqi>,
     /// Visits per move when `go` sets no limit.
     visits: u64,
+    /// Lines per report.
+    lines: usize,
 }
 
 impl DrivenSearch for MctsSearcher {
     fn new_game(&mut self) {
         let _ = self.agent.release();
+    }
+
+    fn set_lines(&mut self, n: usize) {
+        self.lines = n.max(1);
     }
 
     fn follow(&mut self, start: &Xiangqi, moves: &[Move]) {
@@ -198,7 +341,7 @@ impl DrivenSearch for MctsSearcher {
         infinite: bool,
         banned: &[Move],
         stop: &Arc<AtomicBool>,
-        info: &mut dyn FnMut(&SearchInfo),
+        info: &mut dyn FnMut(&[Line]),
     ) -> SearchResult {
         const FOREVER: Duration = Duration::from_secs(365 * 24 * 3600);
         let limit = if infinite {
@@ -257,15 +400,12 @@ impl DrivenSearch for MctsSearcher {
                 || deadline.is_some_and(|d| Instant::now() >= d)
                 || settled;
             if !done {
-                if let (Some(search), Some(first)) = (self.agent.search(), found.candidates.first())
-                {
-                    info(&SearchInfo {
-                        depth: first.pv.len() as u32,
-                        score: value_score(search.root_value()),
-                        nodes: playouts,
-                        time: start.elapsed(),
-                        pv: first.pv.clone(),
-                    });
+                if let Some(search) = self.agent.search() {
+                    let mut lines = self.lines_of(&found.candidates, banned, playouts, start);
+                    if let Some(first) = lines.first_mut() {
+                        first.info.score = value_score(search.root_value());
+                        info(&lines);
+                    }
                 }
             }
             analysis = Some(found);
@@ -332,15 +472,66 @@ impl DrivenSearch for MctsSearcher {
             };
             result.depth = pv.len() as u32;
             result.nodes = playouts;
-            info(&SearchInfo {
+            let mut lines = vec![Line::plain(SearchInfo {
                 depth: result.depth,
                 score: result.score,
                 nodes: result.nodes,
                 time: start.elapsed(),
                 pv,
-            });
+            })];
+            if self.lines > 1 {
+                let others = search
+                    .candidates()
+                    .into_iter()
+                    .filter(|c| c.action != best)
+                    .collect::<Vec<_>>();
+                let mut more = self.lines_of(&others, banned, playouts, start);
+                more.truncate(self.lines - 1);
+                lines.extend(more);
+            }
+            info(&lines);
         }
         result
+    }
+}
+
+impl MctsSearcher {
+    /// The lines of the first [`MctsSearcher::lines`] `candidates` (the search's order: most
+    /// visited first) that are not `banned`, each scored by its own value: a proven win or
+    /// loss as a mate in its proof's plies, else its mean value in centipawns.
+    fn lines_of(
+        &self,
+        candidates: &[Candidate<Move>],
+        banned: &[Move],
+        playouts: u64,
+        start: Instant,
+    ) -> Vec<Line> {
+        candidates
+            .iter()
+            .filter(|c| !banned.contains(&c.action) && c.visits > 0)
+            .take(self.lines)
+            .map(|c| {
+                let score = match (c.proven, c.proof_length, c.value) {
+                    (Some(Outcome::Draw), _, _) => 0,
+                    (Some(_), Some(plies), Some(v)) if (plies as usize) < MAX_PLY => {
+                        let mate = MATE - plies as i32;
+                        if v > 0.0 {
+                            mate
+                        } else {
+                            -mate
+                        }
+                    }
+                    (_, _, v) => value_score(v.unwrap_or(0.0)),
+                };
+                Line::plain(SearchInfo {
+                    depth: c.pv.len() as u32,
+                    score,
+                    nodes: playouts,
+                    time: start.elapsed(),
+                    pv: c.pv.clone(),
+                })
+            })
+            .collect()
     }
 }
 
@@ -360,6 +551,7 @@ mod tests {
         let mut s = MctsSearcher {
             agent: tree_search(200),
             visits: 200,
+            lines: 1,
         };
         let start = Xiangqi::start();
         let stop = Arc::new(AtomicBool::new(false));
@@ -388,6 +580,7 @@ mod tests {
         struct Fixed(Move);
         impl DrivenSearch for Fixed {
             fn new_game(&mut self) {}
+            fn set_lines(&mut self, _n: usize) {}
             fn search(
                 &mut self,
                 _game: &Xiangqi,
@@ -395,7 +588,7 @@ mod tests {
                 _infinite: bool,
                 _banned: &[Move],
                 _stop: &Arc<AtomicBool>,
-                _info: &mut dyn FnMut(&SearchInfo),
+                _info: &mut dyn FnMut(&[Line]),
             ) -> SearchResult {
                 SearchResult {
                     best: Some(self.0),
@@ -420,8 +613,8 @@ mod tests {
         let stop = Arc::new(AtomicBool::new(false));
         let timed = SearchLimits::movetime(Duration::from_millis(400));
         let mut lines = Vec::new();
-        let r = s.search(&game, timed, false, &[], &stop, &mut |i| {
-            lines.push(i.pv.clone())
+        let r = s.search(&game, timed, false, &[], &stop, &mut |l| {
+            lines.push(l[0].info.pv.clone())
         });
         assert_eq!(r.best, Some(take));
         assert_eq!(
@@ -452,6 +645,7 @@ mod tests {
         let mut s = MctsSearcher {
             agent: tree_search(20_000),
             visits: 20_000,
+            lines: 1,
         };
         let stop = Arc::new(AtomicBool::new(false));
         let mut said = None;
@@ -461,7 +655,7 @@ mod tests {
             false,
             &[],
             &stop,
-            &mut |i| said = Some(i.clone()),
+            &mut |l| said = Some(l[0].info.clone()),
         );
         let info = said.unwrap();
         let mate = info.mate_in().expect("a mate score");

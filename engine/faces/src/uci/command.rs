@@ -33,6 +33,9 @@ pub struct GoParams {
     pub inc: [u64; 2],
     pub movestogo: Option<u64>,
     pub infinite: bool,
+    /// `go ponder`: search the position (the predicted reply played) until `ponderhit` or
+    /// `stop`; the clock's parameters serve the move once `ponderhit` comes.
+    pub ponder: bool,
     /// UCCI: the side to move's time left and increment, in the session's unit (seconds, or
     /// milliseconds with `usemillisec`).
     pub own_time: Option<u64>,
@@ -55,6 +58,8 @@ pub enum UciCommand {
         moves: Vec<String>,
     },
     Go(GoParams),
+    /// The opponent played the move the engine pondered on.
+    PonderHit,
     Stop,
     Quit,
     SetOption {
@@ -79,6 +84,7 @@ pub fn parse_command(line: &str) -> Result<UciCommand, UciError> {
         "isready" => UciCommand::IsReady,
         "ucinewgame" | "uccinewgame" => UciCommand::NewGame,
         "stop" => UciCommand::Stop,
+        "ponderhit" => UciCommand::PonderHit,
         "quit" => UciCommand::Quit,
         "position" => parse_position(rest)?,
         "go" => UciCommand::Go(parse_go(rest)?),
@@ -121,8 +127,12 @@ fn parse_go(rest: &[&str]) -> Result<GoParams, UciError> {
                 go.infinite = true;
                 continue;
             }
+            "ponder" => {
+                go.ponder = true;
+                continue;
+            }
             // UCCI's `draw` (the opponent offers one) is declined by playing on.
-            "ponder" | "draw" => continue,
+            "draw" => continue,
             "depth" | "movetime" | "nodes" | "wtime" | "btime" | "winc" | "binc" | "movestogo"
             | "mate" | "time" | "increment" | "opptime" | "oppincrement" | "oppmovestogo" => {}
             // Before reading a value: an unknown word is not a parameter short of one.
@@ -190,14 +200,14 @@ impl GoParams {
     }
 
     /// The search limits for the side to move. A clock gives the move the time
-    /// `players::timing::clock_move_time` says.
+    /// `players::timing::clock_move_time` says; `infinite` and `ponder` keep only a depth.
     pub fn limits(&self, side_index: usize) -> SearchLimits {
         let mut limits = SearchLimits {
             depth: self.depth,
             nodes: self.nodes,
             movetime: self.movetime.map(Duration::from_millis),
         };
-        if self.infinite {
+        if self.infinite || self.ponder {
             return SearchLimits {
                 depth: self.depth,
                 ..Default::default()

@@ -39,20 +39,23 @@ use eval::Evaluator;
 use games::xiangqi::fen::{format_move_with_base, parse_move_with_base};
 use games::xiangqi::{Move, Xiangqi};
 use games::Game;
-use players::alphabeta::xiangqi::{SearchInfo, MATE};
+use players::alphabeta::xiangqi::MATE;
 use players::alphabeta::{MAX_HASH_MB, MAX_PLY};
-use players::driven::DrivenSearch;
+use players::driven::{DrivenSearch, Line};
 use players::spec::{build_driven, preloaded, MAX_THREADS, MAX_VISITS};
 
 use setup::models;
 
 mod command;
 mod options;
+mod wdl;
 
 use command::err;
 pub use command::{parse_command, GoParams, UciCommand, UciError};
 pub use options::{SearchOptions, DEFAULT_VISITS};
-use options::{DEFAULT_GUARD_MARGIN, DEFAULT_GUARD_PERCENT, MAX_GUARD_MARGIN, MAX_GUARD_PERCENT};
+use options::{
+    DEFAULT_GUARD_MARGIN, DEFAULT_GUARD_PERCENT, MAX_GUARD_MARGIN, MAX_GUARD_PERCENT, MAX_MULTI_PV,
+};
 
 type Out = Arc<Mutex<Box<dyn Write + Send>>>;
 
@@ -91,6 +94,16 @@ pub struct Session {
     millisec: bool,
     /// UCCI's `banmoves` for the current position.
     banned: Vec<Move>,
+    /// The `MultiPV` option: lines per report.
+    multipv: usize,
+    /// The `UCI_ShowWDL` option: `wdl W D L` in each line.
+    show_wdl: bool,
+    /// The `Ponder` option: `bestmove` names the expected reply (`ponder M`).
+    ponder: bool,
+    /// The parameters of the running `go ponder`, kept for its `ponderhit`.
+    pondering: Option<GoParams>,
+    /// Set while a ponder search is stopped by `ponderhit`: its `bestmove` goes unsaid.
+    quiet: Arc<AtomicBool>,
 }
 
 /// UCI, or UCCI (see the module's notes).
@@ -117,6 +130,13 @@ impl OptionLine {
             .map(|(lo, hi)| format!(" min {lo} max {hi}"))
             .unwrap_or_default();
         let vars: String = self.vars.iter().map(|v| format!(" var {v}")).collect();
+        // A button has no value, so no default.
+        if self.kind == "button" {
+            return match dialect {
+                Dialect::Uci => format!("option name {} type button", self.uci),
+                Dialect::Ucci => format!("option {} type button", self.ucci),
+            };
+        }
         match dialect {
             Dialect::Uci => format!(
                 "option name {} type {} default {}{range}{vars}",
@@ -162,6 +182,11 @@ impl Session {
             dialect: Dialect::Uci,
             millisec: false,
             banned: Vec::new(),
+            multipv: 1,
+            show_wdl: false,
+            ponder: false,
+            pondering: None,
+            quiet: Arc::new(AtomicBool::new(false)),
         };
         if !(1..=MAX_VISITS).contains(&s.visits) {
             return Err(err(
@@ -211,7 +236,10 @@ impl Session {
             _ => None,
         };
         build_driven(&spec, agent, 1, &preloaded(net))
-            .map(Some)
+            .map(|mut searcher| {
+                searcher.set_lines(self.multipv);
+                Some(searcher)
+            })
             .map_err(|e| match agent {
                 "alphabeta" => err("setoption", format!("Hash {}: {e:#}", self.hash_mb)),
                 _ => err("setoption", format!("Agent {agent}: {e:#}")),
@@ -261,6 +289,7 @@ impl Session {
 
     /// Waits for a running search (stopping it first if `stop`) and takes the searcher back.
     fn finish_search(&mut self, stop: bool) {
+        self.pondering = None;
         if let Some(handle) = self.search.take() {
             if stop {
                 self.stop.store(true, Ordering::Relaxed);
@@ -320,6 +349,21 @@ impl Session {
                 self.go(params);
             }
             UciCommand::Stop => self.finish_search(true),
+            UciCommand::PonderHit => {
+                let Some(params) = self.pondering else {
+                    return Err(err("ponderhit", "no go ponder is running"));
+                };
+                // The pondered move was played: the ponder search ends unsaid and the move's
+                // own search starts at once, its time counted from here. It goes on from what
+                // pondering found (alpha-beta's table, the tree kept for this position).
+                self.quiet.store(true, Ordering::Relaxed);
+                self.finish_search(true);
+                self.quiet.store(false, Ordering::Relaxed);
+                self.go(GoParams {
+                    ponder: false,
+                    ..params
+                });
+            }
             UciCommand::SetOption { name, value } => {
                 self.finish_search(true);
                 self.set_option(&name, &value)?;
@@ -402,9 +446,41 @@ impl Session {
                 range: Some((1, MAX_HASH_MB as u64)),
                 vars: &[],
             },
+            OptionLine {
+                uci: "Clear Hash",
+                ucci: "clearhash",
+                kind: "button",
+                default: String::new(),
+                range: None,
+                vars: &[],
+            },
+            OptionLine {
+                uci: "MultiPV",
+                ucci: "multipv",
+                kind: "spin",
+                default: self.multipv.to_string(),
+                range: Some((1, MAX_MULTI_PV as u64)),
+                vars: &[],
+            },
+            OptionLine {
+                uci: "Ponder",
+                ucci: "ponder",
+                kind: "check",
+                default: self.ponder.to_string(),
+                range: None,
+                vars: &[],
+            },
         ];
         match self.dialect {
             Dialect::Uci => {
+                options.push(OptionLine {
+                    uci: "UCI_ShowWDL",
+                    ucci: "",
+                    kind: "check",
+                    default: self.show_wdl.to_string(),
+                    range: None,
+                    vars: &[],
+                });
                 options.push(OptionLine {
                     uci: "UCI_Variant",
                     ucci: "",
@@ -531,12 +607,31 @@ impl Session {
                     self.searcher = self.make_searcher(&self.agent)?;
                 }
             }
-            "usemillisec" => {
-                self.millisec = match value {
-                    "true" | "on" => true,
-                    "false" | "off" => false,
-                    _ => return Err(err("setoption", "usemillisec is true or false")),
-                };
+            "usemillisec" => self.millisec = check(name, value)?,
+            "uci_showwdl" => self.show_wdl = check(name, value)?,
+            "ponder" => self.ponder = check(name, value)?,
+            "multipv" => {
+                let n = value
+                    .parse::<usize>()
+                    .ok()
+                    .filter(|n| (1..=MAX_MULTI_PV).contains(n))
+                    .ok_or_else(|| {
+                        err(
+                            "setoption",
+                            format!("{name} '{value}' is not 1..{MAX_MULTI_PV}"),
+                        )
+                    })?;
+                self.multipv = n;
+                if let Some(s) = self.searcher.as_mut() {
+                    s.set_lines(n);
+                }
+            }
+            "clear hash" | "clearhash" => {
+                // A button: any value is ignored. Alpha-beta empties its table, the tree
+                // search lets its tree go (the guard's table with it).
+                if let Some(s) = self.searcher.as_mut() {
+                    s.new_game();
+                }
             }
             "hash" | "hashsize" => {
                 let mb: usize = value
@@ -608,49 +703,119 @@ impl Session {
         let out = Arc::clone(&self.out);
         let stop = Arc::clone(&self.stop);
         stop.store(false, Ordering::Relaxed);
-        let base = self.rank_base;
+        let quiet = Arc::clone(&self.quiet);
         let side = game.to_act().index();
         let unit_ms = if self.millisec { 1 } else { 1000 };
         let limits = params.with_own_clock(side, unit_ms).limits(side);
-        let infinite = params.infinite;
-        let dialect = self.dialect;
+        // Analysis and pondering run until the GUI says otherwise.
+        let open_ended = params.infinite || params.ponder;
+        if params.ponder {
+            self.pondering = Some(params);
+        }
         let banned = self.banned.clone();
+        let style = InfoStyle {
+            dialect: self.dialect,
+            rank_base: self.rank_base,
+            show_wdl: self.show_wdl && self.dialect == Dialect::Uci,
+            numbered: self.dialect == Dialect::Uci || self.multipv > 1,
+        };
+        let name_reply = self.ponder;
         self.search = Some(std::thread::spawn(move || {
-            let mut info = |i: &SearchInfo| {
-                let score = match (dialect, i.mate_in()) {
-                    (Dialect::Uci, Some(m)) => format!("mate {m}"),
-                    (Dialect::Uci, None) => format!("cp {}", i.score),
-                    (Dialect::Ucci, _) => ucci_score(i.score).to_string(),
-                };
-                let ms = i.time.as_millis().max(1);
-                let pv: Vec<String> =
-                    i.pv.iter()
-                        .map(|&m| format_move_with_base(m, base))
-                        .collect();
-                say(
-                    &out,
-                    &format!(
-                        "info depth {} score {score} nodes {} nps {} time {ms} pv {}",
-                        i.depth,
-                        i.nodes,
-                        i.nodes as u128 * 1000 / ms,
-                        pv.join(" ")
-                    ),
-                );
+            // The best line of the last report: its second move is the reply to ponder on.
+            let mut best_line = Vec::new();
+            let mut info = |lines: &[Line]| {
+                for (k, line) in lines.iter().enumerate() {
+                    say(&out, &style.info_line(k + 1, line));
+                }
+                if let Some(first) = lines.first() {
+                    best_line.clone_from(&first.info.pv);
+                }
             };
-            let result = searcher.search(&game, limits, infinite, &banned, &stop, &mut info);
-            // `go infinite` must not answer before `stop`.
-            while infinite && !stop.load(Ordering::Relaxed) {
+            let result = searcher.search(&game, limits, open_ended, &banned, &stop, &mut info);
+            // `go infinite` and `go ponder` must not answer before `stop` (or `ponderhit`).
+            while open_ended && !stop.load(Ordering::Relaxed) {
                 std::thread::sleep(Duration::from_millis(5));
             }
-            let line = match (result.best, dialect) {
-                (Some(m), _) => format!("bestmove {}", format_move_with_base(m, base)),
+            if quiet.load(Ordering::Relaxed) {
+                return searcher;
+            }
+            let base = style.rank_base;
+            let line = match (result.best, style.dialect) {
+                (Some(m), _) => {
+                    let mut line = format!("bestmove {}", format_move_with_base(m, base));
+                    if let (true, [first, reply, ..]) = (name_reply, &best_line[..]) {
+                        if *first == m {
+                            line += &format!(" ponder {}", format_move_with_base(*reply, base));
+                        }
+                    }
+                    line
+                }
                 (None, Dialect::Uci) => "bestmove (none)".into(),
                 (None, Dialect::Ucci) => "nobestmove".into(),
             };
             say(&out, &line);
             searcher
         }));
+    }
+}
+
+/// How a search's `info` lines are written.
+#[derive(Clone, Copy)]
+struct InfoStyle {
+    dialect: Dialect,
+    rank_base: u32,
+    /// `wdl W D L` after the score (the `UCI_ShowWDL` option).
+    show_wdl: bool,
+    /// `multipv k` before the score: always in UCI, in UCCI with more than one line.
+    numbered: bool,
+}
+
+impl InfoStyle {
+    /// Line `k` (1: the best) of a report.
+    fn info_line(&self, k: usize, line: &Line) -> String {
+        let i = &line.info;
+        let score = match (self.dialect, i.mate_in()) {
+            (Dialect::Uci, Some(m)) => format!("mate {m}"),
+            (Dialect::Uci, None) => format!("cp {}", i.score),
+            (Dialect::Ucci, _) => ucci_score(i.score).to_string(),
+        };
+        let multipv = if self.numbered {
+            format!(" multipv {k}")
+        } else {
+            String::new()
+        };
+        let wdl = if self.show_wdl {
+            let [w, d, l] = line
+                .wdl
+                .map_or_else(|| wdl::from_score(i.score), wdl::per_mille);
+            format!(" wdl {w} {d} {l}")
+        } else {
+            String::new()
+        };
+        let ms = i.time.as_millis().max(1);
+        let pv: Vec<String> =
+            i.pv.iter()
+                .map(|&m| format_move_with_base(m, self.rank_base))
+                .collect();
+        format!(
+            "info depth {}{multipv} score {score}{wdl} nodes {} nps {} time {ms} pv {}",
+            i.depth,
+            i.nodes,
+            i.nodes as u128 * 1000 / ms,
+            pv.join(" ")
+        )
+    }
+}
+
+/// A check option's value: `true` or `false` (UCI), `on` or `off` (UCCI), in any case.
+fn check(name: &str, value: &str) -> Result<bool, UciError> {
+    match value.to_ascii_lowercase().as_str() {
+        "true" | "on" => Ok(true),
+        "false" | "off" => Ok(false),
+        _ => Err(err(
+            "setoption",
+            format!("{name} '{value}' is not true or false"),
+        )),
     }
 }
 
@@ -663,6 +828,9 @@ fn ucci_score(score: i32) -> i32 {
         score.clamp(-9_000, 9_000)
     }
 }
+
+#[cfg(test)]
+mod session_tests;
 
 #[cfg(test)]
 mod tests {

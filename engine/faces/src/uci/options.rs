@@ -15,6 +15,10 @@ pub(super) const DEFAULT_GUARD_PERCENT: u64 = 80;
 /// `GuardMargin` at start, in centipawns.
 pub(super) const DEFAULT_GUARD_MARGIN: u64 = 30;
 
+/// Most lines the `MultiPV` option asks for: more than the legal moves of any Xiangqi
+/// position, so that every move can be listed.
+pub(super) const MAX_MULTI_PV: usize = 128;
+
 /// Visits per move of the tree search when `go` sets no limit of its own.
 pub const DEFAULT_VISITS: u64 = 800;
 
