@@ -253,6 +253,14 @@ impl PolicyForm {
     }
 }
 
+/// Whether a network of `config` built for `shape` has no weight tied to the board's size: its
+/// policy is per point and its value head pools. Such a network plays every board of its game
+/// whose policy is one entry a point then pass (Go of any size), and its ONNX model leaves the
+/// board's dims open.
+pub fn any_size(config: &NetConfig, shape: TensorShape) -> bool {
+    config.value_pool && PolicyForm::of(config, shape) != PolicyForm::Dense
+}
+
 /// Global pooling of channels-last `x` (N, H, W, C) over the board: (N, 3·C), the channels'
 /// means, the means times `width_scale` ([`width_scale`]) and the channels' maxima, in that
 /// order (KataGo's).
@@ -271,7 +279,14 @@ pub fn global_pool(x: &Tensor, width_scale: f64) -> candle_core::Result<Tensor> 
 /// KataGo's size feature, (width − 14)/10, the width the square root of the board's points
 /// (its side on a square board).
 pub fn width_scale(shape: TensorShape) -> f64 {
-    (((shape.height * shape.width) as f64).sqrt() - 14.0) / 10.0
+    board_width_scale(shape.height, shape.width)
+}
+
+/// [`width_scale`] of a board of `height` × `width` points: the forward pass takes it from its
+/// input, so a network that plays any size ([`NetConfig::any_size`]) scales for the board it
+/// is given.
+pub fn board_width_scale(height: usize, width: usize) -> f64 {
+    (((height * width) as f64).sqrt() - 14.0) / 10.0
 }
 
 /// `x` (N, H, W, C) plus a bias (N, C) for each sample's channels.
@@ -606,7 +621,8 @@ impl Net {
     pub fn forward_t(&self, x: &Tensor, train: bool) -> candle_core::Result<Outputs> {
         // The tower runs channels-last (see `kernels`); the heads flatten channels-first, the
         // order of the fully connected layers' inputs.
-        let scale = width_scale(self.shape);
+        let (_, _, height, width) = x.dims4()?;
+        let scale = board_width_scale(height, width);
         let mut h = self
             .stem
             .forward_t(&x.permute((0, 2, 3, 1))?, None, train)?;

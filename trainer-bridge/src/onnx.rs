@@ -2,7 +2,10 @@
 //! evaluator.
 //!
 //! The model (opset 17, IR version 8):
-//! - input `input`: f32 `[batch, planes, height, width]`, `batch` a dynamic dimension;
+//! - input `input`: f32 `[batch, planes, height, width]`, `batch` a dynamic dimension; where the
+//!   network has no weight tied to the board's size ([`crate::net::any_size`]: Go with a per-point
+//!   policy and a pooling value head) `height` and `width` are dynamic too, and the policy's
+//!   size is `height × width + 1`;
 //! - outputs `policy`: f32 `[batch, policy_size]` logits, and `value`: f32 `[batch, 1]` in
 //!   [−1, 1], from the point of view of the player to act;
 //! - further outputs where the network has the head (its `network` keys), after those two:
@@ -14,11 +17,14 @@
 //! - metadata (ONNX `metadata_props`), read back by the engine before it runs a model:
 //!   `format_version` (`1`), `game` (the game's `NAME`, e.g. `liuzhou`), `planes`, `height`,
 //!   `width`, `policy_size` (decimal integers), `network` (the [`NetConfig`] as JSON) and
-//!   `generation` (decimal integer; 0 for a fresh network).
+//!   `generation` (decimal integer; 0 for a fresh network); `any_size` (`1`) on a model whose
+//!   board dims are dynamic, `height` and `width` then the board it was trained on.
 //!
 //! Batch norm stays as `BatchNormalization` nodes with the running statistics; ONNX Runtime
 //! folds them into the convolutions when it optimises the graph. Global pooling is
-//! `GlobalAveragePool`, a `Mul` by the width scale and `GlobalMaxPool`, concatenated.
+//! `GlobalAveragePool`, a `Mul` by the width scale and `GlobalMaxPool`, concatenated; the width
+//! scale is computed from the input's dims ([`width_scale_graph`]), so the graph is the same
+//! for every board.
 //!
 //! The protobuf messages are declared by hand for the subset of `onnx.proto` written here, so
 //! the build needs no `protoc`.
@@ -29,7 +35,7 @@ use candle_nn::VarMap;
 use games::TensorShape;
 use prost::Message;
 
-use crate::net::{tmp_path, width_scale, PolicyForm, BN_EPS};
+use crate::net::{any_size, tmp_path, PolicyForm, BN_EPS};
 use crate::NetConfig;
 
 /// Version of the model interface described above; bumped when inputs, outputs or metadata
@@ -43,6 +49,101 @@ pub const REPLY_POLICY: &str = "reply_policy";
 /// The ONNX operator set the graph uses.
 pub const OPSET: i64 = 17;
 const IR_VERSION: i64 = 8;
+
+/// The tensor the global pools scale by, computed in the graph from the input's dims.
+pub(crate) const WIDTH_SCALE: &str = "width_scale";
+
+/// The nodes and constants that compute [`crate::net::board_width_scale`] of `input`'s board
+/// (N, C, H, W) into [`WIDTH_SCALE`] (shape [1]): (√(H·W) − 14)/10.
+pub(crate) fn width_scale_graph(input: &str) -> (Vec<proto::NodeProto>, Vec<proto::TensorProto>) {
+    let int64s = |name: &str, v: i64| proto::TensorProto {
+        dims: vec![1],
+        data_type: proto::DATA_TYPE_INT64,
+        name: name.into(),
+        raw_data: v.to_le_bytes().to_vec(),
+    };
+    let float = |name: &str, v: f32| proto::TensorProto {
+        dims: vec![],
+        data_type: proto::DATA_TYPE_FLOAT,
+        name: name.into(),
+        raw_data: v.to_le_bytes().to_vec(),
+    };
+    let constants = vec![
+        int64s("width_scale.from", 2),
+        int64s("width_scale.to", 4),
+        float("width_scale.offset", 14.0),
+        float("width_scale.divisor", 10.0),
+    ];
+    let node = |op: &str, inputs: &[&str], out: &str, attrs| {
+        proto::NodeProto::new(op, inputs, &[out], out.to_string(), attrs)
+    };
+    let nodes = vec![
+        node("Shape", &[input], "width_scale.dims", vec![]),
+        node(
+            "Slice",
+            &["width_scale.dims", "width_scale.from", "width_scale.to"],
+            "width_scale.board",
+            vec![],
+        ),
+        node(
+            "ReduceProd",
+            &["width_scale.board"],
+            "width_scale.points",
+            vec![proto::AttributeProto::int("keepdims", 1)],
+        ),
+        node(
+            "Cast",
+            &["width_scale.points"],
+            "width_scale.pointsf",
+            vec![proto::AttributeProto::int(
+                "to",
+                i64::from(proto::DATA_TYPE_FLOAT),
+            )],
+        ),
+        node("Sqrt", &["width_scale.pointsf"], "width_scale.side", vec![]),
+        node(
+            "Sub",
+            &["width_scale.side", "width_scale.offset"],
+            "width_scale.centred",
+            vec![],
+        ),
+        node(
+            "Div",
+            &["width_scale.centred", "width_scale.divisor"],
+            WIDTH_SCALE,
+            vec![],
+        ),
+    ];
+    (nodes, constants)
+}
+
+/// The input's dims: the board's open where the network plays any size.
+pub(crate) fn input_dims(meta: &ModelMeta) -> Vec<proto::Dim> {
+    let s = meta.shape;
+    let (height, width) = if any_size(&meta.network, s) {
+        (proto::Dim::param("height"), proto::Dim::param("width"))
+    } else {
+        (proto::Dim::value(s.height), proto::Dim::value(s.width))
+    };
+    vec![
+        proto::Dim::param("batch"),
+        proto::Dim::value(s.planes),
+        height,
+        width,
+    ]
+}
+
+/// An output's dims: `[batch, size]`, `size` open (`name`) where it follows the board of a
+/// network that plays any size.
+pub(crate) fn output_dims(meta: &ModelMeta, output: &str, size: usize) -> Vec<proto::Dim> {
+    let per_point = matches!(output, "policy" | OWNERSHIP | REPLY_POLICY);
+    let size = if per_point && any_size(&meta.network, meta.shape) {
+        proto::Dim::param(&format!("{output}_size"))
+    } else {
+        proto::Dim::value(size)
+    };
+    vec![proto::Dim::param("batch"), size]
+}
 
 /// What the engine needs to know about a model besides its weights.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -96,18 +197,15 @@ pub fn model_bytes(varmap: &VarMap, meta: &ModelMeta) -> Result<Vec<u8>, OnnxErr
     };
     let s = meta.shape;
     let cfg = &meta.network;
-    let batch = || proto::Dim::param("batch");
-    g.graph.input.push(proto::ValueInfoProto::tensor(
-        "input",
-        vec![
-            batch(),
-            proto::Dim::value(s.planes),
-            proto::Dim::value(s.height),
-            proto::Dim::value(s.width),
-        ],
-    ));
+    g.graph
+        .input
+        .push(proto::ValueInfoProto::tensor("input", input_dims(meta)));
+    if cfg.pooling_blocks() > 0 || cfg.policy_pool || cfg.value_pool {
+        let (nodes, constants) = width_scale_graph("input");
+        g.graph.node.extend(nodes);
+        g.graph.initializer.extend(constants);
+    }
 
-    let scale = width_scale(s) as f32;
     let mut h = g.conv_bn("stem.conv", "stem.bn", "input", 3)?;
     h = g.relu(&h);
     for i in 0..cfg.blocks {
@@ -118,7 +216,7 @@ pub fn model_bytes(varmap: &VarMap, meta: &ModelMeta) -> Result<Vec<u8>, OnnxErr
             let (c, pc) = (cfg.channels, cfg.pool_channels);
             let kept = g.slice(&y, 0, c - pc, &format!("{p}.kept"));
             let pooled = g.slice(&y, c - pc, c, &format!("{p}.pooled"));
-            let pooled = g.global_pool(&pooled, scale, &format!("{p}.pool"));
+            let pooled = g.global_pool(&pooled, &format!("{p}.pool"));
             let bias = g.gemm(
                 &format!("{p}.pool.fc"),
                 &pooled,
@@ -136,7 +234,7 @@ pub fn model_bytes(varmap: &VarMap, meta: &ModelMeta) -> Result<Vec<u8>, OnnxErr
     let pooled = if cfg.policy_pool {
         let q = g.conv_bn("policy.gconv", "policy.gbn", &h, 1)?;
         let q = g.relu(&q);
-        let pooled = g.global_pool(&q, scale, "policy.pool");
+        let pooled = g.global_pool(&q, "policy.pool");
         let bias = g.gemm("policy.gfc", &pooled, "policy.gfc.out")?;
         p = g.add_channel_bias(&p, &bias, "policy.biased");
         Some(pooled)
@@ -158,7 +256,7 @@ pub fn model_bytes(varmap: &VarMap, meta: &ModelMeta) -> Result<Vec<u8>, OnnxErr
     let v = g.conv_bn("value.conv", "value.bn", &h, 1)?;
     let v = g.relu(&v);
     let features = if cfg.value_pool {
-        g.global_pool(&v, scale, "value.pool")
+        g.global_pool(&v, "value.pool")
     } else {
         g.flatten(&v)
     };
@@ -202,7 +300,7 @@ pub fn model_bytes(varmap: &VarMap, meta: &ModelMeta) -> Result<Vec<u8>, OnnxErr
     for (name, size) in outputs {
         g.graph.output.push(proto::ValueInfoProto::tensor(
             name,
-            vec![batch(), proto::Dim::value(size)],
+            output_dims(meta, name, size),
         ));
     }
 
@@ -228,6 +326,7 @@ pub(crate) fn model_proto(
         ("network", network),
         ("generation", meta.generation.to_string()),
     ];
+    let any = any_size(&meta.network, s).then(|| ("any_size", "1".to_string()));
     proto::ModelProto {
         ir_version: IR_VERSION,
         opset_import: vec![proto::OperatorSetIdProto {
@@ -239,6 +338,7 @@ pub(crate) fn model_proto(
         graph: Some(graph),
         metadata_props: props
             .into_iter()
+            .chain(any)
             .chain(extra)
             .map(|(k, v)| proto::StringStringEntryProto {
                 key: k.into(),
@@ -354,19 +454,6 @@ impl GraphWriter<'_> {
         name.into()
     }
 
-    /// A float scalar constant, written once.
-    fn scalar(&mut self, name: &str, value: f32) -> String {
-        if !self.graph.initializer.iter().any(|t| t.name == name) {
-            self.graph.initializer.push(proto::TensorProto {
-                dims: vec![],
-                data_type: proto::DATA_TYPE_FLOAT,
-                name: name.into(),
-                raw_data: value.to_le_bytes().to_vec(),
-            });
-        }
-        name.into()
-    }
-
     /// Channels `from..to` of `x` (N, C, H, W).
     fn slice(&mut self, x: &str, from: usize, to: usize, name: &str) -> String {
         let starts = self.int64s(&format!("{name}.starts"), &[from as i64]);
@@ -376,10 +463,14 @@ impl GraphWriter<'_> {
     }
 
     /// [`crate::net::global_pool`] of `x` (N, C, H, W): (N, 3·C), means, scaled means, maxima.
-    fn global_pool(&mut self, x: &str, width_scale: f32, name: &str) -> String {
+    fn global_pool(&mut self, x: &str, name: &str) -> String {
         let mean = self.node("GlobalAveragePool", &[x], format!("{name}.mean"), vec![]);
-        let scale = self.scalar("pool.width_scale", width_scale);
-        let scaled = self.node("Mul", &[&mean, &scale], format!("{name}.scaled"), vec![]);
+        let scaled = self.node(
+            "Mul",
+            &[&mean, WIDTH_SCALE],
+            format!("{name}.scaled"),
+            vec![],
+        );
         let max = self.node("GlobalMaxPool", &[x], format!("{name}.max"), vec![]);
         let all = self.node(
             "Concat",

@@ -43,8 +43,8 @@ use candle_core::Device;
 use games::TensorShape;
 use prost::Message;
 
-use crate::net::{describe, width_scale, PolicyForm};
-use crate::onnx::{proto, ModelMeta, OWNERSHIP, REPLY_POLICY, SCORE, WDL};
+use crate::net::{describe, PolicyForm};
+use crate::onnx::{self, proto, ModelMeta, OWNERSHIP, REPLY_POLICY, SCORE, WDL};
 use crate::{Checkpoint, Net, NetConfig};
 
 /// Calibration positions read when none are asked for.
@@ -552,18 +552,16 @@ fn build(
         outputs: Vec::new(),
         dq: 0,
     };
-    let batch = || proto::Dim::param("batch");
     g.graph.input.push(proto::ValueInfoProto::tensor(
         "input",
-        vec![
-            batch(),
-            proto::Dim::value(s.planes),
-            proto::Dim::value(s.height),
-            proto::Dim::value(s.width),
-        ],
+        onnx::input_dims(meta),
     ));
+    if cfg.pooling_blocks() > 0 || cfg.policy_pool || cfg.value_pool {
+        let (nodes, constants) = onnx::width_scale_graph("input");
+        g.graph.node.extend(nodes);
+        g.graph.initializer.extend(constants);
+    }
 
-    let scale = width_scale(s) as f32;
     let x = g.input()?;
     let stem = model.folded_conv("stem.conv", "stem.bn", s.planes, c, 3)?;
     let y = g.conv(&stem, "stem.conv", &x)?;
@@ -581,7 +579,7 @@ fn build(
             let y = g.act(y, &format!("{p}.relu1"), true)?;
             let q = g.conv(&l1g, &format!("{p}.conv1g"), &h)?;
             let q = g.act(q, &format!("{p}.relu1g"), true)?;
-            let pooled = g.pool(&q, scale, &format!("{p}.pool"));
+            let pooled = g.pool(&q, &format!("{p}.pool"));
             let fc = model.linear(&format!("{p}.pool.fc"), 3 * g_c, kept)?;
             let bias = g.gemm(
                 &fc,
@@ -611,7 +609,7 @@ fn build(
         let l = model.folded_conv("policy.gconv", "policy.gbn", c, g_c, 1)?;
         let q = g.conv(&l, "policy.gconv", &h)?;
         let q = g.act(q, "policy.grelu", true)?;
-        let pooled = g.pool(&q, scale, "policy.pool");
+        let pooled = g.pool(&q, "policy.pool");
         let fc = model.linear("policy.gfc", 3 * g_c, pc)?;
         let bias = g.gemm(&fc, "policy.gfc", &pooled, "policy.gfc.out")?;
         let biased = g.add_bias(&p, &bias, "policy.biased");
@@ -666,7 +664,7 @@ fn build(
     let v = g.conv(&l, "value.conv", &h)?;
     let v = g.act(v, "value.relu", true)?;
     let (features, inputs) = if cfg.value_pool {
-        (g.pool(&v, scale, "value.pool"), 3 * vc)
+        (g.pool(&v, "value.pool"), 3 * vc)
     } else {
         (g.flatten(&v), vc * cells)
     };
@@ -706,7 +704,7 @@ fn build(
     for (name, size) in wanted {
         g.graph.output.push(proto::ValueInfoProto::tensor(
             name,
-            vec![batch(), proto::Dim::value(size)],
+            onnx::output_dims(meta, name, size),
         ));
     }
     for (tensor, _) in &g.outputs {
@@ -973,7 +971,7 @@ impl Graph<'_> {
     }
 
     /// [`crate::net::global_pool`] of activation `x`, in float: (batch, 3 × channels).
-    fn pool(&mut self, x: &Act, width_scale: f32, key: &str) -> Act {
+    fn pool(&mut self, x: &Act, key: &str) -> Act {
         let xin = self.read(x);
         let (mean, max, scaled, all) = (
             format!("{key}.mean"),
@@ -982,9 +980,7 @@ impl Graph<'_> {
             format!("{key}.concat"),
         );
         self.node("GlobalAveragePool", &[&xin], &mean, vec![]);
-        let scale = format!("{key}.width_scale");
-        self.floats(&scale, &[], &[width_scale]);
-        self.node("Mul", &[&mean, &scale], &scaled, vec![]);
+        self.node("Mul", &[&mean, onnx::WIDTH_SCALE], &scaled, vec![]);
         self.node("GlobalMaxPool", &[&xin], &max, vec![]);
         self.node(
             "Concat",

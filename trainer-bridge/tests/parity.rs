@@ -532,3 +532,117 @@ fn shipped_models_load_and_export_as_before() {
         assert_close(&format!("shipped {game} value"), &value, &v);
     }
 }
+
+/// A Go network whose policy is per point and whose value head pools has no weight tied to the
+/// board: its one ONNX model, written at 9 × 9, leaves the board's dims open (`any_size`), and
+/// at 7, 13 and 19 computes every output as candle does with the same weights; the engine's
+/// evaluator takes states of every size, several sizes in one call too; the int8 model made
+/// from it runs at every size as well.
+#[test]
+fn one_go_network_plays_every_board_size() {
+    let cfg = pooling_config();
+    let go = |size| games::go::GoState::new(games::go::GoRules::with_size(size)).unwrap();
+    let shape9 = go(9).shape();
+    assert!(trainer_bridge::net::any_size(&cfg, shape9));
+    assert!(!trainer_bridge::net::any_size(&mixed_config(), shape9));
+    let dir = temp_dir("any-size");
+    let path = dir.join("net.onnx");
+    let (varmap, net) = random_net(&cfg, shape9, 21);
+    write_model(&varmap, "go", &cfg, shape9, &path);
+    let model = OrtModel::load(&path, &OrtOptions::default()).unwrap();
+    assert!(model.info().any_size);
+    assert_eq!(model.info().shape, shape9, "the board it was made for");
+
+    let mut rng = SmallRng::seed_from_u64(8);
+    for size in [7, 13, 19] {
+        let shape = go(size).shape();
+        let n = 3;
+        let inputs: Vec<f32> = (0..n * shape.input_len())
+            .map(|_| f32::from(u8::from(rng.gen_bool(0.3))))
+            .collect();
+        let ours = ort_outputs(&path, shape, &inputs, n);
+        let x = Tensor::from_slice(&inputs, (n, shape.planes, size, size), &Device::Cpu).unwrap();
+        let out = net.forward_t(&x, false).unwrap();
+        let flat = |t: &Tensor| t.flatten_all().unwrap().to_vec1::<f32>().unwrap();
+        let theirs = [
+            ("policy", flat(&out.policy)),
+            ("value", flat(&out.value)),
+            ("ownership", flat(out.ownership.as_ref().unwrap())),
+            ("score", flat(out.score.as_ref().unwrap())),
+            ("wdl", flat(out.wdl.as_ref().unwrap())),
+            ("reply_policy", flat(out.reply.as_ref().unwrap())),
+        ];
+        for (name, values) in theirs {
+            assert_close(&format!("{size}x{size} {name}"), &ours[name], &values);
+        }
+        assert_eq!(ours["policy"].len(), n * (size * size + 1));
+        assert_eq!(ours["ownership"].len(), n * size * size);
+    }
+
+    // The engine's evaluator, loaded for a 13 × 13 game, takes 9 × 9 and 19 × 19 states as
+    // well, each size in a call of its own, mixed in one call as they come.
+    let evaluator = OrtEvaluator::load(&path, &go(13), &OrtOptions::default()).unwrap();
+    assert!(Evaluator::<games::go::GoState>::fits(&evaluator, go(19).shape()));
+    let states: Vec<games::go::GoState> = [9, 13, 13, 19, 9]
+        .iter()
+        .map(|&size| infer::bench::sample_states(&go(size), 1, size as u64).remove(0))
+        .collect();
+    let refs: Vec<&games::go::GoState> = states.iter().collect();
+    let sizes: Vec<usize> = refs.iter().map(|s| s.shape().policy_size).collect();
+    let mut policy = vec![0.0; sizes.iter().sum()];
+    let mut value = vec![0.0; refs.len()];
+    evaluator.evaluate(&refs, &mut policy, &mut value).unwrap();
+    let mut at = 0;
+    for (state, (&ps, &v)) in refs.iter().zip(sizes.iter().zip(&value)) {
+        let mut p1 = vec![0.0; ps];
+        let mut v1 = [0.0];
+        evaluator.evaluate(&[*state], &mut p1, &mut v1).unwrap();
+        assert_close("one state alone, policy", &policy[at..at + ps], &p1);
+        assert_close("one state alone, value", &[v], &v1);
+        at += ps;
+    }
+
+    // int8, calibrated at 9 × 9, plays 19 × 19.
+    let fp32 = trainer_bridge::quantize::Fp32Model::read(&path).unwrap();
+    let calibration: Vec<f32> = (0..16 * shape9.input_len())
+        .map(|_| f32::from(u8::from(rng.gen_bool(0.3))))
+        .collect();
+    let q = trainer_bridge::quantize::quantize(&fp32, &calibration).unwrap();
+    let int8 = dir.join("net.int8.onnx");
+    std::fs::write(&int8, &q.bytes).unwrap();
+    let opts = OrtOptions {
+        precision: infer::Precision::Int8,
+        ..OrtOptions::default()
+    };
+    let model = OrtModel::load(&int8, &opts).unwrap();
+    assert!(model.info().any_size);
+    let evaluator = OrtEvaluator::from_model(model, &go(19)).unwrap();
+    let big = infer::bench::sample_states(&go(19), 4, 3);
+    let refs: Vec<&games::go::GoState> = big.iter().collect();
+    let mut policy = vec![0.0; refs.len() * (19 * 19 + 1)];
+    let mut value = vec![0.0; refs.len()];
+    evaluator.evaluate(&refs, &mut policy, &mut value).unwrap();
+    assert!(policy.iter().chain(&value).all(|x| x.is_finite()));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A network with a fully connected head stays the size it was made for: the engine refuses
+/// it for another board, naming both shapes.
+#[test]
+fn a_network_with_dense_heads_plays_its_own_size_only() {
+    let go = |size| games::go::GoState::new(games::go::GoRules::with_size(size)).unwrap();
+    let cfg = small_config();
+    let shape9 = go(9).shape();
+    let dir = temp_dir("one-size");
+    let path = dir.join("net.onnx");
+    let (varmap, _) = random_net(&cfg, shape9, 2);
+    write_model(&varmap, "go", &cfg, shape9, &path);
+    let model = OrtModel::load(&path, &OrtOptions::default()).unwrap();
+    assert!(!model.info().any_size);
+    let err = match OrtEvaluator::from_model(model, &go(13)) {
+        Ok(_) => panic!("a 9x9 network took a 13x13 game"),
+        Err(e) => e.to_string(),
+    };
+    assert!(err.contains("9×9") || err.contains("9x9"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -63,6 +63,13 @@ pub trait Evaluator<G: Game>: Send + Sync {
         Ok(AuxOutputs::default())
     }
 
+    /// Whether this evaluator takes states of `shape`: a network made for one board takes that
+    /// board's only, one with open board dims every board of its game (Go of any size).
+    fn fits(&self, shape: games::TensorShape) -> bool {
+        let _ = shape;
+        true
+    }
+
     /// A short description for logs and reports (model, backend, provider really in use).
     fn describe(&self) -> String;
 

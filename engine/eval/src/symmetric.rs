@@ -3,11 +3,11 @@
 //! A network trained on symmetric copies of its data still errs differently on each image, so
 //! the mean judges better, at one evaluation per image.
 
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex};
 
-use games::{Game, Symmetry, NO_INDEX};
+use games::{Game, Symmetry, TensorShape, NO_INDEX};
 
-use crate::{EvalError, Evaluator};
+use crate::{AuxOutputs, EvalError, Evaluator, Heads};
 
 /// Wraps an evaluator so that each state is evaluated as `views` images: the state as given and
 /// `views − 1` of its other symmetries, chosen by the state's hash (all of them when `views`
@@ -15,9 +15,12 @@ use crate::{EvalError, Evaluator};
 pub struct Symmetric<G: Game> {
     inner: Arc<dyn Evaluator<G>>,
     views: usize,
-    /// Filled from the first state evaluated: the maps depend only on the variant.
-    maps: OnceLock<Vec<(Symmetry, Vec<u16>)>>,
+    /// The maps of each board shape seen (they depend only on the variant; a network of any
+    /// size sees several).
+    maps: Mutex<Vec<(TensorShape, Arc<Maps>)>>,
 }
+
+type Maps = Vec<(Symmetry, Vec<u16>)>;
 
 impl<G: Game> Symmetric<G> {
     /// `views` of at least 1; more than the game has mean all of them.
@@ -25,8 +28,20 @@ impl<G: Game> Symmetric<G> {
         Symmetric {
             inner,
             views: views.max(1),
-            maps: OnceLock::new(),
+            maps: Mutex::new(Vec::new()),
         }
+    }
+
+    /// The symmetry maps of `state`'s board, made on first sight.
+    fn maps_of(&self, state: &G) -> Arc<Maps> {
+        let shape = state.shape();
+        let mut known = self.maps.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((_, maps)) = known.iter().find(|(s, _)| *s == shape) {
+            return maps.clone();
+        }
+        let maps = Arc::new(games::symmetry_maps(state));
+        known.push((shape, maps.clone()));
+        maps
     }
 
     /// The `n` symmetries (indices into the game's `count`) `state` is evaluated under, identity
@@ -58,8 +73,24 @@ impl<G: Game> Evaluator<G> for Symmetric<G> {
         let Some(first) = states.first() else {
             return Ok(());
         };
-        let maps = self.maps.get_or_init(|| games::symmetry_maps(*first));
-        let size = first.shape().policy_size;
+        let shape = first.shape();
+        let same = states.iter().take_while(|s| s.shape() == shape).count();
+        if same < states.len() {
+            // Boards of several sizes: each stretch of one size on its own.
+            let (p, v) = (same * shape.policy_size, same);
+            if policy.len() < p || value.len() < v {
+                return Err(EvalError::Backend(format!(
+                    "output buffers hold {} logits and {} values, too few for {} states",
+                    policy.len(),
+                    value.len(),
+                    states.len()
+                )));
+            }
+            self.evaluate(&states[..same], &mut policy[..p], &mut value[..v])?;
+            return self.evaluate(&states[same..], &mut policy[p..], &mut value[v..]);
+        }
+        let maps = self.maps_of(first);
+        let size = shape.policy_size;
         // Every state gets `n` images, in order: image `i` is state `i / n`'s.
         let n = self.views.min(maps.len());
         let mut images = Vec::with_capacity(states.len() * n);
@@ -107,12 +138,33 @@ impl<G: Game> Evaluator<G> for Symmetric<G> {
         Ok(())
     }
 
+    fn heads(&self) -> Heads {
+        self.inner.heads()
+    }
+
+    /// Policy and value averaged over the views; the auxiliary outputs of the state as given
+    /// (analysis asks for them, and one view is enough to show a territory).
+    fn evaluate_aux(
+        &self,
+        states: &[&G],
+        policy: &mut [f32],
+        value: &mut [f32],
+    ) -> Result<AuxOutputs, EvalError> {
+        let aux = self.inner.evaluate_aux(states, policy, value)?;
+        self.evaluate(states, policy, value)?;
+        Ok(aux)
+    }
+
+    fn fits(&self, shape: TensorShape) -> bool {
+        self.inner.fits(shape)
+    }
+
     fn describe(&self) -> String {
         // Once a state has been seen, the game's own count bounds the views.
-        let views = self
-            .maps
-            .get()
-            .map_or(self.views, |m| self.views.min(m.len()));
+        let known = self.maps.lock().unwrap_or_else(|p| p.into_inner());
+        let views = known
+            .first()
+            .map_or(self.views, |(_, m)| self.views.min(m.len()));
         format!("{}, {views} symmetric views", self.inner.describe())
     }
 

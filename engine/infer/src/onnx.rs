@@ -167,6 +167,21 @@ pub struct ModelInfo {
     pub precision: Precision,
     /// Metadata `source_crc32` of an int8 model: the CRC-32 of the fp32 model it was made from.
     pub source_crc32: Option<String>,
+    /// Metadata `any_size`: the board's dims are open, and the model plays every board of its
+    /// game whose policy is one entry a point then pass (Go of any size); `shape` is the board
+    /// it was trained on.
+    pub any_size: bool,
+}
+
+impl ModelInfo {
+    /// Whether the model can evaluate states of `shape`: its own, or, for a model of any size,
+    /// any board with its planes and a policy of a point each then pass.
+    pub fn fits(&self, shape: TensorShape) -> bool {
+        shape == self.shape
+            || self.any_size
+                && shape.planes == self.shape.planes
+                && shape.policy_size == shape.height * shape.width + 1
+    }
 }
 
 /// The provider that really runs a model, and why it differs from the one asked for.
@@ -381,7 +396,7 @@ impl OrtModel {
         let env = runtime::environment()?;
         let (session, provider) = build_session(env, name, bytes, opts)?;
         let info = read_info(&session, name)?;
-        check_interface(&session, name, info.shape)?;
+        check_interface(&session, name, &info)?;
         if opts.precision == Precision::Int8 && info.precision != Precision::Int8 {
             return Err(ModelError::WrongPrecision {
                 path: name.to_owned(),
@@ -473,19 +488,22 @@ impl OrtModel {
     /// are padding. Writes `n × policy_size` logits into `policy` and `n` values into `value`.
     fn run_chunk(
         &self,
+        shape: TensorShape,
         n: usize,
         fill: impl FnOnce(&mut [f32]),
         policy: &mut [f32],
         value: &mut [f32],
         aux: Option<&mut AuxOutputs>,
     ) -> Result<(), EvalError> {
-        let len = self.info.shape.input_len();
+        let len = shape.input_len();
         let spare = self.inputs.lock().unwrap_or_else(|p| p.into_inner()).pop();
-        let mut input = spare.unwrap_or_else(|| vec![0.0; self.batch * len]);
+        let mut input = spare.unwrap_or_default();
+        // A model of any size gets boards of several sizes.
+        input.resize(self.batch * len, 0.0);
         let rows = self.rows(n);
         fill(&mut input[..n * len]);
         input[n * len..rows * len].fill(0.0);
-        let result = self.run_rows(&input[..rows * len], n, policy, value, aux);
+        let result = self.run_rows(shape, &input[..rows * len], n, policy, value, aux);
         self.inputs
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -497,13 +515,13 @@ impl OrtModel {
     /// its first `n` rows; with `aux`, the optional outputs the model has are appended to it.
     fn run_rows(
         &self,
+        shape: TensorShape,
         input: &[f32],
         n: usize,
         policy: &mut [f32],
         value: &mut [f32],
         aux: Option<&mut AuxOutputs>,
     ) -> Result<(), EvalError> {
-        let shape = self.info.shape;
         let rows = input.len() / shape.input_len();
         let dims = [rows, shape.planes, shape.height, shape.width];
         let tensor = TensorRef::from_array_view((dims, input)).map_err(backend)?;
@@ -569,21 +587,30 @@ impl OrtModel {
             )));
         }
         let n = inputs.len() / len;
-        self.for_chunks(n, policy, value, |start, count, policy, value| {
+        let shape = self.info.shape;
+        self.for_chunks(shape, n, policy, value, |start, count, policy, value| {
             let src = &inputs[start * len..(start + count) * len];
-            self.run_chunk(count, |buf| buf.copy_from_slice(src), policy, value, None)
+            self.run_chunk(
+                shape,
+                count,
+                |buf| buf.copy_from_slice(src),
+                policy,
+                value,
+                None,
+            )
         })
     }
 
     /// Splits `n` items into batches, checking the output slices' lengths once.
     fn for_chunks(
         &self,
+        shape: TensorShape,
         n: usize,
         policy: &mut [f32],
         value: &mut [f32],
         mut f: impl FnMut(usize, usize, &mut [f32], &mut [f32]) -> Result<(), EvalError>,
     ) -> Result<(), EvalError> {
-        let ps = self.info.shape.policy_size;
+        let ps = shape.policy_size;
         if policy.len() != n * ps || value.len() != n {
             return Err(EvalError::Backend(format!(
                 "output buffers hold {} logits and {} values; {n} states need {} and {n}",
@@ -802,11 +829,13 @@ fn read_info(session: &Session, path: &Path) -> Result<ModelInfo, ModelError> {
             },
         },
         source_crc32: meta.custom("source_crc32"),
+        any_size: meta.custom("any_size").as_deref() == Some("1"),
     })
 }
 
 /// The graph's own input and output shapes must agree with its metadata.
-fn check_interface(session: &Session, path: &Path, shape: TensorShape) -> Result<(), ModelError> {
+fn check_interface(session: &Session, path: &Path, info: &ModelInfo) -> Result<(), ModelError> {
+    let shape = info.shape;
     let fail = |reason: String| ModelError::Interface {
         path: path.to_owned(),
         reason,
@@ -822,8 +851,12 @@ fn check_interface(session: &Session, path: &Path, shape: TensorShape) -> Result
             .map(|s| s.to_vec())
             .ok_or_else(|| fail(format!("{name:?} is not a tensor")))
     };
-    let [p, h, w, ps] =
+    let [p, mut h, mut w, mut ps] =
         [shape.planes, shape.height, shape.width, shape.policy_size].map(|d| d as i64);
+    if info.any_size {
+        // Open dims, which ONNX Runtime reports as −1.
+        (h, w, ps) = (-1, -1, -1);
+    }
     let checks = [
         (INPUT, dims(session.inputs(), INPUT)?, vec![p, h, w]),
         (POLICY, dims(session.outputs(), POLICY)?, vec![ps]),
@@ -868,7 +901,7 @@ impl<G: Game> OrtEvaluator<G> {
             });
         }
         let (found, expected) = (info.shape, proto.shape());
-        if found != expected {
+        if !info.fits(expected) {
             let only_planes_added = found.planes < expected.planes
                 && TensorShape {
                     planes: expected.planes,
@@ -897,7 +930,8 @@ impl<G: Game> OrtEvaluator<G> {
     }
 
     /// Encodes and evaluates `states`, in as many calls as the batch needs; the optional
-    /// outputs go to `aux` when given.
+    /// outputs go to `aux` when given. A model of any size takes each stretch of states of one
+    /// board size in calls of its own.
     fn run(
         &self,
         states: &[&G],
@@ -905,14 +939,69 @@ impl<G: Game> OrtEvaluator<G> {
         value: &mut [f32],
         mut aux: Option<&mut AuxOutputs>,
     ) -> Result<(), EvalError> {
-        let len = self.model.info.shape.input_len();
+        let mut start = 0;
+        let (mut p_at, mut v_at) = (0, 0);
+        while start < states.len() {
+            let shape = states[start].shape();
+            if !self.model.info.fits(shape) {
+                return Err(EvalError::Backend(format!(
+                    "{}: a state of shape {} for a model of {}",
+                    self.model.path.display(),
+                    ShapeText(shape),
+                    ShapeText(self.model.info.shape)
+                )));
+            }
+            let end = start
+                + states[start..]
+                    .iter()
+                    .take_while(|s| s.shape() == shape)
+                    .count();
+            let n = end - start;
+            let ps = shape.policy_size;
+            let (Some(p), Some(v)) = (
+                policy.get_mut(p_at..p_at + n * ps),
+                value.get_mut(v_at..v_at + n),
+            ) else {
+                return Err(EvalError::Backend(format!(
+                    "output buffers hold {} logits and {} values, too few for {} states",
+                    policy.len(),
+                    value.len(),
+                    states.len()
+                )));
+            };
+            self.run_one_shape(shape, &states[start..end], p, v, aux.as_deref_mut())?;
+            (start, p_at, v_at) = (end, p_at + n * ps, v_at + n);
+        }
+        if p_at != policy.len() || v_at != value.len() {
+            return Err(EvalError::Backend(format!(
+                "output buffers hold {} logits and {} values; {} states need {p_at} and {v_at}",
+                policy.len(),
+                value.len(),
+                states.len()
+            )));
+        }
+        Ok(())
+    }
+
+    /// [`OrtEvaluator::run`] of states of one `shape`.
+    fn run_one_shape(
+        &self,
+        shape: TensorShape,
+        states: &[&G],
+        policy: &mut [f32],
+        value: &mut [f32],
+        mut aux: Option<&mut AuxOutputs>,
+    ) -> Result<(), EvalError> {
+        let len = shape.input_len();
         self.model.for_chunks(
+            shape,
             states.len(),
             policy,
             value,
             |start, count, policy, value| {
                 let chunk = &states[start..start + count];
                 self.model.run_chunk(
+                    shape,
                     count,
                     |buf| {
                         for (state, row) in chunk.iter().zip(buf.chunks_exact_mut(len)) {
@@ -944,6 +1033,10 @@ impl<G: Game> Evaluator<G> for OrtEvaluator<G> {
 
     fn heads(&self) -> Heads {
         self.model.heads
+    }
+
+    fn fits(&self, shape: TensorShape) -> bool {
+        self.model.info.fits(shape)
     }
 
     fn evaluate_aux(

@@ -517,6 +517,10 @@ impl<G: Game> Evaluator<G> for Timed<'_, G> {
         result
     }
 
+    fn fits(&self, shape: games::TensorShape) -> bool {
+        self.inner.fits(shape)
+    }
+
     fn describe(&self) -> String {
         self.inner.describe()
     }

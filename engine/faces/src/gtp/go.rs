@@ -62,6 +62,12 @@ pub fn make_agent_and_network(
         _ => None,
     };
     let (agent, network) = build_agent_and_network(&spec, config, start, doc, path)?;
+    // A network with open board dims plays every size.
+    let every_size = network.as_ref().is_some_and(|n| {
+        (MIN_SIZE..=MAX_SIZE)
+            .all(|size| games::shape_of("go", Some(size)).is_some_and(|shape| n.fits(shape)))
+    });
+    let only_size = only_size.filter(|_| !every_size);
     Ok((agent, only_size, network))
 }
 
