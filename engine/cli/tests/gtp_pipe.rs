@@ -355,3 +355,83 @@ fn the_default_player_opens_every_board_size_and_says_who_plays_it() {
         }
     }
 }
+
+/// A Go network with a per-point policy and a pooling value head (`trainer-bridge init` of such
+/// a `network:`) plays every board size itself: no fallback and no warning, and its
+/// `kata-analyze` gives an ownership value for every point of the board in play.
+#[test]
+fn a_network_of_any_size_plays_every_board_itself() {
+    let engine = std::path::PathBuf::from(env!("CARGO_BIN_EXE_engine"));
+    let trainer = engine.with_file_name("trainer-bridge");
+    assert!(
+        trainer.is_file(),
+        "{} missing: run `cargo test --workspace`",
+        trainer.display()
+    );
+    let dir = std::env::temp_dir().join(format!("engine-gtp-any-size-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("net.yaml"),
+        "network:\n  blocks: 2\n  channels: 16\n  policy_channels: 4\n  value_channels: 4\n  \
+         value_hidden: 16\n  pool_every: 2\n  pool_channels: 4\n  policy_pool: 1\n  \
+         value_pool: 1\n  ownership: 1\n  score: 1\n",
+    )
+    .unwrap();
+    let made = Command::new(&trainer)
+        .args(["init", "--game", "go", "--config"])
+        .arg(dir.join("net.yaml"))
+        .arg("--out")
+        .arg(dir.join("net"))
+        .output()
+        .unwrap();
+    assert!(made.status.success(), "{made:?}");
+    let mut child = Command::new(&engine)
+        .args(["gtp", "--visits", "20", "--model"])
+        .arg(dir.join("net.onnx"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut say = |text: &str| {
+        stdin.write_all(text.as_bytes()).unwrap();
+        stdin.flush().unwrap();
+    };
+    let mut line = String::new();
+    let mut read_line = || {
+        line.clear();
+        stdout.read_line(&mut line).unwrap();
+        line.trim_end().to_string()
+    };
+    say("boardsize 13\nclear_board\ngenmove b\nkata-analyze W 1 ownership true\n");
+    let mut lines = Vec::new();
+    // Up to the first analysis line; then a blank line stops the analysis.
+    let info = loop {
+        let l = read_line();
+        assert!(!l.starts_with('?'), "{lines:?} {l}");
+        if l.starts_with("info ") {
+            break l;
+        }
+        lines.push(l);
+    };
+    assert!(lines.iter().any(|l| l.starts_with("= ") && l.len() > 2), "genmove: {lines:?}");
+    let ownership = info.split(" ownership ").nth(1).expect("ownership");
+    assert_eq!(ownership.split_whitespace().count(), 13 * 13, "{info}");
+    say("\nboardsize 19\nclear_board\ngenmove b\nboardsize 7\nclear_board\ngenmove b\nquit\n");
+    drop(say);
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut stdout, &mut rest).unwrap();
+    let moves: Vec<&str> = rest
+        .lines()
+        .filter(|l| l.starts_with("= ") && l.len() > 2)
+        .collect();
+    assert_eq!(moves.len(), 2, "genmove at 19 and at 7: {rest}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("plays 9x9 only"), "{stderr}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
