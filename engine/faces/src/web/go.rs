@@ -1,10 +1,12 @@
 //! Go on the page: the N × N points with star points (drawn by the page), stones from the
 //! position text, GTP vertices (`E5`, `pass`), and SGF records.
 
+use games::go::sgf::SgfGame;
 use games::go::{GoState, COLUMNS};
-use games::Game;
+use games::{Game, GameRecord};
 use serde_json::json;
 
+use super::review::{line_of, RecordRefusal};
 use super::view::{fen_cells, BoardView, WebGame};
 
 impl WebGame for GoState {
@@ -43,6 +45,35 @@ impl WebGame for GoState {
         } else {
             (None, Some(text))
         }
+    }
+
+    /// The first game of an SGF collection, its size and komi from the record.
+    fn read_record(start: &Self, text: &str) -> Result<GameRecord<Self>, RecordRefusal> {
+        let sgf = SgfGame::parse(text)
+            .map_err(|e| RecordRefusal::new(Some(line_of(text, e.offset)), e.reason))?;
+        sgf.record(start.rules(), 1).map_err(|e| {
+            let reason = match e.move_number {
+                Some(m) => format!("move {m}: {}", e.reason),
+                None => e.reason,
+            };
+            RecordRefusal::new(None, reason)
+        })
+    }
+
+    /// The default network plays one board size.
+    fn network_fits(&self, start: &Self) -> bool {
+        self.size() == start.size()
+    }
+
+    /// Ownership comes row by row from the first line up; the board is drawn top row first.
+    fn ownership_grid(&self, cells: &[f32]) -> Option<Vec<Vec<f32>>> {
+        let n = self.size();
+        (cells.len() == n * n).then(|| {
+            (0..n)
+                .rev()
+                .map(|row| cells[row * n..(row + 1) * n].to_vec())
+                .collect()
+        })
     }
 }
 

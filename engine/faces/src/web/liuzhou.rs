@@ -1,9 +1,10 @@
 //! Liuzhou on the page: the 6 × 6 points, marked stones, and the phase with what it owes.
 
 use games::liuzhou::{ActionKind, Liuzhou, Phase};
-use games::{Game, Player};
+use games::{Game, GameRecord, Outcome, Player};
 use serde_json::json;
 
+use super::review::RecordRefusal;
 use super::view::{fen_cells, BoardView, WebGame};
 
 /// Alpha-beta nodes that stand for one visit of strength: 400 → 100 000 nodes, about a tenth
@@ -79,6 +80,102 @@ impl WebGame for Liuzhou {
             ActionKind::Step { from, to } => (Some(point_name(from)), Some(point_name(to))),
         }
     }
+
+    /// The record `engine serve` and `engine match` write (tag pairs, `StartLFEN`, numbered
+    /// actions, a result), or a bare action list, optionally after an LFEN line.
+    fn read_record(start: &Self, text: &str) -> Result<GameRecord<Self>, RecordRefusal> {
+        read_liuzhou(start, text)
+    }
+}
+
+/// See [`WebGame::read_record`] for Liuzhou.
+fn read_liuzhou(start: &Liuzhou, text: &str) -> Result<GameRecord<Liuzhou>, RecordRefusal> {
+    let rules = start.rules();
+    let mut first: Option<Liuzhou> = None;
+    let mut state = start.clone();
+    let mut actions = Vec::new();
+    let mut result_text: Option<String> = None;
+    let mut seen = false;
+    let at = |line: usize, reason: String| RecordRefusal::new(Some(line), reason);
+    for (n, raw) in text.lines().enumerate() {
+        let line = n + 1;
+        let t = raw.trim();
+        if t.is_empty() {
+            continue;
+        }
+        seen = true;
+        let lfen = |text: &str, state: &mut Liuzhou, first: &mut Option<Liuzhou>| {
+            if !actions.is_empty() {
+                return Err(at(line, "a start position after the first action".into()));
+            }
+            *state = Liuzhou::from_lfen(text, rules).map_err(|e| at(line, format!("LFEN: {e}")))?;
+            *first = Some(state.clone());
+            Ok(())
+        };
+        if let Some(tag) = t.strip_prefix('[') {
+            let Some((name, value)) = tag
+                .strip_suffix(']')
+                .and_then(|x| x.split_once(' '))
+                .map(|(n, v)| (n, v.trim().trim_matches('"')))
+            else {
+                return Err(at(line, format!("{t:?} is not a tag [Name \"value\"]")));
+            };
+            match name {
+                "StartLFEN" => lfen(value, &mut state, &mut first)?,
+                "Result" if value != "*" => result_text = Some(value.to_string()),
+                _ => {}
+            }
+            continue;
+        }
+        // An LFEN (it has rows separated by `/`) before the actions gives the start.
+        if t.contains('/') && actions.is_empty() {
+            lfen(t, &mut state, &mut first)?;
+            continue;
+        }
+        for word in t.split(|c: char| c.is_whitespace() || c == ',') {
+            let numbered = word
+                .strip_suffix('.')
+                .is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()));
+            if word.is_empty() || numbered {
+                continue;
+            }
+            if ["1-0", "0-1", "1/2-1/2", "*"].contains(&word) {
+                if word != "*" {
+                    result_text = Some(word.to_string());
+                }
+                continue;
+            }
+            if let Some(why) = state.end_reason() {
+                return Err(at(
+                    line,
+                    format!("{word}: the game is already over ({why})"),
+                ));
+            }
+            let a = state
+                .parse_action(word)
+                .map_err(|e| at(line, format!("{word:?}: {e}")))?;
+            if !state.is_legal(a) {
+                return Err(at(line, format!("{word} is not legal here")));
+            }
+            state.play_unchecked(a);
+            actions.push(a);
+        }
+    }
+    if !seen {
+        return Err(RecordRefusal::new(None, "the record is empty"));
+    }
+    let result = match result_text.as_deref() {
+        Some("1-0") => Some(Outcome::Win(Player::First)),
+        Some("0-1") => Some(Outcome::Win(Player::Second)),
+        Some("1/2-1/2") => Some(Outcome::Draw),
+        _ => None,
+    };
+    Ok(GameRecord {
+        start: first.unwrap_or_else(|| start.clone()),
+        actions,
+        result,
+        result_text,
+    })
 }
 
 #[cfg(test)]

@@ -24,6 +24,7 @@
 
 mod go;
 mod liuzhou;
+pub mod review;
 mod store;
 #[cfg(test)]
 mod tests;
@@ -50,6 +51,7 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::Semaphore;
 
 use crate::session::{self, Match, MatchError};
+use review::{ProgressView, Review, ReviewOf, ReviewView, Reviews, Status};
 use store::Store;
 use view::{
     agents_for, default_agent, ActionView, Choice, ChoiceError, HintView, Meta, SessionView,
@@ -70,6 +72,11 @@ pub struct Config {
     pub max_thinking: usize,
     pub max_actions: usize,
     pub max_body_bytes: usize,
+    pub max_reviews: usize,
+    pub max_analysing: usize,
+    pub analysis_max_visits: u64,
+    pub analysis_default_visits: u64,
+    pub max_record_bytes: usize,
 }
 
 impl Default for Config {
@@ -86,6 +93,11 @@ impl Default for Config {
             max_thinking: 2,
             max_actions: 2_000,
             max_body_bytes: 4096,
+            max_reviews: 16,
+            max_analysing: 1,
+            analysis_max_visits: 1600,
+            analysis_default_visits: 200,
+            max_record_bytes: 1 << 20,
         }
     }
 }
@@ -101,6 +113,10 @@ impl Config {
             ("max_thinking", self.max_thinking as u64),
             ("max_actions", self.max_actions as u64),
             ("max_body_bytes", self.max_body_bytes as u64),
+            ("max_reviews", self.max_reviews as u64),
+            ("max_analysing", self.max_analysing as u64),
+            ("analysis_max_visits", self.analysis_max_visits),
+            ("max_record_bytes", self.max_record_bytes as u64),
         ];
         if let Some((k, _)) = positive.iter().find(|(_, v)| *v == 0) {
             return Err(format!("{k} must be at least 1"));
@@ -109,6 +125,19 @@ impl Config {
             return Err(format!(
                 "default_visits {} is outside 1..=max_visits ({})",
                 self.default_visits, self.max_visits
+            ));
+        }
+        if !(1..=self.analysis_max_visits).contains(&self.analysis_default_visits) {
+            return Err(format!(
+                "analysis_default_visits {} is outside 1..=analysis_max_visits ({})",
+                self.analysis_default_visits, self.analysis_max_visits
+            ));
+        }
+        // Reviews share the thinking slots with players; they must leave players some.
+        if self.max_analysing > self.max_thinking {
+            return Err(format!(
+                "max_analysing {} is more than max_thinking ({})",
+                self.max_analysing, self.max_thinking
             ));
         }
         if !AGENT_NAMES.contains(&self.default_agent.as_str()) {
@@ -166,7 +195,10 @@ struct App {
     config: Config,
     setups: Setups,
     store: Store,
+    reviews: Reviews,
     thinking: Arc<Semaphore>,
+    /// Reviews whose analysis may run at once; each also takes a thinking slot per position.
+    analysing: Arc<Semaphore>,
     /// Whether the task that gives idle sessions' search memory back runs (started with the
     /// first session, on the server's runtime).
     sweeping: std::sync::Once,
@@ -186,7 +218,12 @@ impl App {
                 config.max_sessions,
                 Duration::from_secs(config.idle_timeout_s),
             ),
+            reviews: Reviews::new(
+                config.max_reviews,
+                Duration::from_secs(config.idle_timeout_s),
+            ),
             thinking: Arc::new(Semaphore::new(config.max_thinking)),
+            analysing: Arc::new(Semaphore::new(config.max_analysing)),
             setups,
             config,
             sweeping: std::sync::Once::new(),
@@ -232,6 +269,15 @@ fn routes(app: AppState) -> Router {
         .route("/api/sessions/{id}/resign", post(resign))
         .route("/api/sessions/{id}/hint", post(hint))
         .route("/api/sessions/{id}/record", get(record))
+        .route(
+            "/api/reviews",
+            post(create_review).layer(DefaultBodyLimit::max(app.config.max_record_bytes)),
+        )
+        .route("/api/reviews/{id}", get(show_review).delete(delete_review))
+        .route("/api/reviews/{id}/progress", get(review_progress))
+        .route("/api/reviews/{id}/analyse", post(analyse_review))
+        .route("/api/reviews/{id}/stop", post(stop_review))
+        .route("/api/reviews/{id}/record", get(review_record))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(DefaultBodyLimit::max(app.config.max_body_bytes))
@@ -240,19 +286,44 @@ fn routes(app: AppState) -> Router {
 
 // ---- errors ----
 
-/// A refusal: the status and the reason, sent as `{"error": reason}`.
+/// A refusal: the status, a stable code the page translates (`not_your_turn`, `bad_record`, …)
+/// and the reason in English, sent as `{"error": reason, "code": code}` (plus `line` for a
+/// record that does not parse).
 #[derive(Debug)]
 pub struct ApiError {
     status: StatusCode,
+    code: &'static str,
     reason: String,
+    /// The line of a record where reading it failed.
+    line: Option<usize>,
 }
 
 impl ApiError {
+    /// A refusal whose code is the status's own (`bad_request`, `not_found`, `conflict`, …).
     fn new(status: StatusCode, reason: impl Into<String>) -> ApiError {
+        let code = match status {
+            StatusCode::BAD_REQUEST => "bad_request",
+            StatusCode::NOT_FOUND => "not_found",
+            StatusCode::METHOD_NOT_ALLOWED => "bad_method",
+            StatusCode::CONFLICT => "conflict",
+            StatusCode::PAYLOAD_TOO_LARGE => "too_large",
+            StatusCode::UNSUPPORTED_MEDIA_TYPE => "not_json",
+            StatusCode::UNPROCESSABLE_ENTITY => "unprocessable",
+            StatusCode::SERVICE_UNAVAILABLE => "unavailable",
+            _ => "internal",
+        };
         ApiError {
             status,
+            code,
             reason: reason.into(),
+            line: None,
         }
+    }
+
+    /// The same refusal with a more specific code.
+    fn code(mut self, code: &'static str) -> ApiError {
+        self.code = code;
+        self
     }
 }
 
@@ -263,34 +334,42 @@ impl IntoResponse for ApiError {
         } else {
             tracing::debug!(status = %self.status, reason = %self.reason, "request refused");
         }
-        (
-            self.status,
-            Json(serde_json::json!({ "error": self.reason })),
-        )
-            .into_response()
+        let mut body = serde_json::json!({ "error": self.reason, "code": self.code });
+        if let Some(line) = self.line {
+            body["line"] = line.into();
+        }
+        (self.status, Json(body)).into_response()
     }
 }
 
 impl From<MatchError> for ApiError {
     fn from(e: MatchError) -> ApiError {
-        let status = match e {
-            MatchError::GameOver
-            | MatchError::NotYourTurn
-            | MatchError::NotEngineTurn
-            | MatchError::NothingToUndo
-            | MatchError::NoPerson
-            | MatchError::NoPersonToHelp
-            | MatchError::TooLong { .. } => StatusCode::CONFLICT,
-            MatchError::Parse { .. } | MatchError::Illegal(_) => StatusCode::UNPROCESSABLE_ENTITY,
-            MatchError::Agent(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        use StatusCode as S;
+        let (status, code) = match e {
+            MatchError::GameOver => (S::CONFLICT, "game_over"),
+            MatchError::NotYourTurn => (S::CONFLICT, "not_your_turn"),
+            MatchError::NotEngineTurn => (S::CONFLICT, "not_engine_turn"),
+            MatchError::NothingToUndo => (S::CONFLICT, "nothing_to_undo"),
+            MatchError::NoPerson => (S::CONFLICT, "no_person"),
+            MatchError::NoPersonToHelp => (S::CONFLICT, "no_person_to_help"),
+            MatchError::TooLong { .. } => (S::CONFLICT, "too_long"),
+            MatchError::Parse { .. } => (S::UNPROCESSABLE_ENTITY, "unreadable_action"),
+            MatchError::Illegal(_) => (S::UNPROCESSABLE_ENTITY, "illegal_action"),
+            MatchError::Agent(_) => (S::INTERNAL_SERVER_ERROR, "engine_failed"),
         };
-        ApiError::new(status, e.to_string())
+        ApiError::new(status, e.to_string()).code(code)
     }
 }
 
 impl From<ChoiceError> for ApiError {
     fn from(e: ChoiceError) -> ApiError {
-        ApiError::new(StatusCode::BAD_REQUEST, e.to_string())
+        let code = match e {
+            ChoiceError::Unknown { .. } => "unknown_agent",
+            ChoiceError::Strength { .. } => "bad_strength",
+            ChoiceError::NoModel { .. } => "no_model",
+            ChoiceError::Build { .. } => "engine_failed",
+        };
+        ApiError::new(StatusCode::BAD_REQUEST, e.to_string()).code(code)
     }
 }
 
@@ -320,6 +399,7 @@ fn busy() -> ApiError {
         StatusCode::CONFLICT,
         "the engine is thinking in this session; wait for its move",
     )
+    .code("engine_busy")
 }
 
 async fn not_found() -> ApiError {
@@ -438,7 +518,8 @@ struct NewGame {
 }
 
 fn parse_side<G: WebGame>(text: &str) -> Result<Option<Player>, ApiError> {
-    session::parse_side(text, G::SIDES).map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, e))
+    session::parse_side(text, G::SIDES)
+        .map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, e).code("bad_side"))
 }
 
 /// A new game's settings that do not depend on the game.
@@ -492,7 +573,8 @@ fn new_session(app: &App, order: &Order<'_>) -> Result<Box<dyn WebSession>, ApiE
                     .collect::<Vec<_>>()
                     .join(", ")
             ),
-        )),
+        )
+        .code("unknown_game")),
     }
 }
 
@@ -517,9 +599,9 @@ async fn create(
     app.start_sweeping();
     let view = session.view();
     let id = order.id.clone();
-    app.store
-        .insert(id.clone(), session)
-        .map_err(|e| ApiError::new(StatusCode::SERVICE_UNAVAILABLE, e.to_string()))?;
+    app.store.insert(id.clone(), session).map_err(|e| {
+        ApiError::new(StatusCode::SERVICE_UNAVAILABLE, e.to_string()).code("server_full")
+    })?;
     tracing::info!(session = %id, sessions = app.store.len(), game = %req.game, side = %req.side, agent = %view.agent, visits = order.visits, "new game");
     Ok((StatusCode::CREATED, Json(view)))
 }
@@ -535,6 +617,7 @@ impl App {
                 StatusCode::NOT_FOUND,
                 format!("no session {id:?} (it expired, was deleted, or never existed)"),
             )
+            .code("no_session")
         })?;
         shared.try_lock_owned().map_err(|_| busy())
     }
@@ -686,6 +769,10 @@ async fn record(
     SessionId(id): SessionId,
 ) -> Result<Response, ApiError> {
     let rec = app.take(&id)?.record();
+    record_file(rec)
+}
+
+fn record_file(rec: view::Record) -> Result<Response, ApiError> {
     let disposition = format!("attachment; filename=\"{}\"", rec.filename);
     Ok((
         [
@@ -699,4 +786,257 @@ async fn record(
         rec.text,
     )
         .into_response())
+}
+
+// ---- reviews ----
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NewReview {
+    /// With `record`: the game and the record's text in its format.
+    game: Option<String>,
+    record: Option<String>,
+    /// Instead: a game of this server, reviewed as its record.
+    session: Option<String>,
+}
+
+fn review_of<G: WebGame>(
+    setup: &Setup<G>,
+    text: &str,
+    config: &Config,
+) -> Result<Review, ApiError> {
+    let record = G::read_record(&setup.start, text).map_err(|e| ApiError {
+        status: StatusCode::UNPROCESSABLE_ENTITY,
+        code: "bad_record",
+        reason: e.to_string(),
+        line: e.line,
+    })?;
+    if record.actions.len() > config.max_actions {
+        return Err(ApiError::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            format!(
+                "the record has {} actions; this server reviews at most {}",
+                record.actions.len(),
+                config.max_actions
+            ),
+        )
+        .code("too_long"));
+    }
+    let game = ReviewOf::new(record, setup.net.clone(), &setup.start);
+    Ok(Review::new(Box::new(game), (G::NAME, G::TITLE, G::SIDES)))
+}
+
+/// A review of the game named: one arm per game.
+fn new_review(app: &App, game: &str, text: &str) -> Result<Review, ApiError> {
+    let cfg = &app.config;
+    match game {
+        Liuzhou::NAME => review_of(&app.setups.liuzhou, text, cfg),
+        Xiangqi::NAME => review_of(&app.setups.xiangqi, text, cfg),
+        GoState::NAME => review_of(&app.setups.go, text, cfg),
+        other => Err(
+            ApiError::new(StatusCode::BAD_REQUEST, format!("unknown game {other:?}"))
+                .code("unknown_game"),
+        ),
+    }
+}
+
+async fn create_review(
+    State(app): State<AppState>,
+    body: Result<Json<NewReview>, JsonRejection>,
+) -> Result<(StatusCode, Json<ReviewView>), ApiError> {
+    let Json(req) = body?;
+    let (game, text) = match req {
+        NewReview {
+            session: Some(id),
+            game: None,
+            record: None,
+        } => {
+            let session = app.take(&id)?;
+            (session.view().game.to_string(), session.record().text)
+        }
+        NewReview {
+            session: None,
+            game: Some(game),
+            record: Some(text),
+        } => (game, text),
+        _ => {
+            return Err(ApiError::new(
+                StatusCode::BAD_REQUEST,
+                "give either {game, record} or {session}",
+            ))
+        }
+    };
+    // Replaying a long record and drawing its positions is blocking work.
+    let maker = app.clone();
+    let review = tokio::task::spawn_blocking(move || new_review(&maker, &game, &text))
+        .await
+        .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))??;
+    let id = Store::new_id();
+    let review = Arc::new(review);
+    let view = review.view(&id);
+    app.reviews.insert(id.clone(), review);
+    tracing::info!(review = %id, reviews = app.reviews.count(), game = %view.game, positions = view.positions.len(), "new review");
+    Ok((StatusCode::CREATED, Json(view)))
+}
+
+impl App {
+    fn review(&self, id: &str) -> Result<Arc<Review>, ApiError> {
+        self.reviews.get(id).ok_or_else(|| {
+            ApiError::new(
+                StatusCode::NOT_FOUND,
+                format!("no review {id:?} (it expired, was deleted, or never existed)"),
+            )
+            .code("no_review")
+        })
+    }
+}
+
+async fn show_review(
+    State(app): State<AppState>,
+    SessionId(id): SessionId,
+) -> Result<Json<ReviewView>, ApiError> {
+    Ok(Json(app.review(&id)?.view(&id)))
+}
+
+async fn review_progress(
+    State(app): State<AppState>,
+    SessionId(id): SessionId,
+) -> Result<Json<ProgressView>, ApiError> {
+    Ok(Json(app.review(&id)?.progress_view()))
+}
+
+async fn delete_review(
+    State(app): State<AppState>,
+    SessionId(id): SessionId,
+) -> Result<StatusCode, ApiError> {
+    app.review(&id)?;
+    app.reviews.remove(&id);
+    Ok(StatusCode::NO_CONTENT)
+}
+
+async fn review_record(
+    State(app): State<AppState>,
+    SessionId(id): SessionId,
+) -> Result<Response, ApiError> {
+    record_file(app.review(&id)?.game.record())
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AnalyseRequest {
+    /// Visits per position; the config's `analysis_default_visits` when absent.
+    strength: Option<u64>,
+    /// Seed of the searches' random choices; position `i` searches with `seed + i`.
+    seed: Option<u64>,
+}
+
+/// Starts (or resumes) the analysis of every position not yet analysed at this strength.
+async fn analyse_review(
+    State(app): State<AppState>,
+    SessionId(id): SessionId,
+    body: Result<Json<AnalyseRequest>, JsonRejection>,
+) -> Result<Json<ProgressView>, ApiError> {
+    let Json(req) = body?;
+    let review = app.review(&id)?;
+    let visits = req.strength.unwrap_or(app.config.analysis_default_visits);
+    if visits == 0 || visits > app.config.analysis_max_visits {
+        return Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            format!(
+                "strength {visits} is outside 1..={} visits for analysis",
+                app.config.analysis_max_visits
+            ),
+        )
+        .code("bad_strength"));
+    }
+    {
+        let mut p = review.lock();
+        if matches!(p.status, Status::Queued | Status::Running) {
+            return Err(
+                ApiError::new(StatusCode::CONFLICT, "the analysis is already running")
+                    .code("review_running"),
+            );
+        }
+        if p.visits != visits {
+            // Values of two strengths do not belong on one graph.
+            p.points.iter_mut().for_each(|x| *x = None);
+        }
+        p.visits = visits;
+        p.status = Status::Queued;
+        p.error = None;
+    }
+    review
+        .stop
+        .store(false, std::sync::atomic::Ordering::SeqCst);
+    let seed = req.seed.unwrap_or_else(rand::random);
+    tokio::spawn(run_analysis(app.clone(), review.clone(), visits, seed));
+    Ok(Json(review.progress_view()))
+}
+
+/// Ends a running analysis after the position it is on; what it found stays.
+async fn stop_review(
+    State(app): State<AppState>,
+    SessionId(id): SessionId,
+) -> Result<Json<ProgressView>, ApiError> {
+    let review = app.review(&id)?;
+    review.stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    {
+        let mut p = review.lock();
+        // Not yet started: it never will.
+        if p.status == Status::Queued {
+            p.status = Status::Stopped;
+        }
+    }
+    Ok(Json(review.progress_view()))
+}
+
+/// The background analysis of one review: one analysis slot for the whole run, and a thinking
+/// slot per position (taken in turn with players' moves, so a review never holds more than one).
+async fn run_analysis(app: AppState, review: Arc<Review>, visits: u64, seed: u64) {
+    use std::sync::atomic::Ordering;
+    let set = |status: Status| review.lock().status = status;
+    let stopped = || review.stop.load(Ordering::SeqCst);
+    let Ok(_slot) = app.analysing.clone().acquire_owned().await else {
+        return;
+    };
+    if stopped() {
+        set(Status::Stopped);
+        return;
+    }
+    set(Status::Running);
+    for i in 0..review.game.positions_count() {
+        if review.lock().points[i].is_some() {
+            continue;
+        }
+        let Ok(permit) = app.thinking.clone().acquire_owned().await else {
+            return;
+        };
+        if stopped() {
+            set(Status::Stopped);
+            return;
+        }
+        let r = review.clone();
+        let found = tokio::task::spawn_blocking(move || {
+            let _permit = permit;
+            r.game.analyse(i, visits, seed.wrapping_add(i as u64))
+        })
+        .await
+        .map_err(|e| e.to_string())
+        .and_then(|x| x);
+        let mut p = review.lock();
+        match found {
+            Ok(point) => p.points[i] = Some(point),
+            Err(e) => {
+                tracing::error!(position = i, error = %e, "review analysis failed");
+                p.status = Status::Failed;
+                p.error = Some(format!("position {i}: {e}"));
+                return;
+            }
+        }
+    }
+    set(if stopped() {
+        Status::Stopped
+    } else {
+        Status::Done
+    });
 }

@@ -1138,3 +1138,344 @@ async fn a_hint_is_the_engines_choice_in_the_persons_place_and_plays_nothing() {
         .error(StatusCode::CONFLICT);
     assert!(e.contains("over"), "{e}");
 }
+
+// ---- reviews ----
+
+async fn new_review(app: &AppState, body: Value) -> Value {
+    let r = send(app, Method::POST, "/api/reviews", Some(&body.to_string())).await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    r.json()
+}
+
+async fn analyse(app: &AppState, review: &Value, body: Value) -> Reply {
+    let uri = format!("/api/reviews/{}/analyse", id(review));
+    send(app, Method::POST, &uri, Some(&body.to_string())).await
+}
+
+async fn progress(app: &AppState, review: &Value) -> Value {
+    let uri = format!("/api/reviews/{}/progress", id(review));
+    let r = send(app, Method::GET, &uri, None).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    r.json()
+}
+
+/// Waits until the review's analysis is no longer queued or running.
+async fn settled(app: &AppState, review: &Value) -> Value {
+    for _ in 0..6000 {
+        let p = progress(app, review).await;
+        if !matches!(p["status"].as_str(), Some("queued" | "running")) {
+            return p;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("the analysis did not finish");
+}
+
+/// Waits until `cond` holds of the review's progress.
+async fn progress_until(app: &AppState, review: &Value, cond: impl Fn(&Value) -> bool) -> Value {
+    for _ in 0..3000 {
+        let p = progress(app, review).await;
+        if cond(&p) {
+            return p;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!(
+        "the review's progress never got there: {}",
+        progress(app, review).await
+    );
+}
+
+const LIUZHOU_ACTIONS: &str = "c3 d4 c4 d3 a1 f6";
+const XIANGQI_PGN: &str = "[Game \"Chinese Chess\"]\n\n1. h2e2 h9g7\n2. 马二进三 b9c7\n";
+const GO_SGF: &str = "(;GM[1]FF[4]SZ[9]KM[7];B[ee];W[cc];B[gc];W[])";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_record_of_every_game_is_reviewed_position_by_position() {
+    let app = app();
+    for (game, record, actions) in [
+        ("liuzhou", LIUZHOU_ACTIONS, 6),
+        ("xiangqi", XIANGQI_PGN, 4),
+        ("go", GO_SGF, 4),
+    ] {
+        let v = new_review(&app, json!({"game": game, "record": record})).await;
+        assert_eq!(v["game"], game);
+        let positions = v["positions"].as_array().unwrap();
+        assert_eq!(positions.len(), actions + 1, "{game}");
+        assert!(positions[actions]["played"].is_null());
+        assert_eq!(v["status"], "idle");
+        assert_eq!(v["engine"], "mcts", "no network in the test setups");
+        let r = analyse(&app, &v, json!({"strength": 16, "seed": 3})).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        let p = settled(&app, &v).await;
+        assert_eq!(p["status"], "done", "{p}");
+        assert_eq!(p["analysed"], actions + 1);
+        assert_eq!(p["visits"], 16);
+        let points = p["points"].as_array().unwrap();
+        for (i, point) in points.iter().enumerate() {
+            let value = point["value_first"].as_f64().unwrap();
+            assert!((-1.0..=1.0).contains(&value), "{game} {i}: {value}");
+            assert!(point["visits"].as_u64().unwrap() >= 16, "{game} {i}");
+            let best = &point["best"]["action"];
+            assert!(best.is_string(), "{game} {i}: a preferred action");
+            assert!(point["line"][0].is_string(), "{game} {i}: its line");
+        }
+        let losses = p["losses"].as_array().unwrap();
+        assert_eq!(losses.len(), actions);
+        assert!(losses.iter().all(Value::is_number));
+        // Mistakes are the actions that lost at least MISTAKE_LOSS, biggest first.
+        let mistakes: Vec<usize> = p["mistakes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m.as_u64().unwrap() as usize)
+            .collect();
+        for w in mistakes.windows(2) {
+            assert!(losses[w[0]].as_f64() >= losses[w[1]].as_f64());
+        }
+        for (i, l) in losses.iter().enumerate() {
+            let big = l.as_f64().unwrap() >= f64::from(review::MISTAKE_LOSS);
+            assert_eq!(mistakes.contains(&i), big, "{game} action {i}");
+        }
+    }
+}
+
+#[tokio::test]
+async fn xiangqi_review_shows_moves_and_lines_in_chinese() {
+    let app = app();
+    let v = new_review(&app, json!({"game": "xiangqi", "record": XIANGQI_PGN})).await;
+    let first = &v["positions"][0]["played"];
+    assert_eq!(first["action"], "h2e2");
+    assert_eq!(first["display"], "炮二平五");
+    assert_eq!(
+        (first["from"].as_str(), first["to"].as_str()),
+        (Some("h2"), Some("e2"))
+    );
+    assert_eq!(
+        v["positions"][2]["played"]["action"], "h0g2",
+        "read from 马二进三"
+    );
+}
+
+#[tokio::test]
+async fn a_malformed_record_is_refused_with_its_line_and_reason() {
+    let app = app();
+    let bad = |game: &str, record: &str| {
+        let body = json!({"game": game, "record": record}).to_string();
+        let app = app.clone();
+        async move {
+            let r = send(&app, Method::POST, "/api/reviews", Some(&body)).await;
+            assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.text);
+            let v = r.json();
+            assert_eq!(v["code"], "bad_record", "{v}");
+            v
+        }
+    };
+    let v = bad("liuzhou", "c3 d4\nc4 zz9\n").await;
+    assert_eq!(v["line"], 2, "{v}");
+    assert!(v["error"].as_str().unwrap().contains("zz9"), "{v}");
+    let v = bad("liuzhou", "c3 c3").await;
+    assert!(v["error"].as_str().unwrap().contains("not legal"), "{v}");
+    let v = bad("liuzhou", "[StartLFEN \"nonsense/\"]\n").await;
+    assert_eq!(v["line"], 1, "{v}");
+    assert!(bad("liuzhou", "  \n").await["error"]
+        .as_str()
+        .unwrap()
+        .contains("empty"));
+    let v = bad(
+        "xiangqi",
+        "[Game \"Chinese Chess\"]\n\n1. h2e2 h9g7\n2. h2h9\n",
+    )
+    .await;
+    assert_eq!(v["line"], 4, "{v}");
+    assert!(v["error"].as_str().unwrap().contains("h2h9"), "{v}");
+    let v = bad("go", "(;GM[1]SZ[9]\n;B[ee]\n;W[ee").await;
+    assert_eq!(v["line"], 3, "{v}");
+    let v = bad("go", "(;GM[1]SZ[9];B[ee];W[ee])").await;
+    assert!(v["error"].as_str().unwrap().contains("move 2"), "{v}");
+    // Not a record at all, and requests that are not reviews.
+    let r = send(
+        &app,
+        Method::POST,
+        "/api/reviews",
+        Some(r#"{"game":"chess","record":"1. e4"}"#),
+    )
+    .await;
+    assert_eq!(r.json()["code"], "unknown_game");
+    r.error(StatusCode::BAD_REQUEST);
+    send(
+        &app,
+        Method::POST,
+        "/api/reviews",
+        Some(r#"{"game":"go","record":"(;)","session":"x"}"#),
+    )
+    .await
+    .error(StatusCode::BAD_REQUEST);
+    send(&app, Method::GET, "/api/reviews/nope", None)
+        .await
+        .error(StatusCode::NOT_FOUND);
+}
+
+#[tokio::test]
+async fn records_are_bounded_in_size_and_length() {
+    let app = App::new(
+        Config {
+            max_record_bytes: 200,
+            max_actions: 4,
+            ..Config::default()
+        },
+        Setups::default(),
+    );
+    let long = json!({"game": "liuzhou", "record": "a1 ".repeat(100)}).to_string();
+    send(&app, Method::POST, "/api/reviews", Some(&long))
+        .await
+        .error(StatusCode::PAYLOAD_TOO_LARGE);
+    let r = send(
+        &app,
+        Method::POST,
+        "/api/reviews",
+        Some(&json!({"game": "liuzhou", "record": LIUZHOU_ACTIONS}).to_string()),
+    )
+    .await;
+    assert_eq!(r.json()["code"], "too_long");
+    r.error(StatusCode::UNPROCESSABLE_ENTITY);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn analysis_keeps_to_the_strength_and_thinking_limits_and_stops() {
+    let app = App::new(
+        Config {
+            max_thinking: 1,
+            analysis_max_visits: 64,
+            ..Config::default()
+        },
+        Setups::default(),
+    );
+    let a = new_review(&app, json!({"game": "go", "record": GO_SGF})).await;
+    let b = new_review(&app, json!({"game": "liuzhou", "record": LIUZHOU_ACTIONS})).await;
+    let e = analyse(&app, &a, json!({"strength": 65})).await;
+    assert_eq!(e.json()["code"], "bad_strength");
+    e.error(StatusCode::BAD_REQUEST);
+
+    // While a player's engine holds the only thinking slot, no position is analysed.
+    let player = app.thinking.clone().acquire_owned().await.unwrap();
+    assert_eq!(
+        analyse(&app, &a, json!({"strength": 8})).await.status,
+        StatusCode::OK
+    );
+    assert_eq!(
+        analyse(&app, &b, json!({"strength": 8})).await.status,
+        StatusCode::OK
+    );
+    progress_until(&app, &a, |p| p["status"] == "running").await;
+    let again = analyse(&app, &a, json!({"strength": 8})).await;
+    assert_eq!(again.json()["code"], "review_running");
+    again.error(StatusCode::CONFLICT);
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(progress(&app, &a).await["analysed"], 0);
+    // One review analyses at a time (max_analysing 1): the other waits its turn.
+    assert_eq!(progress(&app, &b).await["status"], "queued");
+
+    // Stopped while waiting for the slot: the queued one never starts, the running one ends
+    // after the position it is on.
+    let stop = |r: &Value| format!("/api/reviews/{}/stop", id(r));
+    assert_eq!(
+        send(&app, Method::POST, &stop(&b), None).await.json()["status"],
+        "stopped"
+    );
+    send(&app, Method::POST, &stop(&a), None).await;
+    drop(player);
+    let p = settled(&app, &a).await;
+    assert_eq!(p["status"], "stopped");
+    assert!(p["analysed"].as_u64().unwrap() < 5, "{p}");
+    assert_eq!(settled(&app, &b).await["analysed"], 0);
+
+    // Resumed, it analyses what is left.
+    assert_eq!(
+        analyse(&app, &a, json!({"strength": 8})).await.status,
+        StatusCode::OK
+    );
+    assert_eq!(settled(&app, &a).await["analysed"], 5);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_finished_game_is_reviewed_and_its_records_load_back() {
+    let app = app();
+    for game in ["liuzhou", "xiangqi", "go"] {
+        let s = new_game(
+            &app,
+            json!({"game": game, "side": "none", "agent": "random", "seed": 5}),
+        )
+        .await;
+        let engine = format!("/api/sessions/{}/engine", id(&s));
+        let mut view = s.clone();
+        while view["outcome"].is_null() {
+            view = send(&app, Method::POST, &engine, None).await.json()["session"].clone();
+        }
+        let moves = view["history"].as_array().unwrap().len();
+        let v = new_review(&app, json!({"session": id(&s)})).await;
+        assert_eq!(
+            v["positions"].as_array().unwrap().len(),
+            moves + 1,
+            "{game}"
+        );
+        assert_eq!(
+            v["result"],
+            view["outcome"]["winner"].as_str().unwrap_or("draw"),
+            "{game}"
+        );
+        let last = &v["positions"][moves];
+        assert_eq!(last["position"], view["position"], "{game}");
+        // The review's record, loaded again, is the same game.
+        let rec = send(
+            &app,
+            Method::GET,
+            &format!("/api/reviews/{}/record", id(&v)),
+            None,
+        )
+        .await;
+        assert_eq!(rec.status, StatusCode::OK);
+        let again = new_review(&app, json!({"game": game, "record": rec.text})).await;
+        assert_eq!(again["positions"], v["positions"], "{game}");
+        let r = send(
+            &app,
+            Method::DELETE,
+            &format!("/api/reviews/{}", id(&v)),
+            None,
+        )
+        .await;
+        assert_eq!(r.status, StatusCode::NO_CONTENT);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn go_review_shows_territory_and_score_lead_from_the_network() {
+    let net: Arc<dyn Evaluator<GoState>> = Arc::new(eval::fake::FakeEvaluator::new(8).with_aux());
+    let app = App::new(
+        Config::default(),
+        Setups {
+            go: Setup {
+                start: GoState::with_size(9),
+                net: Some(net),
+            },
+            ..Setups::default()
+        },
+    );
+    let v = new_review(&app, json!({"game": "go", "record": GO_SGF})).await;
+    assert_eq!(v["engine"], "net");
+    analyse(&app, &v, json!({"strength": 8, "seed": 1})).await;
+    let p = settled(&app, &v).await;
+    assert_eq!(p["status"], "done", "{p}");
+    let point = &p["points"][1];
+    let own = point["ownership"].as_array().expect("ownership");
+    assert_eq!(own.len(), 9);
+    assert!(own.iter().all(|r| r.as_array().unwrap().len() == 9));
+    assert!(point["score_lead"].is_number());
+    // A 13 × 13 record does not fit the 9 × 9 network: random playouts, no territory.
+    let big = new_review(
+        &app,
+        json!({"game": "go", "record": "(;GM[1]SZ[13];B[gg])"}),
+    )
+    .await;
+    assert_eq!(big["engine"], "mcts");
+}

@@ -8,6 +8,7 @@ use games::{Agent, GameRecord, Outcome, Player, RecordFormat, RecordMeta};
 use players::spec::{AgentSpec, OwnPlayers};
 use serde::Serialize;
 
+use super::review::RecordRefusal;
 use crate::session::{Evaluation, Match, MatchError};
 
 /// What a game adds to [`Game`] for the page: its board as cells, the points its actions touch,
@@ -38,6 +39,22 @@ pub trait WebGame: OwnPlayers + RecordFormat {
 
     /// The spec of the native agent `name` (one of `NATIVE_AGENTS`) at `strength`.
     fn native_spec(_name: &str, _strength: u64) -> Option<String> {
+        None
+    }
+
+    /// The first game of a record file in the game's format (the one [`RecordFormat`] writes,
+    /// and the others players use), replayed in `start`'s variant.
+    fn read_record(start: &Self, text: &str) -> Result<GameRecord<Self>, RecordRefusal>;
+
+    /// Whether the network loaded for the server's variant `start` can evaluate `self`'s
+    /// positions (Go's network plays one board size).
+    fn network_fits(&self, _start: &Self) -> bool {
+        true
+    }
+
+    /// A network's ownership output (cells in the input planes' order) as rows of the board,
+    /// top row first, as [`WebGame::board`] lays them out; `None` where the game shows none.
+    fn ownership_grid(&self, _cells: &[f32]) -> Option<Vec<Vec<f32>>> {
         None
     }
 }

@@ -1,10 +1,11 @@
 //! Xiangqi on the page: the 9 × 10 points, the river and the palaces (drawn by the page), the
 //! pieces from the FEN, and moves in ICCS (`h2e2`).
 
-use games::xiangqi::Xiangqi;
-use games::Game;
+use games::xiangqi::{pgn, Xiangqi};
+use games::{Game, GameRecord};
 use serde_json::json;
 
+use super::review::RecordRefusal;
 use super::view::{fen_cells, BoardView, WebGame};
 
 /// An alpha-beta node costs far less than an MCTS visit with a playout: this many nodes stand
@@ -58,6 +59,30 @@ impl WebGame for Xiangqi {
         let iccs = self.format_action(action);
         let (from, to) = iccs.split_at(iccs.len() / 2);
         (Some(from.to_string()), Some(to.to_string()))
+    }
+
+    /// The first game of a PGN file, moves in ICCS, WXF or Chinese notation (any encoding the
+    /// reader knows).
+    fn read_record(_start: &Self, text: &str) -> Result<GameRecord<Self>, RecordRefusal> {
+        let first = pgn::read_pgn(text.as_bytes()).into_iter().next();
+        let Some(game) = first else {
+            return Err(RecordRefusal::new(None, "no game in the record"));
+        };
+        game.map_err(|e| {
+            // The reader names a move's line in its reason: `1. h2e3 (line 7): …`.
+            let line: Option<usize> = e
+                .reason
+                .split_once(" (line ")
+                .and_then(|(_, rest)| rest.split(')').next().and_then(|n| n.trim().parse().ok()));
+            let said = line.map_or(e.reason.clone(), |l| {
+                e.reason.replacen(&format!(" (line {l})"), "", 1)
+            });
+            let reason = match e.move_number {
+                Some(m) => format!("move {m}: {said}"),
+                None => said,
+            };
+            RecordRefusal::new(line, reason)
+        })
     }
 }
 
