@@ -6,27 +6,38 @@
 //!
 //! Commands: `uci`, `isready`, `ucinewgame`, `position startpos|fen FEN [moves M…]`,
 //! `go [depth N] [movetime MS] [nodes N] [wtime MS btime MS winc MS binc MS movestogo N]
-//! [infinite]`, `stop`, `quit`, `setoption name N [value V]` with options `Agent` (`alphabeta`;
-//! `mcts`, the engine's tree search with random playouts; `net`, the tree search guided by
-//! `Model`), `Model` (an ONNX file, or `uniform`), `Visits` and `Threads` (of the tree
-//! search), `Guard` (percent of a timed move, 0 to 90, in which alpha-beta checks the tree
-//! search's move: `players::guard`; 80 by default, 0 turns it off) and `GuardMargin`
-//! (centipawns, 30 by default), `Hash` (MiB, 1 to 4096, alpha-beta's table), `UCI_Variant`
-//! (xiangqi), `UCI_RankBase` (0 or 1). A bad line (a line that is not UTF-8 too) is answered
-//! with `info string error: …` and ignored: a GUI session survives it.
+//! [infinite] [ponder]`, `ponderhit`, `stop`, `quit`, `setoption name N [value V]` with options
+//! `Agent` (`alphabeta`; `mcts`, the engine's tree search with random playouts; `net`, the tree
+//! search guided by `Model`), `Model` (an ONNX file, or `uniform`), `Visits` and `Threads` (of
+//! the tree search), `Guard` (percent of a timed move, 0 to 90, in which alpha-beta checks the
+//! tree search's move: `players::guard`; 80 by default, 0 turns it off) and `GuardMargin`
+//! (centipawns, 30 by default), `Hash` (MiB, 1 to 4096, alpha-beta's table), `Clear Hash` (a
+//! button: alpha-beta's table emptied, the tree search's tree let go), `MultiPV` (lines per
+//! report, 1 to 128: `info … multipv k …`), `UCI_ShowWDL` (`wdl W D L` per mille after each
+//! score: [`wdl`]), `Ponder` (`bestmove M ponder R` where the line names a reply), `UCI_Variant`
+//! (xiangqi), `UCI_RankBase` (0 or 1). docs/xiangqi.md has the table. A bad line (a line that
+//! is not UTF-8 too) or a refused option value is answered with `info string error: …` naming
+//! the command or option and why, and ignored: a GUI session survives it.
+//!
+//! `go ponder` searches the position the GUI sent (its expected reply played) without end;
+//! `ponderhit` turns it into the move's own search, timed by the `go`'s clock from that moment
+//! (the search starts again with what pondering left in alpha-beta's table or the tree), and
+//! `stop` ends it with a `bestmove` the GUI ignores.
 //!
 //! The same session speaks UCCI, the Chinese engine protocol, when the GUI opens with `ucci`
 //! instead of `uci`: options are listed and set without `name`/`value` (`setoption hashsize
-//! 64`, plus `usemillisec`), `go` takes `time`/`increment`/`movestogo` for the side to move
-//! (seconds unless `usemillisec` is on; `opptime`, `oppincrement`, `oppmovestogo`, `draw` and
-//! `ponder` are read and ignored), `banmoves` forbids moves in the next search, scores are bare
-//! numbers (a mate in n plies is ±(10000 − n), as UCCI engines write it), a position with no
-//! move answers `nobestmove`, and `quit` is answered with `bye`.
+//! 64`, `setoption multipv 3`, `setoption clearhash`, plus `usemillisec`; check options take
+//! `on`/`off` as well as `true`/`false`), `go` takes `time`/`increment`/`movestogo` for the
+//! side to move (seconds unless `usemillisec` is on; `opptime`, `oppincrement`, `oppmovestogo`
+//! and `draw` are read and ignored), `banmoves` forbids moves in the next search, scores are
+//! bare numbers (a mate in n plies is ±(10000 − n), as UCCI engines write it), `multipv k`
+//! appears only with more than one line, a position with no move answers `nobestmove`, and
+//! `quit` is answered with `bye`.
 //!
 //! Lines are read into commands in `command`; the options that choose the searcher become a
 //! spec of the one grammar in `options` ([`SearchOptions`]), built by
-//! `players::spec::build_driven`; the session here only parses and answers: the searches are
-//! `players::driven`'s, the time a clock gives a move `players::timing`'s.
+//! `players::spec::build_driven`; the session here only parses and answers: the searches and
+//! their lines are `players::driven`'s, the time a clock gives a move `players::timing`'s.
 
 use std::io::{BufRead, Write};
 use std::path::PathBuf;
@@ -48,7 +59,7 @@ use setup::models;
 
 mod command;
 mod options;
-mod wdl;
+pub mod wdl;
 
 use command::err;
 pub use command::{parse_command, GoParams, UciCommand, UciError};

@@ -14,9 +14,9 @@ use players::alphabeta::xiangqi::RULE_WIN;
 use players::alphabeta::MAX_PLY;
 
 /// The score, in centipawns, at which a win is as likely as not.
-pub(super) const A: f64 = 200.0;
+pub const A: f64 = 200.0;
 /// How fast the chances change with the score, in centipawns.
-pub(super) const B: f64 = 100.0;
+pub const B: f64 = 100.0;
 
 /// The model's win, draw and loss for the player to move at `score` (see the module's notes).
 pub(super) fn from_score(score: i32) -> [u32; 3] {
