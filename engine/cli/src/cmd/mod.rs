@@ -13,6 +13,7 @@ mod game;
 mod gtp;
 mod import;
 mod ladder;
+mod levels;
 mod match_;
 mod models;
 mod perft;
@@ -61,6 +62,8 @@ enum Command {
     Match(Box<match_::Args>),
     /// Rate a panel of agents by a round robin (Elo by maximum likelihood, 95 % intervals).
     Ladder(ladder::Args),
+    /// Calibrate a game's strength levels in Elo against fixed anchors (random play at 0).
+    Levels(levels::Args),
     /// Serve a web page to play against the engine in a browser.
     Serve(serve::Args),
     /// Play games against itself and write training shards.
@@ -98,6 +101,7 @@ impl Cli {
             Command::Play(args) => play::run(args),
             Command::Match(args) => match_::run(*args),
             Command::Ladder(args) => ladder::run(args),
+            Command::Levels(args) => levels::run(args),
             Command::Serve(args) => serve::run(args),
             Command::Selfplay(args) => selfplay::run(args),
             Command::Train(args) => train::run(args),
