@@ -269,23 +269,23 @@ fn holdout_losses(
     net: &Net,
     shards: &[WindowShard],
     held: &[usize],
-    meta: &ShardMeta,
     batch_size: usize,
 ) -> candle_core::Result<(f64, f64)> {
-    let pairs: Vec<(usize, usize)> = held
-        .iter()
-        .flat_map(|&k| (0..shards[k].samples.len()).map(move |i| (k, i)))
-        .collect();
-    let (mut policy, mut value) = (0.0, 0.0);
-    for chunk in pairs.chunks(batch_size.max(1)) {
-        let mut batch = Batch::new(meta, chunk.len());
-        batch.fill_with(shards, chunk);
-        let l = losses_t(net, &batch, &LossWeights::default(), false, None)?;
-        let n = chunk.len() as f64;
-        policy += f64::from(l.policy.to_scalar::<f32>()?) * n;
-        value += f64::from(l.value.to_scalar::<f32>()?) * n;
+    let (mut policy, mut value, mut total) = (0.0, 0.0, 0);
+    // Shard by shard: a batch holds one board size.
+    for &k in held {
+        let pairs: Vec<(usize, usize)> = (0..shards[k].samples.len()).map(|i| (k, i)).collect();
+        for chunk in pairs.chunks(batch_size.max(1)) {
+            let mut batch = Batch::new(&shards[k].meta, chunk.len());
+            batch.fill_with(shards, chunk);
+            let l = losses_t(net, &batch, &LossWeights::default(), false, None)?;
+            let n = chunk.len() as f64;
+            policy += f64::from(l.policy.to_scalar::<f32>()?) * n;
+            value += f64::from(l.value.to_scalar::<f32>()?) * n;
+        }
+        total += pairs.len();
     }
-    let n = pairs.len().max(1) as f64;
+    let n = total.max(1) as f64;
     Ok((policy / n, value / n))
 }
 
@@ -373,11 +373,20 @@ pub fn fit(job: FitJob<'_>) -> anyhow::Result<FitReport> {
     }
     let ck = job.checkpoint;
     // A checkpoint that records its game takes only that game's shards; an older one takes the
-    // newest shard's game, and shards of its input and policy sizes.
+    // newest shard's game, and shards of its input and policy sizes. A network of any size
+    // (`net::any_size`) takes its game's shards of every board.
     let mut game = ck.meta.as_ref().map(|m| (m.game.clone(), m.shape));
     let shards = window(job.shards_dir, cfg.window_samples, |meta| {
         let shape = shard_shape(meta)?;
         match &game {
+            Some((g, s))
+                if g == &meta.game
+                    && crate::net::any_size(job.network, *s)
+                    && shape.planes == s.planes
+                    && shape.policy_size == shape.height * shape.width + 1 =>
+            {
+                Ok(())
+            }
             Some((g, s)) if (g, s) != (&meta.game, &shape) => Err(format!(
                 "a {} shard of {}; the checkpoint is for {g}, {}",
                 meta.game,
@@ -401,7 +410,12 @@ pub fn fit(job: FitJob<'_>) -> anyhow::Result<FitReport> {
         shards.iter().map(WindowShard::bytes).sum::<usize>() as f64 / 1e6
     );
     let meta = shards[0].meta.clone();
-    let shape = shard_shape(&meta).expect("checked by window");
+    // The checkpoint's board (or the newest shard's, for a checkpoint that records none): the
+    // board the model is written for.
+    let shape = game.map_or_else(
+        || shard_shape(&meta).expect("checked by window"),
+        |(_, s)| s,
+    );
     let device = Device::Cpu;
     let (varmap, net) = Net::from_checkpoint(ck, job.network, shape, &device)?;
     // A second, frozen network: its variables are not in `varmap`, so the optimiser never
@@ -453,11 +467,39 @@ pub fn fit(job: FitJob<'_>) -> anyhow::Result<FitReport> {
         .take(cfg.window_samples)
         .filter(|&(k, _)| kept[k])
         .collect();
-    let sampler = crate::window::Sampler::new(&shards, &index, cfg.surprise_weight);
+    // A batch holds one board size: the window's positions by board, each step drawing a
+    // board in proportion to its positions.
+    let mut boards: Vec<(ShardMeta, Vec<(usize, usize)>)> = Vec::new();
+    for &(k, i) in &index {
+        let m = &shards[k].meta;
+        let key = (m.planes, m.height, m.width, m.policy_size);
+        match boards
+            .iter_mut()
+            .find(|(b, _)| (b.planes, b.height, b.width, b.policy_size) == key)
+        {
+            Some((_, pairs)) => pairs.push((k, i)),
+            None => boards.push((m.clone(), vec![(k, i)])),
+        }
+    }
+    if boards.len() > 1 {
+        let sizes: Vec<String> = boards
+            .iter()
+            .map(|(m, pairs)| format!("{}x{} {}", m.height, m.width, pairs.len()))
+            .collect();
+        tracing::info!("window by board: {}", sizes.join(", "));
+    }
+    let samplers: Vec<crate::window::Sampler<'_>> = boards
+        .iter()
+        .map(|(_, pairs)| crate::window::Sampler::new(&shards, pairs, cfg.surprise_weight))
+        .collect();
+    let mut batches: Vec<Batch> = boards
+        .iter()
+        .map(|(m, _)| Batch::new(m, cfg.batch_size))
+        .collect();
     let holdout_before = if held.is_empty() {
         None
     } else {
-        Some(holdout_losses(&net, &shards, &held, &meta, cfg.batch_size)?)
+        Some(holdout_losses(&net, &shards, &held, cfg.batch_size)?)
     };
 
     let mut opt = AdamW::new(
@@ -469,7 +511,6 @@ pub fn fit(job: FitJob<'_>) -> anyhow::Result<FitReport> {
         },
     )?;
     let mut rng = SmallRng::seed_from_u64(cfg.seed ^ job.generation.wrapping_mul(0x9E37_79B9));
-    let mut batch = Batch::new(&meta, cfg.batch_size);
     let b = cfg.batch_size;
     let mut log = match job.log {
         Some(p) => Some(
@@ -485,11 +526,26 @@ pub fn fit(job: FitJob<'_>) -> anyhow::Result<FitReport> {
     let started = Instant::now();
     let (mut first_loss, mut last_loss) = ((0.0, 0.0), (0.0, 0.0));
     for step in 0..cfg.steps {
-        batch.fill_from(&shards, &sampler, cfg.augment, &mut rng);
+        // One board only: no draw, so a fit of one board draws what it always drew.
+        let board = if boards.len() == 1 {
+            0
+        } else {
+            let mut u = rng.gen_range(0..index.len());
+            boards
+                .iter()
+                .position(|(_, pairs)| {
+                    let here = u < pairs.len();
+                    u = u.saturating_sub(pairs.len());
+                    here
+                })
+                .unwrap_or(0)
+        };
+        let batch = &mut batches[board];
+        batch.fill_from(&shards, &samplers[board], cfg.augment, &mut rng);
         let done = train_step(
             &net,
             &mut opt,
-            &batch,
+            batch,
             &cfg.loss_weights(),
             cfg.learning_rate_at(step),
             anchor.as_ref(),
@@ -532,7 +588,7 @@ pub fn fit(job: FitJob<'_>) -> anyhow::Result<FitReport> {
             shards: held.len(),
             samples: held.iter().map(|&k| shards[k].samples.len()).sum(),
             before,
-            after: holdout_losses(&net, &shards, &held, &meta, cfg.batch_size)?,
+            after: holdout_losses(&net, &shards, &held, cfg.batch_size)?,
         }),
         None => None,
     };

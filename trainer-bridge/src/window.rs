@@ -282,13 +282,18 @@ pub fn surprise_weights(surprises: &[Option<f32>], a: f64) -> Option<Vec<f64>> {
 }
 
 /// Up to `samples` positions of `shards`, evenly spaced over all of theirs, as encoded planes
-/// one after another (the calibration input of the int8 model).
+/// one after another (the calibration input of the int8 model). In a window of several board
+/// sizes, the positions of the newest shard's size.
 pub fn spread(shards: &[WindowShard], samples: usize) -> Vec<f32> {
+    let len = shards
+        .iter()
+        .find_map(|s| s.samples.first())
+        .map_or(0, |x| x.planes.len());
     let all: Vec<&Planes> = shards
         .iter()
         .flat_map(|s| s.samples.iter().map(|x| &x.planes))
+        .filter(|p| p.len() == len)
         .collect();
-    let len = all.first().map_or(0, |p| p.len());
     let picks = crate::quantize::spread_picks(all.len(), samples);
     let mut out = vec![0.0; picks.len() * len];
     for (chunk, &i) in out.chunks_exact_mut(len.max(1)).zip(&picks) {

@@ -753,18 +753,26 @@ fn a_block_whose_branch_adds_nothing_can_be_dropped() {
 /// point's owner is the stone on it, the score their sum, the policy and the reply uniform over
 /// the empty points); every other position has none.
 fn go_aux_shard(path: &Path, n: usize, seed: u64) {
-    let state = games::go::GoState::new(games::go::GoRules::with_size(5)).unwrap();
+    go_aux_shard_of_size(path, 5, n, seed);
+}
+
+/// [`go_aux_shard`] on a board of `size`.
+fn go_aux_shard_of_size(path: &Path, size: usize, n: usize, seed: u64) {
+    let state = games::go::GoState::new(games::go::GoRules::with_size(size)).unwrap();
     let shape = state.shape();
+    let cells = size * size;
     let samples = infer::bench::sample_states(&state, n, seed)
         .iter()
         .enumerate()
         .map(|(i, s)| {
             let mut planes = vec![0.0; shape.input_len()];
             s.encode(&mut planes);
-            let owner: Vec<f32> = (0..25).map(|p| planes[p] - planes[25 + p]).collect();
-            let empty: Vec<u16> = (0..25u16).filter(|&p| owner[p as usize] == 0.0).collect();
+            let owner: Vec<f32> = (0..cells).map(|p| planes[p] - planes[cells + p]).collect();
+            let empty: Vec<u16> = (0..cells as u16)
+                .filter(|&p| owner[p as usize] == 0.0)
+                .collect();
             let policy: Vec<(u16, f32)> = if empty.is_empty() {
-                vec![(25, 1.0)]
+                vec![(cells as u16, 1.0)]
             } else {
                 empty
                     .iter()
@@ -775,7 +783,7 @@ fn go_aux_shard(path: &Path, n: usize, seed: u64) {
             Sample {
                 planes,
                 policy: policy.clone(),
-                value: (score / 5.0).tanh(),
+                value: (score / size as f32).tanh(),
                 aux: if i % 2 == 0 {
                     shards::Aux {
                         ownership: Some(owner),
@@ -793,8 +801,8 @@ fn go_aux_shard(path: &Path, n: usize, seed: u64) {
         meta: ShardMeta {
             game: "go".into(),
             planes: shape.planes,
-            height: 5,
-            width: 5,
+            height: size,
+            width: size,
             policy_size: shape.policy_size,
             model: "test".into(),
             config: String::new(),
@@ -986,4 +994,103 @@ fn soft_policy_loss_falls_and_is_logged() {
         infer::OrtModel::load(&dir.join("0001.onnx"), &infer::OrtOptions::default()).unwrap();
     assert_eq!(model.info().shape, shape);
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A Go network of any size (per-point policy, pooling value head) fits on shards of several
+/// board sizes at once, each batch of one board, and its model, written for the checkpoint's
+/// board, plays every size; a network with fully connected heads skips the shards of another
+/// board with a warning and fits on its own.
+#[test]
+fn a_network_of_any_size_fits_on_boards_of_several_sizes() {
+    let dir = tmpdir("sizes");
+    let shards = dir.join("shards");
+    std::fs::create_dir_all(&shards).unwrap();
+    // The 7×7 shard is the newest: the window does not take the first shard's board.
+    go_aux_shard_of_size(&shards.join("a.safetensors"), 5, 300, 1);
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    go_aux_shard_of_size(&shards.join("b.safetensors"), 7, 200, 2);
+    let shape = games::shape_of("go", Some(5)).unwrap();
+    let any = NetConfig {
+        blocks: 2,
+        channels: 16,
+        policy_channels: 4,
+        value_channels: 8,
+        value_hidden: 16,
+        pool_every: 2,
+        pool_channels: 4,
+        policy_pool: true,
+        value_pool: true,
+        ownership: true,
+        score: true,
+        ..NetConfig::default()
+    };
+    let config = FitConfig {
+        steps: 300,
+        batch_size: 16,
+        learning_rate: 3e-3,
+        final_learning_rate: 1e-3,
+        score_scale: 2.0,
+        ..FitConfig::default()
+    };
+    for (network, window) in [(any.clone(), 500), (any.plain(), 300)] {
+        let start = dir.join("start.safetensors");
+        let (varmap, _) = Net::seeded(&network, shape, &Device::Cpu, 2).unwrap();
+        let meta = ModelMeta {
+            game: "go".into(),
+            shape,
+            network: network.clone(),
+            generation: 0,
+        };
+        Net::save(&varmap, &meta, &start).unwrap();
+        let log = dir.join("losses.jsonl");
+        let _ = std::fs::remove_file(&log);
+        let report = fit(FitJob {
+            shards_dir: &shards,
+            checkpoint: &checkpoint(&start),
+            teacher: None,
+            network: &network,
+            config: &config,
+            out: &dir.join("0001"),
+            generation: 1,
+            log: Some(&log),
+            on_step: &mut |_, _| {},
+        })
+        .unwrap();
+        assert_eq!(report.window, window, "{network:?}");
+        let model =
+            infer::OrtModel::load(&dir.join("0001.onnx"), &infer::OrtOptions::default()).unwrap();
+        assert_eq!(
+            model.info().shape,
+            shape,
+            "written for the checkpoint's board"
+        );
+        assert_eq!(model.info().any_size, network == any);
+        if network != any {
+            continue;
+        }
+        // Learnt on both boards: the ownership loss falls.
+        let lines: Vec<serde_json::Value> = std::fs::read_to_string(&log)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        let mean = |range: std::ops::Range<usize>| {
+            let n = range.len() as f64;
+            range
+                .map(|i| lines[i]["ownership_loss"].as_f64().unwrap())
+                .sum::<f64>()
+                / n
+        };
+        let (first, last) = (mean(0..20), mean(280..300));
+        assert!(last < 0.3 * first, "ownership loss {first} → {last}");
+        // And its model evaluates 7×7 positions through the engine.
+        let go7 = games::go::GoState::new(games::go::GoRules::with_size(7)).unwrap();
+        let evaluator = infer::OrtEvaluator::from_model(model, &go7).unwrap();
+        let states = infer::bench::sample_states(&go7, 3, 4);
+        let refs: Vec<&games::go::GoState> = states.iter().collect();
+        let mut policy = vec![0.0; 3 * 50];
+        let mut value = vec![0.0; 3];
+        eval::Evaluator::evaluate(&evaluator, &refs, &mut policy, &mut value).unwrap();
+        assert!(policy.iter().all(|p| p.is_finite()));
+    }
 }
