@@ -20,6 +20,9 @@ const page = {
   thinking: null, // the id of the session whose engine move is awaited
   hint: null, // {id, position, hint, eval}: the engine's choice in the person's place, until a move
   seed: undefined, // the engine's seed, from the URL
+  mode: "play", // or "review"
+  review: null, // the review shown: GET /api/reviews/{id}, its progress kept up to date
+  at: 0, // the position of the review shown
 };
 
 // `data-ready="1"` on the body while the page waits for the person (or the game is over):
@@ -45,38 +48,48 @@ async function api(method, path, body) {
   const resp = await fetch(path, init);
   if (resp.status === 204) return null;
   const data = await resp.json().catch(() => ({ error: `HTTP ${resp.status}` }));
-  if (!resp.ok) throw new Error(data.error || `HTTP ${resp.status}`);
+  if (!resp.ok) {
+    // The code and line are what the page translates; the reason is the server's English.
+    const e = new Error(data.error || `HTTP ${resp.status}`);
+    e.code = data.code;
+    e.line = data.line;
+    e.reason = data.line ? e.message.replace(/^line \d+: /, "") : e.message;
+    throw e;
+  }
   return data;
 }
 
-function showError(e) {
-  const box = $("error");
-  box.textContent = e ? String(e.message || e) : "";
-  if (e) setTimeout(() => { if (box.textContent === String(e.message || e)) box.textContent = ""; }, 6000);
+function showError(e, box = $("error")) {
+  const text = errorText(e);
+  box.textContent = text;
+  if (e) setTimeout(() => { if (box.textContent === text) box.textContent = ""; }, 8000);
 }
 
 // ---- setup ----
 
 async function init() {
+  setLang(chooseLang());
+  $("lang").value = LANG;
+  $("lang").addEventListener("change", () => { setLang($("lang").value); relabel(); });
   page.info = await api("GET", "/api/games");
   const game = $("game");
-  for (const g of page.info.games) game.add(new Option(g.title, g.name));
+  for (const g of page.info.games) game.add(new Option(gameTitle(g), g.name));
   const strength = $("strength");
-  const choices = new Set([25, 100, 400, 1600, 6400, page.info.default_visits]);
-  for (const v of [...choices].sort((a, b) => a - b)) {
-    if (v <= page.info.max_visits) strength.add(new Option(`${v} visits`, String(v)));
-  }
-  strength.value = String(page.info.default_visits);
   const params = new URLSearchParams(location.search);
   if (params.get("game")) game.value = params.get("game");
   fillSides();
   if (params.get("side")) $("side").value = params.get("side");
   if (params.get("agent")) $("agent").value = params.get("agent");
+  // `strength` (visits) is what older links carry; `level` names a level.
   if (params.get("strength")) {
     const v = params.get("strength");
-    if (![...strength.options].some((o) => o.value === v)) strength.add(new Option(`${v} visits`, v));
+    if (![...strength.options].some((o) => o.value === v)) strength.add(new Option(t("visits", { n: v }), v));
     strength.value = v;
+  } else if (params.get("level")) {
+    strength.value = `L:${params.get("level")}`;
   }
+  strength.addEventListener("change", agentShown);
+  agentShown();
   // A fixed seed makes the engine's choices repeatable (the browser test uses it).
   if (params.get("seed")) page.seed = Number(params.get("seed"));
   game.addEventListener("change", () => { fillSides(); newGame(); });
@@ -84,7 +97,25 @@ async function init() {
   $("undo").addEventListener("click", undo);
   $("resign").addEventListener("click", resign);
   $("hint").addEventListener("click", hint);
+  initReview();
   await newGame();
+}
+
+function gameTitle(g) {
+  return LANG === "en" ? g.title : t(`game.${g.name}`);
+}
+
+// After a switch of language: the form's options, then everything drawn.
+function relabel() {
+  const game = $("game");
+  for (const o of game.options) {
+    const g = page.info && page.info.games.find((x) => x.name === o.value);
+    if (g) o.text = gameTitle(g);
+  }
+  fillSides();
+  render();
+  if (page.session && page.mode !== "review") renderSide();
+  renderReview();
 }
 
 function fillSides() {
@@ -92,23 +123,52 @@ function fillSides() {
   const side = $("side");
   const old = side.value;
   side.innerHTML = "";
-  side.add(new Option(g.sides[0], "first"));
-  side.add(new Option(g.sides[1], "second"));
-  side.add(new Option("nobody (watch)", "none"));
+  side.add(new Option(sideName(g, "first"), "first"));
+  side.add(new Option(sideName(g, "second"), "second"));
+  side.add(new Option(t("side.none"), "none"));
   side.value = old || "first";
   // The agents this game can be played by (`net` only where a model is loaded).
   const agent = $("agent");
-  const chosen = g.default_agent || page.info.default_agent;
+  const chosen = agent.dataset.game === g.name && agent.value ? agent.value : g.default_agent || page.info.default_agent;
   agent.innerHTML = "";
-  for (const a of g.agents) agent.add(new Option(AGENT_TITLES[a] || a, a));
+  agent.dataset.game = g.name;
+  for (const a of g.agents) agent.add(new Option(WORDS.en[`agent.${a}`] ? t(`agent.${a}`) : a, a));
   agent.value = g.agents.includes(chosen) ? chosen : g.agents[0];
+  fillStrength(g);
 }
 
-const AGENT_TITLES = {
-  mcts: "MCTS (random playouts)",
-  net: "MCTS + network",
-  random: "random moves",
-};
+// The strengths of game `g`: its named levels with their Elo, then visits per decision (for an
+// engine chosen by kind). A level is the default; the choice is kept where the game offers it.
+function fillStrength(g) {
+  const strength = $("strength");
+  const old = strength.value;
+  strength.innerHTML = "";
+  if (g.levels.length) {
+    const group = document.createElement("optgroup");
+    group.label = t("levels");
+    for (const l of g.levels) {
+      const elo = (l.measured ? "" : "~") + Math.round(l.elo);
+      group.appendChild(new Option(t("level", { name: LANG === "zh" ? l.chinese : l.english, elo }), `L:${l.key}`));
+    }
+    strength.appendChild(group);
+  }
+  const group = document.createElement("optgroup");
+  group.label = t("visits.group");
+  const choices = new Set([25, 100, 400, 1600, 6400, page.info.default_visits]);
+  for (const v of [...choices].sort((a, b) => a - b)) {
+    if (v <= page.info.max_visits) group.appendChild(new Option(t("visits", { n: v }), String(v)));
+  }
+  strength.appendChild(group);
+  const middle = g.levels[Math.floor((g.levels.length - 1) / 2)];
+  const keep = [...strength.options].some((o) => o.value === old);
+  strength.value = keep ? old : middle ? `L:${middle.key}` : String(page.info.default_visits);
+  agentShown();
+}
+
+// A level names its engine: the engine's own choice applies to visits only.
+function agentShown() {
+  $("agent").disabled = $("strength").value.startsWith("L:");
+}
 
 // One request of the person's: the page is busy meanwhile, a refusal is shown, and the page is
 // drawn again after.
@@ -129,15 +189,18 @@ async function request(fn) {
 
 async function newGame() {
   if (page.busy) return;
+  leaveReview();
   const old = page.session;
   await request(async () => {
     // A game the engine is thinking in is deleted by engineTurns once the answer is in.
     if (old && page.thinking !== old.id) await api("DELETE", `/api/sessions/${old.id}`).catch(() => {});
+    const chosen = $("strength").value;
+    const engine = chosen.startsWith("L:") ? { level: chosen.slice(2) }
+      : { agent: $("agent").value, strength: Number(chosen) };
     const s = await api("POST", "/api/sessions", {
       game: $("game").value,
       side: $("side").value,
-      agent: $("agent").value,
-      strength: Number($("strength").value),
+      ...engine,
       ...(page.seed !== undefined ? { seed: page.seed } : {}),
     });
     page.selected = null;
@@ -185,7 +248,7 @@ async function engineTurns() {
 async function undo() {
   if (page.busy || !page.session) return;
   if (page.thinking === page.session.id) {
-    showError("The engine is thinking: undo after its move.");
+    showError(t("busy.undo"));
     return;
   }
   const id = page.session.id;
@@ -201,10 +264,10 @@ async function resign() {
   const s = page.session;
   if (page.busy || !s || s.outcome || !s.human) return;
   if (page.thinking === s.id) {
-    showError("The engine is thinking: resign after its move.");
+    showError(t("busy.resign"));
     return;
   }
-  if (!window.confirm("Resign this game?")) return;
+  if (!window.confirm(t("confirm.resign"))) return;
   await request(async () => show(await api("POST", `/api/sessions/${s.id}/resign`)));
 }
 
@@ -229,6 +292,8 @@ function currentHint(s) {
 
 function show(s) {
   page.session = s;
+  // A game goes on behind a review: it is drawn again on the way back.
+  if (page.mode === "review") return updateReady();
   render();
   renderSide();
   updateReady();
@@ -280,7 +345,7 @@ function oriented(s) {
 }
 
 function render() {
-  const s = page.session;
+  const s = page.mode === "review" ? reviewSession() : page.session;
   const svg = $("board");
   svg.innerHTML = "";
   if (!s) return;
@@ -320,6 +385,11 @@ function render() {
     el("rect", { class: "hint", x: x - S / 2 + 5, y: y - S / 2 + 5, width: S - 10, height: S - 10, rx: 8, "data-hint": p }, svg);
   }
 
+  if (page.mode === "review") {
+    drawReview(svg, b, at);
+    return;
+  }
+
   // Targets and moves.
   const { one, moves, none } = clickMap(s);
   const occupied = (n) => { const [x, y] = at.get(n); const c = b.cells[Math.round((y - M) / S)][Math.round((x - M) / S)]; return c !== ""; };
@@ -351,8 +421,10 @@ function render() {
     const active = one.has(n) || moves.has(n) || (page.selected && (moves.get(page.selected) || []).some((a) => a.to === n));
     const hit = el("rect", { class: "hit" + (active ? " active" : ""), x: x - S / 2, y: y - S / 2, width: S, height: S, "data-point": n }, svg);
     hit.addEventListener("click", () => onPoint(n));
-    hit.addEventListener("mouseenter", () => { if (page.hover !== n) { page.hover = n; render(); } });
-    hit.addEventListener("mouseleave", () => { if (page.hover === n) { page.hover = null; render(); } });
+    // A mouse only: a touch's emulated hover would redraw the board under the finger and
+    // swallow the tap.
+    hit.addEventListener("pointerenter", (e) => { if (e.pointerType === "mouse" && page.hover !== n) { page.hover = n; render(); } });
+    hit.addEventListener("pointerleave", (e) => { if (e.pointerType === "mouse" && page.hover === n) { page.hover = null; render(); } });
   }
 
   // Actions on no point (Go's pass).
@@ -466,42 +538,34 @@ function setStatus(text, cls) {
   st.className = cls || "";
 }
 
+// A side's name in the chosen language: `key` is `first` or `second`.
 function sideName(s, key) {
-  return s.sides[key === "first" ? 0 : 1];
+  return side(s.sides[key === "first" ? 0 : 1]);
+}
+
+// The outcome in words: who won (or a draw) and why.
+function outcomeText(s, winner, reason) {
+  const text = winner ? t("outcome.win", { side: sideName(s, winner) }) : t("outcome.draw");
+  const why = reason ? t("status.why", { reason: reasonText(reason) }) : "";
+  return { text, why };
 }
 
 function statusText(s) {
-  if (s.outcome) {
-    const why = s.outcome.reason ? ` (${s.outcome.reason})` : "";
-    return `Game over: ${s.outcome.text}${why}.`;
-  }
+  if (s.outcome) return t("status.over", outcomeText(s, s.outcome.winner, s.outcome.reason));
   const me = sideName(s, s.to_act);
   const opp = sideName(s, s.to_act === "first" ? "second" : "first");
-  const who = s.human_to_act ? `You (${me})` : `Engine (${me})`;
+  const who = t(s.human_to_act ? "who.you" : "who.engine", { side: me });
+  const v = { who, opp, n: s.board.info && s.board.info.pending };
   if (s.game === "liuzhou") {
     const i = s.board.info;
-    switch (i.phase) {
-      case "place": return `${who}: place a stone.`;
-      case "mark": return `${who}: shape formed — mark ${i.pending} of ${opp}'s stones.`;
-      case "forced": return `${who}: board full, nothing marked — remove one of ${opp}'s stones.`;
-      case "move": return i.stuck ? `${who}: no step possible — remove one of ${opp}'s stones.`
-                                  : `${who}: move a stone one step.`;
-      case "capture": return `${who}: shape formed — capture ${i.pending} of ${opp}'s stones.`;
-      case "counter": return `${who}: counter-removal — remove one of ${opp}'s stones.`;
-    }
+    if (i.phase === "move" && i.stuck) return t("lz.stuck", v);
+    if (WORDS.en[`lz.${i.phase}`]) return t(`lz.${i.phase}`, v);
   }
-  const check = s.board.info && s.board.info.in_check ? " Check!" : "";
-  return `${who} to move.${check}`;
+  const check = s.board.info && s.board.info.in_check ? t("status.check") : "";
+  return t("status.move", v) + check;
 }
 
-const LZ_PHASES = [
-  ["place", "Placement", "Place stones in turn until the board is full."],
-  ["mark", "Mark selection", "A square (2×2) earns 1 mark, a line (whole row or column) 2. Marked stones (✕) leave when the board fills."],
-  ["forced", "Forced removal", "Board full and nothing marked: White, then Black, removes one stone."],
-  ["move", "Movement", "Move one stone one step up, down, left or right. A player with no step removes a stone instead."],
-  ["capture", "Capture selection", "A square or line formed by a step captures 1 or 2 stones."],
-  ["counter", "Counter-removal", "After a stuck player's removal, the opponent removes one of theirs."],
-];
+const LZ_PHASES = ["place", "mark", "forced", "move", "capture", "counter"];
 
 function renderSide() {
   const s = page.session;
@@ -510,18 +574,19 @@ function renderSide() {
   if (s.game === "liuzhou") {
     const i = s.board.info;
     const title = document.createElement("strong");
-    title.textContent = "Phases";
+    title.textContent = t("phases");
     panel.appendChild(title);
     const ol = document.createElement("ol");
-    for (const [key, name, rule] of LZ_PHASES) {
+    for (const key of LZ_PHASES) {
       const li = document.createElement("li");
-      li.textContent = name + (key === i.phase && i.pending ? ` — ${i.pending} pending` : "");
+      li.dataset.phase = key;
+      li.textContent = t(`phase.${key}`) + (key === i.phase && i.pending ? t("pending", { n: i.pending }) : "");
       if (key === i.phase) {
         li.className = "current";
         li.id = "current-phase";
         const p = document.createElement("div");
         p.className = "rule";
-        p.textContent = rule;
+        p.textContent = t(`phase.${key}.rule`);
         li.appendChild(p);
       }
       ol.appendChild(li);
@@ -530,12 +595,12 @@ function renderSide() {
     const counts = document.createElement("div");
     counts.className = "counts";
     const rows = [
-      ["Stones on board", `${s.sides[0]} ${i.stones[0]} · ${s.sides[1]} ${i.stones[1]}`],
-      ["Placed", `${i.placed[0]}/${i.stones_per_player} · ${i.placed[1]}/${i.stones_per_player}`],
-      ["Marked", String(i.marked)],
-      ["Actions", `${i.move_count}/${i.move_limit}`],
-      ["Since capture", `${i.moves_since_capture}/${i.no_capture_limit}`],
-      ["Lose below", `${i.lose_below} stones`],
+      [t("count.stones"), `${side(s.sides[0])} ${i.stones[0]} · ${side(s.sides[1])} ${i.stones[1]}`],
+      [t("count.placed"), `${i.placed[0]}/${i.stones_per_player} · ${i.placed[1]}/${i.stones_per_player}`],
+      [t("count.marked"), String(i.marked)],
+      [t("count.actions"), `${i.move_count}/${i.move_limit}`],
+      [t("count.since"), `${i.moves_since_capture}/${i.no_capture_limit}`],
+      [t("count.lose"), t("count.lose.n", { n: i.lose_below })],
     ];
     for (const [k, v] of rows) {
       const a = document.createElement("span"); a.textContent = k;
@@ -545,15 +610,15 @@ function renderSide() {
     panel.appendChild(counts);
   } else {
     const p = document.createElement("div");
-    p.textContent = `${s.title}: ${s.sides[0]} moves first.`;
+    p.textContent = t("first.moves", { title: LANG === "en" ? s.title : t(`game.${s.game}`), side: side(s.sides[0]) });
     panel.appendChild(p);
     if (s.board.info && typeof s.board.info === "object") {
       const counts = document.createElement("div");
       counts.className = "counts";
       for (const [k, v] of Object.entries(s.board.info)) {
         if (typeof v === "boolean") continue; // flags show in the status line instead
-        const a = document.createElement("span"); a.textContent = k.replace(/_/g, " ");
-        const b = document.createElement("span"); b.textContent = Array.isArray(v) ? v.join(" · ") : String(v);
+        const a = document.createElement("span"); a.textContent = WORDS.en[`info.${k}`] ? t(`info.${k}`) : k.replace(/_/g, " ");
+        const b = document.createElement("span"); b.textContent = Array.isArray(v) ? v.join(" · ") : k === "area_score" ? score(String(v)) : String(v);
         counts.append(a, b);
       }
       panel.appendChild(counts);
@@ -561,31 +626,23 @@ function renderSide() {
   }
 
   // Evaluation bar: the first player's share, from the engine's last decision.
-  const bar = $("eval-bar");
-  const fill = $("eval-fill");
-  const text = $("eval-text");
-  bar.className = s.game === "xiangqi" ? "red" : "";
   if (s.eval && s.eval.value_first !== null && s.eval.value_first !== undefined) {
-    const p = (s.eval.value_first + 1) / 2;
-    fill.style.width = `${(100 * p).toFixed(1)}%`;
-    text.textContent = `${s.sides[0]} ${(100 * p).toFixed(0)}%` +
-      (s.eval.visits ? ` · ${s.eval.visits} visits` : "") +
-      (s.eval.nodes ? ` · ${s.eval.nodes} nodes` : "") +
-      (s.eval.pv.length ? ` · PV ${s.eval.pv.join(" ")}` : "");
+    evalBar(s, s.eval.value_first,
+      (s.eval.visits ? t("eval.visits", { n: s.eval.visits }) : "") +
+      (s.eval.nodes ? t("eval.nodes", { n: s.eval.nodes }) : "") +
+      (s.eval.pv.length ? t("eval.pv", { line: s.eval.pv.join(" ") }) : ""));
   } else {
-    bar.className += " none";
-    fill.style.width = "50%";
-    text.textContent = !s.eval ? "no evaluation yet"
-      : ["mcts", "net"].includes(s.agent) ? "forced action: nothing to search"
-      : `the ${s.agent} engine gives no evaluation`;
+    evalBar(s, null, !s.eval ? t("eval.none")
+      : ["mcts", "net"].includes(s.agent) ? t("eval.forced")
+      : t("eval.agent", { agent: s.agent }));
   }
 
   const hist = $("history");
   hist.innerHTML = "";
   s.history.forEach((h, k) => {
     const li = document.createElement("li");
-    li.textContent = `${sideName(s, h.player)[0]} ${h.display || h.action}`;
-    li.title = (h.engine ? "engine" : "you") + (h.display ? ` (${h.action})` : "");
+    li.textContent = `${t(`initial.${s.sides[h.player === "first" ? 0 : 1]}`)} ${h.display || h.action}`;
+    li.title = h.display ? h.action : "";
     li.className = (h.engine ? "engine" : "") + (k === s.history.length - 1 ? " last" : "");
     hist.appendChild(li);
   });
@@ -593,22 +650,40 @@ function renderSide() {
   $("undo").disabled = !s.can_undo;
   $("resign").disabled = !!s.outcome || !s.human;
   $("hint").disabled = !!s.outcome || !s.human_to_act;
+  $("review-game").disabled = !s.outcome;
   // The hint in words, with the value for the person (the bar shows the first player's).
   const h = currentHint(s);
   const ht = $("hint-text");
   if (h) {
     const v = h.eval.value_first;
     const mine = v === null || v === undefined ? null : s.human === "first" ? v : -v;
-    ht.textContent = `Hint: ${h.hint.action}` +
-      (mine === null ? "" : ` · you ${(100 * (mine + 1) / 2).toFixed(0)}%`) +
-      (h.eval.visits ? ` · ${h.eval.visits} visits` : "") +
-      (h.eval.nodes ? ` · ${h.eval.nodes} nodes` : "") +
-      (h.eval.pv.length > 1 ? ` · line ${h.eval.pv.join(" ")}` : "");
+    ht.textContent = t("hint.text", { action: h.hint.action }) +
+      (mine === null ? "" : t("hint.you", { p: (100 * (mine + 1) / 2).toFixed(0) })) +
+      (h.eval.visits ? t("eval.visits", { n: h.eval.visits }) : "") +
+      (h.eval.nodes ? t("eval.nodes", { n: h.eval.nodes }) : "") +
+      (h.eval.pv.length > 1 ? t("hint.line", { line: h.eval.pv.join(" ") }) : "");
   } else {
     ht.textContent = "";
   }
   $("record").href = `/api/sessions/${s.id}/record`;
   $("position").textContent = s.position;
+}
+
+// The evaluation bar: the first player's expected share `value` (−1..=1, or null for none).
+function evalBar(s, value, extra) {
+  const bar = $("eval-bar");
+  const fill = $("eval-fill");
+  const text = $("eval-text");
+  bar.className = s.game === "xiangqi" ? "red" : "";
+  if (value === null || value === undefined) {
+    bar.className += " none";
+    fill.style.width = "50%";
+    text.textContent = extra;
+    return;
+  }
+  const p = (value + 1) / 2;
+  fill.style.width = `${(100 * p).toFixed(1)}%`;
+  text.textContent = t("eval.share", { side: sideName(s, "first"), p: (100 * p).toFixed(0) }) + extra;
 }
 
 init().catch(showError);

@@ -4,7 +4,7 @@
 //! |----------------------------------|---------------------------------------|--------|
 //! | `GET /`                          |                                       | the page |
 //! | `GET /api/games`                 |                                       | games, sides, agents, strengths |
-//! | `POST /api/sessions`             | `{game, side, agent?, strength?, seed?}` | 201 + session |
+//! | `POST /api/sessions`             | `{game, side, level?, agent?, strength?, seed?}` | 201 + session |
 //! | `GET /api/sessions/{id}`         |                                       | session |
 //! | `DELETE /api/sessions/{id}`      |                                       | 204 |
 //! | `GET /api/sessions/{id}/legal`   |                                       | `{legal: [...]}` |
@@ -258,6 +258,8 @@ fn routes(app: AppState) -> Router {
     Router::new()
         .route("/", get(index))
         .route("/assets/app.js", get(app_js))
+        .route("/assets/i18n.js", get(i18n_js))
+        .route("/assets/review.js", get(review_js))
         .route("/assets/style.css", get(style_css))
         .route("/api/games", get(games))
         .route("/api/sessions", post(create))
@@ -368,6 +370,8 @@ impl From<ChoiceError> for ApiError {
             ChoiceError::Strength { .. } => "bad_strength",
             ChoiceError::NoModel { .. } => "no_model",
             ChoiceError::Build { .. } => "engine_failed",
+            ChoiceError::UnknownLevel { .. } => "unknown_level",
+            ChoiceError::LevelAndAgent => "level_and_agent",
         };
         ApiError::new(StatusCode::BAD_REQUEST, e.to_string()).code(code)
     }
@@ -417,6 +421,8 @@ async fn method_not_allowed(method: axum::http::Method, uri: axum::http::Uri) ->
 
 const INDEX_HTML: &str = include_str!("../../web/index.html");
 const APP_JS: &str = include_str!("../../web/app.js");
+const I18N_JS: &str = include_str!("../../web/i18n.js");
+const REVIEW_JS: &str = include_str!("../../web/review.js");
 const STYLE_CSS: &str = include_str!("../../web/style.css");
 
 /// The page loads nothing from elsewhere; the policy makes that a rule the browser enforces.
@@ -445,6 +451,14 @@ async fn app_js() -> Response {
     asset("text/javascript; charset=utf-8", APP_JS)
 }
 
+async fn i18n_js() -> Response {
+    asset("text/javascript; charset=utf-8", I18N_JS)
+}
+
+async fn review_js() -> Response {
+    asset("text/javascript; charset=utf-8", REVIEW_JS)
+}
+
 async fn style_css() -> Response {
     asset("text/css; charset=utf-8", STYLE_CSS)
 }
@@ -460,6 +474,8 @@ struct GameInfo {
     agents: Vec<&'static str>,
     /// The agent a new game gets when it names none.
     default_agent: String,
+    /// The named levels this server plays, weakest first, each with its Elo.
+    levels: Vec<view::LevelView>,
 }
 
 fn info<G: WebGame>(setup: &Setup<G>, config: &Config) -> GameInfo {
@@ -470,6 +486,10 @@ fn info<G: WebGame>(setup: &Setup<G>, config: &Config) -> GameInfo {
         sides: G::SIDES,
         agents: agents_for::<G>(has_net),
         default_agent: default_agent::<G>(&config.default_agent, has_net),
+        levels: view::offered_levels::<G>(has_net)
+            .into_iter()
+            .map(view::LevelView::from)
+            .collect(),
     }
 }
 
@@ -480,6 +500,8 @@ struct GamesReply {
     default_agent: String,
     default_visits: u64,
     max_visits: u64,
+    analysis_default_visits: u64,
+    analysis_max_visits: u64,
 }
 
 /// The games this server plays: one line per game.
@@ -498,6 +520,8 @@ async fn games(State(app): State<AppState>) -> Json<GamesReply> {
         default_agent: app.config.default_agent.clone(),
         default_visits: app.config.default_visits,
         max_visits: app.config.max_visits,
+        analysis_default_visits: app.config.analysis_default_visits,
+        analysis_max_visits: app.config.analysis_max_visits,
     })
 }
 
@@ -513,6 +537,8 @@ struct NewGame {
     agent: Option<String>,
     /// Visits per decision for searching agents.
     strength: Option<u64>,
+    /// A named level (`players::levels`), in place of `agent` and `strength`.
+    level: Option<String>,
     /// Seed of the engine's random choices; random when absent.
     seed: Option<u64>,
 }
@@ -537,6 +563,21 @@ fn make<G: WebGame>(
 ) -> Result<Box<dyn WebSession>, ApiError> {
     let human = parse_side::<G>(&order.req.side)?;
     let has_net = setup.net.is_some();
+    if let Some(name) = &order.req.level {
+        if order.req.agent.is_some() || order.req.strength.is_some() {
+            return Err(ChoiceError::LevelAndAgent.into());
+        }
+        let (agent, level, kind, visits) =
+            view::build_level::<G>(name, order.seed, setup.net.as_ref())?;
+        let game = Match::new(setup.start.clone(), human, agent, config.max_actions)?;
+        let meta = Meta {
+            id: order.id.clone(),
+            agent: kind,
+            strength: visits,
+            level: Some(level.key.clone()),
+        };
+        return Ok(Box::new(WebMatch { game, meta }));
+    }
     let spec = Choice {
         name: order
             .req
@@ -552,6 +593,7 @@ fn make<G: WebGame>(
         id: order.id.clone(),
         agent: spec.name,
         strength: spec.visits,
+        level: None,
     };
     Ok(Box::new(WebMatch { game, meta }))
 }

@@ -67,6 +67,8 @@ async fn page_and_assets_are_served_with_a_strict_policy() {
     for (path, mime) in [
         ("/", "text/html"),
         ("/assets/app.js", "text/javascript"),
+        ("/assets/i18n.js", "text/javascript"),
+        ("/assets/review.js", "text/javascript"),
         ("/assets/style.css", "text/css"),
     ] {
         let r = send(&app, Method::GET, path, None).await;
@@ -929,6 +931,7 @@ async fn the_engine_thinks_off_the_request_thread() {
         side: "second".into(),
         agent: Some("gate".into()),
         strength: None,
+        level: None,
         seed: None,
     };
     let order = Order {
@@ -1478,4 +1481,83 @@ async fn go_review_shows_territory_and_score_lead_from_the_network() {
     )
     .await;
     assert_eq!(big["engine"], "mcts");
+}
+
+// ---- levels ----
+
+#[tokio::test]
+async fn named_levels_are_offered_with_their_elo_and_play() {
+    let net: Arc<dyn Evaluator<Liuzhou>> = Arc::new(eval::fake::FakeEvaluator::new(8));
+    let app = App::new(
+        Config::default(),
+        Setups {
+            liuzhou: Setup {
+                start: Liuzhou::default(),
+                net: Some(net),
+            },
+            ..Setups::default()
+        },
+    );
+    let v = send(&app, Method::GET, "/api/games", None).await.json();
+    let levels = |g: usize| v["games"][g]["levels"].as_array().unwrap().clone();
+    let lz = levels(0);
+    assert_eq!(lz.len(), players::levels::levels("liuzhou").len());
+    assert_eq!(lz[0]["key"], "beginner");
+    assert_eq!(lz[0]["chinese"], "入门");
+    let elos: Vec<f64> = lz.iter().map(|l| l["elo"].as_f64().unwrap()).collect();
+    assert!(
+        elos.windows(2).all(|w| w[0] <= w[1]),
+        "weakest first: {elos:?}"
+    );
+    // Without a network only the levels that need none: Xiangqi's alpha-beta ones; Go none.
+    let xq = levels(1);
+    assert!(!xq.is_empty() && xq.len() < players::levels::levels("xiangqi").len());
+    assert!(levels(2).is_empty());
+
+    for level in ["beginner", "大师"] {
+        let s = new_game(
+            &app,
+            json!({"game": "liuzhou", "side": "second", "level": level, "seed": 2}),
+        )
+        .await;
+        assert_eq!(s["agent"], "net");
+        assert!(s["level"].is_string());
+        let r = send(
+            &app,
+            Method::POST,
+            &format!("/api/sessions/{}/engine", id(&s)),
+            None,
+        )
+        .await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    }
+    let s = new_game(
+        &app,
+        json!({"game": "xiangqi", "side": "first", "level": xq[0]["key"]}),
+    )
+    .await;
+    assert_eq!(s["agent"], "alphabeta");
+    let bad = |body: Value| {
+        let app = app.clone();
+        async move {
+            let r = send(&app, Method::POST, "/api/sessions", Some(&body.to_string())).await;
+            let code = r.json()["code"].as_str().unwrap().to_string();
+            r.error(StatusCode::BAD_REQUEST);
+            code
+        }
+    };
+    assert_eq!(
+        bad(json!({"game": "go", "side": "first", "level": "master"})).await,
+        "unknown_level"
+    );
+    assert_eq!(
+        bad(json!({"game": "liuzhou", "side": "first", "level": "master", "strength": 5})).await,
+        "level_and_agent"
+    );
+    // Old links that name visits still play.
+    let s = new_game(&app, json!({"game": "go", "side": "first", "strength": 25})).await;
+    assert_eq!(
+        (s["strength"].as_u64(), s["level"].is_null()),
+        (Some(25), true)
+    );
 }

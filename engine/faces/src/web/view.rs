@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use eval::Evaluator;
 use games::{Agent, GameRecord, Outcome, Player, RecordFormat, RecordMeta};
+use players::levels::Level;
 use players::spec::{AgentSpec, OwnPlayers};
 use serde::Serialize;
 
@@ -91,6 +92,92 @@ pub fn default_agent<G: WebGame>(configured: &str, has_net: bool) -> String {
     }
 }
 
+/// The named levels ([`players::levels`]) of `G` this server can play: those that need a
+/// network only where one is loaded.
+pub fn offered_levels<G: WebGame>(has_net: bool) -> Vec<&'static Level> {
+    players::levels::levels(G::NAME)
+        .iter()
+        .filter(|l| has_net || !matches!(AgentSpec::parse(&l.spec), Ok(AgentSpec::Net { .. })))
+        .collect()
+}
+
+/// A level as the page lists it.
+#[derive(Clone, Debug, Serialize)]
+pub struct LevelView {
+    pub key: String,
+    pub english: String,
+    pub chinese: String,
+    pub elo: f64,
+    /// Half the 95 % interval; 0 for an estimate.
+    pub half95: f64,
+    /// Whether matches measured the Elo (else it is an estimate).
+    pub measured: bool,
+}
+
+impl From<&Level> for LevelView {
+    fn from(l: &Level) -> Self {
+        LevelView {
+            key: l.key.clone(),
+            english: l.english.clone(),
+            chinese: l.chinese.clone(),
+            elo: l.rating.elo,
+            half95: l.rating.half_width95,
+            measured: l.rating.measured(),
+        }
+    }
+}
+
+/// The player of level `name` (key, English or Chinese name) of `G`, with the kind it is and
+/// the visits it searches (0 for a kind that does not count visits). Alpha-beta gets the small
+/// table every live session of the page gets.
+pub fn build_level<G: WebGame>(
+    name: &str,
+    seed: u64,
+    net: Option<&Arc<dyn Evaluator<G>>>,
+) -> Result<LevelPlayer<G>, ChoiceError> {
+    let offered = offered_levels::<G>(net.is_some());
+    let found = players::levels::level(G::NAME, name).filter(|l| offered.contains(l));
+    let Some(level) = found else {
+        return Err(ChoiceError::UnknownLevel {
+            name: name.to_string(),
+            known: offered
+                .iter()
+                .map(|l| l.key.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+        });
+    };
+    let mut text = level.spec.clone();
+    if text.starts_with("alphabeta") && !text.contains("hash=") {
+        text += &format!(",hash={PAGE_HASH_MIB}");
+    }
+    let failed = |reason: String| ChoiceError::Build {
+        name: level.key.clone(),
+        reason,
+    };
+    let spec = AgentSpec::parse(&text).map_err(|e| failed(e.to_string()))?;
+    let (kind, visits) = match &spec {
+        AgentSpec::Net { mcts, .. } => ("net", mcts.visits.unwrap_or(0)),
+        AgentSpec::Mcts(mcts) => ("mcts", mcts.visits.unwrap_or(0)),
+        AgentSpec::Random { .. } => ("random", 0),
+        _ => (text.split(':').next().unwrap_or("engine"), 0),
+    };
+    let label = format!("{} ({})", level.english, level.key);
+    let load_net = |_: Option<&std::path::Path>| -> anyhow::Result<Arc<dyn Evaluator<G>>> {
+        net.cloned()
+            .ok_or_else(|| anyhow::anyhow!("no network is loaded for {}", G::NAME))
+    };
+    let agent = players::spec::build::<G>(&spec, &label, seed, &load_net)
+        .map_err(|e| failed(format!("{e:#}")))?;
+    Ok((agent, level, kind.to_string(), visits))
+}
+
+/// A level's player, the level, the kind of engine it is and the visits it searches.
+pub type LevelPlayer<G> = (Box<dyn Agent<G>>, &'static Level, String, u64);
+
+/// MiB of transposition table for a level's alpha-beta: every live session holds its own.
+const PAGE_HASH_MIB: u64 = 4;
+
 /// Why no player could be made from a person's choice.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum ChoiceError {
@@ -102,6 +189,10 @@ pub enum ChoiceError {
     NoModel { game: &'static str },
     #[error("agent {name:?} could not start: {reason}")]
     Build { name: String, reason: String },
+    #[error("unknown level {name:?}; this server plays: {known}")]
+    UnknownLevel { name: String, known: String },
+    #[error("a level sets the engine and its strength: give `level` or `agent`/`strength`")]
+    LevelAndAgent,
 }
 
 /// A player as a person picks one (on the page, or `engine play --agent`): a kind, a strength
@@ -302,6 +393,8 @@ pub struct SessionView {
     pub human: Option<&'static str>,
     pub agent: String,
     pub strength: u64,
+    /// The named level's key, when the game was started at one.
+    pub level: Option<String>,
     pub to_act: &'static str,
     pub human_to_act: bool,
     pub engine_to_act: bool,
@@ -337,6 +430,8 @@ pub struct Meta {
     pub id: String,
     pub agent: String,
     pub strength: u64,
+    /// The named level the engine plays, when one was chosen.
+    pub level: Option<String>,
 }
 
 /// A game of any kind, as the store and the handlers use it.
@@ -426,6 +521,7 @@ impl<G: WebGame> WebSession for WebMatch<G> {
             human: self.game.human().map(player_key),
             agent: self.meta.agent.clone(),
             strength: self.meta.strength,
+            level: self.meta.level.clone(),
             to_act: player_key(state.to_act()),
             human_to_act: self.game.human_to_act(),
             engine_to_act: self.game.engine_to_act(),
