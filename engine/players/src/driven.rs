@@ -401,7 +401,7 @@ impl DrivenSearch for MctsSearcher {
                 || settled;
             if !done {
                 if let Some(search) = self.agent.search() {
-                    let mut lines = self.lines_of(&found.candidates, banned, playouts, start);
+                    let mut lines = self.lines_of(game, &found.candidates, banned, playouts, start);
                     if let Some(first) = lines.first_mut() {
                         first.info.score = value_score(search.root_value());
                         info(&lines);
@@ -485,10 +485,11 @@ impl DrivenSearch for MctsSearcher {
                     .into_iter()
                     .filter(|c| c.action != best)
                     .collect::<Vec<_>>();
-                let mut more = self.lines_of(&others, banned, playouts, start);
+                let mut more = self.lines_of(game, &others, banned, playouts, start);
                 more.truncate(self.lines - 1);
                 lines.extend(more);
             }
+            lines[0].wdl = self.head_wdl(game, &lines[..1])[0];
             info(&lines);
         }
         result
@@ -498,15 +499,17 @@ impl DrivenSearch for MctsSearcher {
 impl MctsSearcher {
     /// The lines of the first [`MctsSearcher::lines`] `candidates` (the search's order: most
     /// visited first) that are not `banned`, each scored by its own value: a proven win or
-    /// loss as a mate in its proof's plies, else its mean value in centipawns.
+    /// loss as a mate in its proof's plies, else its mean value in centipawns; with the
+    /// network's win/draw/loss where it has that head.
     fn lines_of(
         &self,
+        game: &Xiangqi,
         candidates: &[Candidate<Move>],
         banned: &[Move],
         playouts: u64,
         start: Instant,
     ) -> Vec<Line> {
-        candidates
+        let lines = candidates
             .iter()
             .filter(|c| !banned.contains(&c.action) && c.visits > 0)
             .take(self.lines)
@@ -531,7 +534,57 @@ impl MctsSearcher {
                     pv: c.pv.clone(),
                 })
             })
+            .collect::<Vec<_>>();
+        let heads = self.head_wdl(game, &lines);
+        lines
+            .into_iter()
+            .zip(heads)
+            .map(|(line, wdl)| Line { wdl, ..line })
             .collect()
+    }
+
+    /// The network's win, draw and loss for the player to move in `game` after each line's
+    /// first move (the position after it evaluated by the wdl head, in one call, and turned to
+    /// the mover's view); `None` for every line where the network has no such head, the call
+    /// fails, or the move ends the game (its score says how).
+    fn head_wdl(&self, game: &Xiangqi, lines: &[Line]) -> Vec<Option<[f32; 3]>> {
+        let mut out = vec![None; lines.len()];
+        let evaluator = self.agent.evaluator();
+        if !evaluator.heads().wdl {
+            return out;
+        }
+        let mut at = Vec::new();
+        let mut states = Vec::new();
+        for (i, line) in lines.iter().enumerate() {
+            let Some(&m) = line.info.pv.first() else {
+                continue;
+            };
+            let mut after = game.clone();
+            after.play_unchecked(m);
+            if after.outcome().is_none() {
+                at.push(i);
+                states.push(after);
+            }
+        }
+        if states.is_empty() {
+            return out;
+        }
+        let refs: Vec<&Xiangqi> = states.iter().collect();
+        let mut policy = vec![0.0; refs.len() * game.shape().policy_size];
+        let mut value = vec![0.0; refs.len()];
+        let Ok(aux) = evaluator.evaluate_aux(&refs, &mut policy, &mut value) else {
+            return out;
+        };
+        for (k, &i) in at.iter().enumerate() {
+            if let Some(logits) = aux.wdl_of(k) {
+                let most = logits.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+                let e = logits.map(|l| (l - most).exp());
+                let sum: f32 = e.iter().sum();
+                // The position after the move is the opponent's to play: its win is our loss.
+                out[i] = Some([e[2] / sum, e[1] / sum, e[0] / sum]);
+            }
+        }
+        out
     }
 }
 

@@ -146,6 +146,11 @@ impl<G: Game> MctsAgent<G> {
         self.search.as_ref()
     }
 
+    /// The evaluator it searches with (for analysis heads beside the search's own outputs).
+    pub fn evaluator(&self) -> &Arc<dyn Evaluator<G>> {
+        &self.evaluator
+    }
+
     fn error(&self, reason: impl Into<String>) -> AgentError {
         AgentError {
             agent: self.config.name.clone(),

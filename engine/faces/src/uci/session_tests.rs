@@ -351,3 +351,31 @@ fn bad_options_are_named_and_the_session_goes_on() {
     assert!(out.last().unwrap().starts_with("bestmove "));
     assert!(out.iter().any(|l| field(l, "multipv") == Some("1")));
 }
+
+#[test]
+fn a_network_with_a_wdl_head_gives_the_wdl_itself() {
+    // The fake network's wdl head has no draws; the score model always has some near 0.
+    for (heads, draws) in [(true, false), (false, true)] {
+        let mut gui = Gui::open("alphabeta");
+        let fake = eval::fake::FakeEvaluator::new(8).seeded(3);
+        let fake = if heads { fake.with_aux() } else { fake };
+        gui.session.net = Some(("fake".into(), Arc::new(fake)));
+        gui.send("setoption name Agent value net");
+        gui.send("setoption name MultiPV value 3");
+        gui.send("setoption name UCI_ShowWDL value true");
+        gui.send("go nodes 300");
+        gui.wait();
+        let out = gui.lines();
+        let infos: Vec<&String> = out.iter().filter(|l| l.starts_with("info depth")).collect();
+        assert_eq!(infos.len(), 3, "{out:#?}");
+        for l in infos {
+            let d: u32 = field(l, "wdl")
+                .map(|_| {
+                    let at = l.find(" wdl ").unwrap();
+                    l[at + 5..].split(' ').nth(1).unwrap().parse().unwrap()
+                })
+                .unwrap();
+            assert_eq!(d > 0, draws, "heads {heads}: {l}");
+        }
+    }
+}

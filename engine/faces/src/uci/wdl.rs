@@ -5,8 +5,10 @@
 //!
 //! so that a score of 0 draws with probability 1 − 2 / (1 + e^(A / B)) and a score of ±A is an
 //! even chance of the win (or the loss). [`A`] and [`B`] are fitted by maximum likelihood to
-//! alpha-beta's positions and the results of the games they were played in (docs/xiangqi.md,
-//! "UCI options", gives the command). A mate, or a win by the perpetual-check rule, is certain.
+//! the scores alpha-beta's moves had and the results of the games they were played in: 400
+//! games of depth 5 against depth 4 from random four-move openings, 48 720 scored moves
+//! (`cargo test -p engine --test uci_wdl_fit -- --ignored --nocapture`). A mate, or a win by
+//! the perpetual-check rule, is certain.
 //! A network's win/draw/loss head, where the model has one, is shown as it is
 //! ([`per_mille`]).
 
@@ -14,9 +16,9 @@ use players::alphabeta::xiangqi::RULE_WIN;
 use players::alphabeta::MAX_PLY;
 
 /// The score, in centipawns, at which a win is as likely as not.
-pub const A: f64 = 200.0;
+pub const A: f64 = 217.0;
 /// How fast the chances change with the score, in centipawns.
-pub const B: f64 = 100.0;
+pub const B: f64 = 220.0;
 
 /// The model's win, draw and loss for the player to move at `score` (see the module's notes).
 pub(super) fn from_score(score: i32) -> [u32; 3] {
