@@ -690,6 +690,79 @@ mod tests {
     }
 
     #[test]
+    fn alpha_beta_lines_are_the_best_moves_in_order_with_their_own_scores() {
+        // Red's cannon takes a rook (a2a6 over the pawn on a4), its horse a knight (g5i6;
+        // Black's pawn on h6 keeps the knight from taking the horse first); nothing else
+        // wins material.
+        let game = Xiangqi::from_fen("5k3/9/9/r6pn/6N2/P8/9/C8/9/3K5 w - - 0 1").unwrap();
+        let mut s = AlphaBetaSearcher {
+            ab: AlphaBeta::new(4),
+            lines: 1,
+        };
+        s.set_lines(3);
+        let stop = Arc::new(AtomicBool::new(false));
+        let mut reports: Vec<Vec<(u32, i32, Vec<Move>)>> = Vec::new();
+        let r = s.search(
+            &game,
+            SearchLimits::depth(4),
+            false,
+            &[],
+            &stop,
+            &mut |lines| {
+                reports.push(
+                    lines
+                        .iter()
+                        .map(|l| (l.info.depth, l.info.score, l.info.pv.clone()))
+                        .collect(),
+                )
+            },
+        );
+        assert_eq!(reports.len(), 4, "one report a depth");
+        let rook = game.parse_action("a2a6").unwrap();
+        let knight = game.parse_action("g5i6").unwrap();
+        for (d, report) in reports.iter().enumerate() {
+            assert_eq!(report.len(), 3);
+            assert!(report.iter().all(|l| l.0 == d as u32 + 1));
+            assert_eq!(
+                (report[0].2[0], report[1].2[0]),
+                (rook, knight),
+                "depth {}",
+                d + 1
+            );
+            assert_ne!(report[2].2[0], rook);
+            assert_ne!(report[2].2[0], knight);
+            // A rook is worth a knight and about 330 more; the third line wins nothing and
+            // gives the pawn on a4 away.
+            let (a, b, c) = (report[0].1, report[1].1, report[2].1);
+            assert!(a - b > 200 && b - c > 150, "{a} {b} {c}");
+        }
+        assert_eq!((r.best, r.depth), (Some(rook), 4));
+        assert_eq!(r.score, reports[3][0].1);
+
+        // Banned moves make no line: the knight's capture leads.
+        let r = s.search(
+            &game,
+            SearchLimits::depth(3),
+            false,
+            &[rook],
+            &stop,
+            &mut |lines| assert!(lines.iter().all(|l| l.info.pv[0] != rook)),
+        );
+        assert_eq!(r.best, Some(knight));
+        // A search stopped before it starts still answers a legal move, from depth 1.
+        stop.store(true, Ordering::Relaxed);
+        let r = s.search(
+            &game,
+            SearchLimits::depth(9),
+            false,
+            &[],
+            &stop,
+            &mut |_| {},
+        );
+        assert!(r.best.is_some_and(|m| game.is_legal(m)) && r.depth == 1);
+    }
+
+    #[test]
     fn a_proven_tree_search_reports_a_mate_and_its_line() {
         // Red mates in two (b2e2+ e9f9 a1f1#); the tree search proves a mate within a few
         // moves and reports it as a mate, its line ending in the mate.
