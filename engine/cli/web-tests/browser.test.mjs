@@ -2,11 +2,16 @@
 //
 // Starts the engine binary on a free loopback port, plays a whole Liuzhou placement phase by
 // clicks (marking a stone on the way), makes a Xiangqi move and a Go move when the server offers
-// those games, takes screenshots, and exits non-zero on any failure.
+// those games; then, for each game, switches the language, plays at the weakest and the
+// strongest level, reviews the finished game, loads a record, steps through it with the buttons
+// and the arrow keys, waits for the evaluation graph, and has a malformed record refused; last,
+// a game on a phone-sized screen by taps. Takes screenshots, and exits non-zero on any failure.
 //
 // Environment: ENGINE_BIN (default ../../../target/debug/engine), CHROMIUM (default
 // /usr/bin/chromium), SCREENSHOTS (default ../../../target/screenshots), REQUIRE_GAMES (a
-// comma-separated list of games that must be served; default "liuzhou,xiangqi,go").
+// comma-separated list of games that must be served; default "liuzhou,xiangqi,go"),
+// UPDATE_IMAGES=1 (also write the review and phone screenshots shown in docs/web.md to
+// docs/images/).
 
 import { spawn } from "node:child_process";
 import { mkdirSync } from "node:fs";
@@ -23,6 +28,9 @@ const REQUIRED = (process.env.REQUIRE_GAMES || "liuzhou,xiangqi,go").split(",").
 const STEP_TIMEOUT = 60_000;
 // Visits per engine decision: enough to show the search's figures, few enough for a debug build.
 const STRENGTH = Number(process.env.STRENGTH || 100);
+// Visits per position when a review is analysed.
+const ANALYSIS = 16;
+const IMAGES = process.env.UPDATE_IMAGES === "1" ? resolve(root, "docs/images") : SHOTS;
 
 mkdirSync(SHOTS, { recursive: true });
 
@@ -347,6 +355,204 @@ async function newGameWhileThinking(page, base) {
   check(await page.inputValue("#game") === "liuzhou", "the form and the board show one game");
 }
 
+// ---- levels, language, review ----
+
+// A whole game of random moves through the API, and its record as the server writes it.
+async function randomRecord(base, game, seed) {
+  const post = async (path, body) => {
+    const r = await fetch(`${base}${path}`, {
+      method: "POST",
+      headers: body ? { "Content-Type": "application/json" } : {},
+      body: body ? JSON.stringify(body) : undefined,
+    });
+    check(r.ok, `${path}: ${r.status} ${await r.clone().text()}`);
+    return r.json();
+  };
+  let s = await post("api/sessions", { game, side: "none", agent: "random", seed });
+  const id = s.id;
+  while (!s.outcome) s = (await post(`api/sessions/${id}/engine`)).session;
+  const text = await (await fetch(`${base}api/sessions/${id}/record`)).text();
+  return { text, actions: s.history.length };
+}
+
+// The person's one action by clicks: the first legal one on a point.
+async function clickSomeAction(page) {
+  const n = await page.locator("#history li").count();
+  const a = await page.evaluate(() => page.session.legal.find((x) => x.to));
+  if (a.from) await page.click(`svg#board rect.hit[data-point="${a.from}"]`);
+  await page.click(`svg#board rect.hit[data-point="${a.to}"]`);
+  await page.waitForFunction((m) => document.querySelectorAll("#history li").length > m, n, { timeout: STEP_TIMEOUT });
+  await ready(page);
+  return a.action;
+}
+
+async function openLevel(page, base, game, level, seed) {
+  await page.goto(`${base}?game=${game}&side=first&seed=${seed}&level=${level}&analysis=${ANALYSIS}`);
+  await page.waitForSelector(`svg#board[data-game="${game}"]`, { timeout: STEP_TIMEOUT });
+  await ready(page);
+  check(await page.inputValue("#strength") === `L:${level}`, `the level ${level} is chosen`);
+  check(await page.locator("#agent").isDisabled(), "a level names its engine");
+}
+
+const hasChinese = (text) => /[\u4e00-\u9fff]/.test(text);
+
+async function language(page, base, game, info) {
+  await openLevel(page, base, game, info.levels[0].key, 1);
+  await page.selectOption("#lang", "zh");
+  check(await page.evaluate(() => document.documentElement.lang) === "zh-CN", "<html lang> follows the choice");
+  check(await page.locator("#new").textContent() === "新对局", "the form is in Chinese");
+  const status = await page.locator("#status").textContent();
+  check(hasChinese(status), `the status is in Chinese: ${status}`);
+  const option = await page.locator("#strength option:checked").textContent();
+  check(option.includes(info.levels[0].chinese) && option.includes("Elo"), `the level's Chinese name and Elo: ${option}`);
+  if (game === "liuzhou") {
+    const phase = await page.locator("#current-phase").textContent();
+    check(phase.startsWith("落子"), `the phase in Chinese as the rules name it: ${phase}`);
+  }
+  await shot(page, `${game}-zh`);
+  // Remembered across visits.
+  await page.reload();
+  await ready(page);
+  check(await page.evaluate(() => document.documentElement.lang) === "zh-CN", "the choice is remembered");
+  await page.selectOption("#lang", "en");
+  check(await page.evaluate(() => document.documentElement.lang) === "en", "back to English");
+  check(await page.locator("#new").textContent() === "New game", "the form is in English");
+}
+
+async function levels(page, base, game, info) {
+  const weakest = info.levels[0].key;
+  const strongest = info.levels[info.levels.length - 1].key;
+  for (const [level, seed] of [[weakest, 2], [strongest, 3]]) {
+    await openLevel(page, base, game, level, seed);
+    const t0 = Date.now();
+    const played = await clickSomeAction(page);
+    await page.waitForFunction(() => document.body.dataset.turn !== "engine", null, { timeout: STEP_TIMEOUT });
+    const n = await page.locator("#history li").count();
+    console.log(`     ${level}: played ${played}, ${n} actions after ${Date.now() - t0} ms`);
+    check(n >= 2, `the ${level} level answered (${n} actions)`);
+  }
+  // The last game, resigned, is reviewed from the page.
+  page.once("dialog", (d) => d.accept());
+  await page.click("#resign");
+  await page.waitForFunction(() => document.body.dataset.turn === "over", null, { timeout: STEP_TIMEOUT });
+  check(await page.locator("#review-game").isEnabled(), "a finished game can be reviewed");
+  await page.click("#review-game");
+  await page.waitForFunction(() => document.body.dataset.review === "done", null, { timeout: STEP_TIMEOUT });
+  const moves = await page.evaluate(() => page.review.positions.length - 1);
+  check(moves >= 2, `the review holds the game's moves (${moves})`);
+  check(await page.evaluate(() => page.review.result) === "second", "the review has the result");
+  await page.click("#rv-back");
+  check(await page.locator("#review-panel").isHidden(), "back to play");
+}
+
+async function review(page, base, game) {
+  const { text, actions } = await randomRecord(base, game, 9);
+  await page.goto(`${base}?game=${game}&side=first&seed=1&agent=random&analysis=${ANALYSIS}`);
+  await ready(page);
+  await page.click("#load summary");
+  await page.fill("#load-text", text);
+  await page.click("#load-open");
+  await page.waitForSelector('body[data-review]', { timeout: STEP_TIMEOUT });
+  check(await page.evaluate(() => page.review.positions.length) === actions + 1, `every position of ${actions} actions`);
+  // The analysis runs with a progress, then the graph covers every position.
+  await page.waitForFunction(() => document.body.dataset.review === "done", null, { timeout: 10 * STEP_TIMEOUT });
+  check(/done/.test(await page.locator("#rv-progress-text").textContent()), "the progress says done");
+  check(await page.locator("#graph path.graph-line").count() >= 1, "the graph is drawn");
+  check(await page.getAttribute("#graph", "data-points") === String(actions + 1), "the graph has every position");
+  // Stepping: buttons and arrow keys.
+  const at = () => page.evaluate(() => Number(document.body.dataset.at));
+  await page.click("#rv-next");
+  await page.click("#rv-next");
+  check(await at() === 2, "two steps forward by buttons");
+  await page.keyboard.press("ArrowRight");
+  check(await at() === 3, "a step by the arrow key");
+  await page.keyboard.press("ArrowLeft");
+  await page.click("#rv-prev");
+  check(await at() === 1, "back by key and button");
+  await page.keyboard.press("End");
+  check(await at() === actions, "End goes to the last position");
+  await page.click("#rv-first");
+  check(await at() === 0, "the first button goes to the start");
+  // The played move against the engine's, at the biggest mistake if there is one.
+  const mistakes = await page.evaluate(() => page.review.mistakes);
+  const k = mistakes.length ? mistakes[0] : Math.floor(actions / 2);
+  for (let i = 0; i < k; i++) await page.keyboard.press("ArrowRight");
+  check(await at() === k, `at position ${k}`);
+  const info = await page.locator("#rv-info").textContent();
+  check(/Played: /.test(info), `the move played is named: ${info}`);
+  if (mistakes.length) {
+    check(/Mistake/.test(info) && /Engine prefers: /.test(info), `the mistake and the engine's move: ${info}`);
+    check(await page.locator("svg#board rect.best").count() >= 1, "the engine's move is marked on the board");
+    check(await page.locator("#rv-mistakes li a").count() === Math.min(6, mistakes.length), "the mistakes are listed");
+  }
+  if (game === "go") {
+    const lead = await page.locator("#eval-text").textContent();
+    console.log(`     Go evaluation: ${lead}`);
+  }
+  await page.locator("main").screenshot({ path: resolve(IMAGES, `review-${game}.png`) });
+  console.log(`     screenshot ${resolve(IMAGES, `review-${game}.png`)}`);
+  // The review's record loads back as the same game.
+  const rec = await page.request.get(new URL(await page.getAttribute("#rv-record", "href"), base).toString());
+  const again = await (await fetch(`${base}api/reviews`, {
+    method: "POST", headers: { "Content-Type": "application/json" },
+    body: JSON.stringify({ game, record: await rec.text() }),
+  })).json();
+  check(again.positions && again.positions.length === actions + 1, "the exported record loads back");
+}
+
+const MALFORMED = {
+  liuzhou: ["c3 d4\nzz9", 2],
+  xiangqi: ["1. h2e2 h9g7\n2. h2h9", 2],
+  go: ["(;GM[1]SZ[9]\n;B[ee]\n;W[ee", 3],
+};
+
+async function malformed(page, base, game) {
+  await page.goto(`${base}?game=${game}&side=first&seed=1&agent=random`);
+  await ready(page);
+  await page.click("#load summary");
+  const [text, line] = MALFORMED[game];
+  await page.fill("#load-text", text);
+  await page.click("#load-open");
+  await page.waitForFunction(() => document.body.dataset.loadError, null, { timeout: STEP_TIMEOUT });
+  check(await page.evaluate(() => document.body.dataset.loadError) === "bad_record", "refused as a bad record");
+  const shown = await page.locator("#load-error").textContent();
+  check(shown.includes(`line ${line}`), `the line is shown: ${shown}`);
+  check(await page.locator("#review-panel").isHidden(), "no review opened");
+  await page.selectOption("#lang", "zh");
+  await page.click("#load-open");
+  await page.waitForFunction(() => /第 \d+ 行/.test(document.getElementById("load-error").textContent), null, { timeout: STEP_TIMEOUT });
+  await page.selectOption("#lang", "en");
+}
+
+// A phone's screen: the board first at the full width, the controls below, a game by taps.
+async function phone(browser, base) {
+  const context = await browser.newContext({ viewport: { width: 390, height: 844 }, hasTouch: true, isMobile: true });
+  const page = await context.newPage();
+  try {
+    await page.goto(`${base}?game=liuzhou&side=first&seed=4&agent=random`);
+    await page.waitForSelector('svg#board[data-game="liuzhou"]', { timeout: STEP_TIMEOUT });
+    await ready(page);
+    const board = await page.locator("#board").boundingBox();
+    const aside = await page.locator("aside").boundingBox();
+    check(board.width >= 0.9 * 390 - 20 && board.width <= 390, `the board fills the width (${board.width})`);
+    check(board.y < aside.y, "the board comes before the controls");
+    const width = await page.evaluate(() => document.documentElement.scrollWidth);
+    check(width <= 390, `nothing wider than the screen (${width})`);
+    for (const p of ["c3", "d4"]) {
+      const n = await page.locator("#history li").count();
+      await page.tap(`svg#board rect.hit[data-point="${p}"]`);
+      await page.waitForFunction((m) => document.querySelectorAll("#history li").length > m + 1, n, { timeout: STEP_TIMEOUT });
+      await ready(page);
+    }
+    const cells = await boardState(page);
+    check(cells.cells.c3 === "B" && cells.cells.d4 === "B", "stones placed by taps");
+    await page.screenshot({ path: resolve(IMAGES, "phone.png") });
+    console.log(`     screenshot ${resolve(IMAGES, "phone.png")}`);
+  } finally {
+    await context.close();
+  }
+}
+
 // ---- main ----
 
 const { child, base } = await startServer();
@@ -362,7 +568,9 @@ try {
   const page = await context.newPage();
   const problems = [];
   page.on("pageerror", (e) => problems.push(`page error: ${e}`));
-  page.on("console", (m) => { if (m.type() === "error") problems.push(`console error: ${m.text()}`); });
+  // The malformed records' 422s are refusals the test asks for; the browser logs each.
+  const asked = (text) => /status of 422/.test(text);
+  page.on("console", (m) => { if (m.type() === "error" && !asked(m.text())) problems.push(`console error: ${m.text()}`); });
   // The page must reach nothing but the server that served it.
   page.on("request", (r) => { if (!r.url().startsWith(base)) problems.push(`request elsewhere: ${r.url()}`); });
 
@@ -380,6 +588,15 @@ try {
   if (names.includes("go") && names.includes("liuzhou")) {
     await step("a new game while the engine thinks", () => newGameWhileThinking(page, base));
   }
+  for (const info of served.games) {
+    const g = info.name;
+    await step(`${g}: switching language`, () => language(page, base, g, info));
+    if (info.levels.length) await step(`${g}: the weakest and the strongest level`, () => levels(page, base, g, info));
+    else console.log(`skip ${g} levels: none served`);
+    await step(`${g}: a loaded record reviewed, stepped through, graphed`, () => review(page, base, g));
+    await step(`${g}: a malformed record refused`, () => malformed(page, base, g));
+  }
+  if (names.includes("liuzhou")) await step("a phone-sized screen, played by taps", () => phone(browser, base));
   await step("no page errors and no requests elsewhere", async () => check(problems.length === 0, problems.join("; ")));
 } finally {
   if (browser) await browser.close();

@@ -195,6 +195,8 @@ pub fn web_api(data: &[u8]) {
         max_sessions: MAX_LINES,
         max_visits: 8,
         default_visits: 4,
+        analysis_max_visits: 8,
+        analysis_default_visits: 4,
         ..Default::default()
     };
     let router = crate::web::router(config, crate::web::Setups::default());

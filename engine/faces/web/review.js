@@ -109,6 +109,7 @@ function leaveReview() {
   document.body.classList.remove("reviewing");
   delete document.body.dataset.review;
   if (r) api("DELETE", `/api/reviews/${r.id}`).catch(() => {});
+  renderReview();
 }
 
 // ---- analysis ----
