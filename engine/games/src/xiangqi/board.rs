@@ -303,6 +303,12 @@ impl Position {
         self.board[sq as usize]
     }
 
+    /// The slot (`0..16`, fixed for a piece's life) of the piece on the occupied square `sq`.
+    #[inline]
+    pub(crate) fn slot_at(&self, sq: u8) -> u8 {
+        self.slot_of[sq as usize]
+    }
+
     /// The Zobrist key of board and side to move.
     #[inline]
     pub fn key(&self) -> u64 {
@@ -383,6 +389,18 @@ impl Position {
             self.slots[us ^ 1][undo.captured_slot as usize] = to;
         }
         self.key = undo.key;
+    }
+
+    /// Takes back `m`, the last move made, when it captured nothing (so no [`Undo`] is needed).
+    pub(crate) fn unmake_quiet(&mut self, m: Move) {
+        let piece = self.board[m.to() as usize];
+        let key = self.key ^ zobrist(piece, m.from()) ^ zobrist(piece, m.to()) ^ ZOBRIST_BLACK;
+        let undo = Undo {
+            captured: EMPTY,
+            captured_slot: 0,
+            key,
+        };
+        self.unmake(m, undo);
     }
 
     /// Passes the move (null move, for the search's null-move pruning).

@@ -13,10 +13,11 @@
 //! # End of the game (in this order)
 //! 1. The side to move with no legal move loses: checkmate and stalemate alike.
 //! 2. Repetition: when the position (board and side to move) occurs for the third time since
-//!    the last capture, look at every move played since its first of those three occurrences.
-//!    If every move of one side in that stretch gave check and not every move of the other side
-//!    did, the checking side loses (perpetual check). Otherwise (both sides checking
-//!    throughout, or neither) the game is drawn. Perpetual chase is not implemented.
+//!    the last capture, the moves played since its first of those three occurrences are judged
+//!    by the game's [`RepetitionRule`] (module [`repetition`]). Under the Asian rules (the
+//!    default) a side that checked with every move loses (perpetual check); otherwise a side
+//!    that chased one and the same piece with every move loses (perpetual chase); anything
+//!    else is a draw. The simple rule judges perpetual check only.
 //! 3. Natural limit: 120 plies in a row without a capture is a draw (the FEN's halfmove field
 //!    counts those plies).
 
@@ -29,6 +30,7 @@ pub mod fuzzing;
 pub mod perft;
 pub mod pgn;
 mod relative;
+pub mod repetition;
 pub mod wxf;
 
 use std::fmt;
@@ -36,6 +38,7 @@ use std::fmt;
 pub use board::{MoveList, Position};
 pub use fen::START_FEN;
 pub use perft::{bench_xiangqi, perft, perft_divide, BenchReport};
+pub use repetition::{RepetitionRule, UnknownRepetitionRule, Verdict};
 
 use crate::{Game, Outcome, ParseError, Player, Symmetry, TensorShape};
 
@@ -116,6 +119,8 @@ struct Past {
     mirrored_key: u64,
     /// Whether the side to move there was in check, i.e. the move into it gave check.
     in_check: bool,
+    /// The move into it ([`Move::NULL`] for the first position of the game).
+    mv: Move,
 }
 
 /// Why a game ended (for logs and protocol faces).
@@ -125,6 +130,8 @@ pub enum EndReason {
     NoMoves,
     /// Third occurrence, one side checked throughout.
     PerpetualCheck,
+    /// Third occurrence, one side chased the same piece throughout (Asian rules).
+    PerpetualChase,
     /// Third occurrence otherwise.
     Repetition,
     /// 120 plies without capture.
@@ -140,6 +147,7 @@ pub struct Xiangqi {
     /// Positions since the last capture, oldest first, the current one last.
     history: Vec<Past>,
     end: Option<(Outcome, EndReason)>,
+    rule: RepetitionRule,
 }
 
 impl fmt::Debug for Xiangqi {
@@ -160,7 +168,8 @@ impl Xiangqi {
         Xiangqi::from_fen(START_FEN).expect("the start FEN is valid")
     }
 
-    /// A game from a FEN (no earlier history: repetitions count from here).
+    /// A game from a FEN (no earlier history: repetitions count from here), judged by the
+    /// default [`RepetitionRule`] (Asian).
     pub fn from_fen(text: &str) -> Result<Xiangqi, ParseError> {
         let (pos, halfmove, fullmove) = fen::parse_fen(text)?;
         Ok(Xiangqi::from_position(pos, halfmove, fullmove))
@@ -173,19 +182,34 @@ impl Xiangqi {
             halfmove,
             fullmove,
             end: None,
+            rule: RepetitionRule::default(),
         };
-        g.push_history();
+        g.push_history(Move::NULL);
         g.end = g.judge();
         g
     }
 
-    fn push_history(&mut self) {
+    fn push_history(&mut self, mv: Move) {
         let in_check = self.pos.in_check(self.pos.side());
         self.history.push(Past {
             key: self.pos.key(),
             mirrored_key: self.pos.mirrored_key(),
             in_check,
+            mv,
         });
+    }
+
+    /// The rules that judge a repeated position in this game.
+    pub fn repetition_rule(&self) -> RepetitionRule {
+        self.rule
+    }
+
+    /// Chooses the rules that judge repeated positions from here on (faces set it from their
+    /// options; [`RepetitionRule::Asian`] unless set). The current position is judged again,
+    /// so a game ended by one rule may go on under the other.
+    pub fn set_repetition_rule(&mut self, rule: RepetitionRule) {
+        self.rule = rule;
+        self.end = self.judge();
     }
 
     /// The board, side to move and key.
@@ -225,6 +249,12 @@ impl Xiangqi {
         self.history.iter().map(|p| (p.key, p.in_check))
     }
 
+    /// The move into each position of [`Xiangqi::history`] ([`Move::NULL`] for the first
+    /// position of the game, which no move led to).
+    pub fn history_moves(&self) -> impl Iterator<Item = Move> + '_ {
+        self.history.iter().map(|p| p.mv)
+    }
+
     /// Decides the end-of-game rules for the current position (see the module docs).
     fn judge(&self) -> Option<(Outcome, EndReason)> {
         let mut pos = self.pos.clone();
@@ -234,31 +264,25 @@ impl Xiangqi {
         }
         let n = self.history.len() - 1;
         let key = self.history[n].key;
-        let same: Vec<usize> = (0..=n).filter(|&i| self.history[i].key == key).collect();
-        if same.len() >= 3 {
-            let first = same[same.len() - 3];
-            // The move into position j was made by the side not to move at j; the side to move
-            // at j is `side` when n − j is even.
-            let mut all_check = [true; 2];
-            for j in first + 1..=n {
-                let to_move_at_j = if (n - j) & 1 == 0 {
-                    side
-                } else {
-                    side.opponent()
-                };
-                let mover = to_move_at_j.opponent();
-                all_check[mover as usize] &= self.history[j].in_check;
-            }
-            let outcome = match (all_check[0], all_check[1]) {
-                (true, false) => {
-                    return Some((Outcome::Win(Player::Second), EndReason::PerpetualCheck))
-                }
-                (false, true) => {
-                    return Some((Outcome::Win(Player::First), EndReason::PerpetualCheck))
-                }
-                _ => Outcome::Draw,
-            };
-            return Some((outcome, EndReason::Repetition));
+        // The key holds the side to move, so only every second position can match.
+        let mut earlier = (0..n.saturating_sub(1))
+            .rev()
+            .step_by(2)
+            .filter(|&i| self.history[i].key == key);
+        if let (Some(_), Some(first)) = (earlier.next(), earlier.next()) {
+            let cycle: Vec<repetition::CycleMove> = self.history[first + 1..]
+                .iter()
+                .map(|p| repetition::CycleMove {
+                    mv: p.mv,
+                    gave_check: p.in_check,
+                })
+                .collect();
+            let win = |loser: Side| Outcome::Win(loser.opponent().player());
+            return Some(match repetition::judge(self.rule, &self.pos, &cycle) {
+                Verdict::Draw => (Outcome::Draw, EndReason::Repetition),
+                Verdict::PerpetualCheck { loser } => (win(loser), EndReason::PerpetualCheck),
+                Verdict::PerpetualChase { loser } => (win(loser), EndReason::PerpetualChase),
+            });
         }
         if self.halfmove >= NATURAL_LIMIT {
             return Some((Outcome::Draw, EndReason::NaturalLimit));
@@ -308,6 +332,10 @@ impl Game for Xiangqi {
                 Outcome::Win(p) => format!("perpetual check by {}", name(p.opponent())),
                 // `judge` scores checks by both sides as a repetition, so not reached.
                 Outcome::Draw => "perpetual check by both sides".to_string(),
+            },
+            EndReason::PerpetualChase => match outcome {
+                Outcome::Win(p) => format!("perpetual chase by {}", name(p.opponent())),
+                Outcome::Draw => "perpetual chase by both sides".to_string(),
             },
             EndReason::Repetition => "threefold repetition".to_string(),
             EndReason::NaturalLimit => {
@@ -383,7 +411,7 @@ impl Game for Xiangqi {
         if self.pos.side() == Side::Red {
             self.fullmove = self.fullmove.saturating_add(1);
         }
-        self.push_history();
+        self.push_history(action);
         self.end = self.judge();
     }
 
@@ -443,6 +471,11 @@ impl Game for Xiangqi {
                 key: p.mirrored_key,
                 mirrored_key: p.key,
                 in_check: p.in_check,
+                mv: if p.mv == Move::NULL {
+                    Move::NULL
+                } else {
+                    p.mv.mirrored()
+                },
             })
             .collect();
         Xiangqi {
@@ -451,6 +484,7 @@ impl Game for Xiangqi {
             fullmove: self.fullmove,
             history,
             end: self.end,
+            rule: self.rule,
         }
     }
 
@@ -481,8 +515,13 @@ impl Game for Xiangqi {
         fen::to_fen(&self.pos, self.halfmove, self.fullmove)
     }
 
+    /// A position read from FEN, judged by this game's repetition rule.
     fn parse_position(&self, text: &str) -> Result<Xiangqi, ParseError> {
-        Xiangqi::from_fen(text)
+        let mut g = Xiangqi::from_fen(text)?;
+        if g.rule != self.rule {
+            g.set_repetition_rule(self.rule);
+        }
+        Ok(g)
     }
 
     fn render(&self) -> String {
@@ -521,12 +560,15 @@ mod tests {
     /// moves gave check as `checks` says, cycling through the four moves of the cycle.
     fn verdict(checks: [bool; 4]) -> Option<(Outcome, EndReason)> {
         let mut g = Xiangqi::start();
+        // Made-up keys and no moves: only the check flags are there to judge.
+        g.rule = RepetitionRule::Simple;
         g.history.clear();
         for i in 0..9 {
             g.history.push(Past {
                 key: [7, 8, 9, 10][i % 4],
                 mirrored_key: 0,
                 in_check: i > 0 && checks[(i - 1) % 4],
+                mv: Move::NULL,
             });
         }
         g.judge()
