@@ -421,7 +421,7 @@ fn a_network_of_any_size_plays_every_board_itself() {
     let ownership = info.split(" ownership ").nth(1).expect("ownership");
     assert_eq!(ownership.split_whitespace().count(), 13 * 13, "{info}");
     say("\nboardsize 19\nclear_board\ngenmove b\nboardsize 7\nclear_board\ngenmove b\nquit\n");
-    drop(say);
+    drop(stdin);
     let out = child.wait_with_output().unwrap();
     assert!(out.status.success());
     let mut rest = String::new();

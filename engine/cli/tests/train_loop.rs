@@ -2,7 +2,7 @@
 
 mod common;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// A best model that the gate kept is not measured again against the fixed opponents: its
@@ -151,5 +151,81 @@ fn a_run_starts_from_a_network_fitted_on_bootstrap_shards() {
         })
         .count();
     assert!(kept >= 1, "no bootstrap shard in the run's window");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Go with `train.other_boards`: each iteration plays its share of games on the other board
+/// (shards tagged `i0000b7`, 7 × 7 planes) and fits a network of any size on both boards; a
+/// network with fully connected heads, and a game of one board, are refused before the run
+/// directory is made.
+#[test]
+fn go_self_play_mixes_boards_for_a_network_of_any_size() {
+    let engine = PathBuf::from(env!("CARGO_BIN_EXE_engine"));
+    let dir = std::env::temp_dir().join(format!("engine-train-boards-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let run_dir = dir.join("run");
+    let write = |name: &str, network: &str| {
+        let path = dir.join(name);
+        std::fs::write(
+            &path,
+            format!(
+                "game: {{name: go, size: 5}}\ninference: {{batch_size: 16, intra_threads: 1}}\n\
+                 network: {{{network}}}\n\
+                 selfplay: {{parallel_games: 4, full_visits: 8, cheap_visits: 2, \
+                 positions_per_shard: 60}}\n\
+                 fit: {{steps: 3, batch_size: 16}}\n\
+                 train: {{run_dir: {}, iterations: 1, games_per_iteration: 4, gate_games: 2, \
+                 gate_visits: 4, eval_games: 2, eval_visits: 4, eval_mcts_playouts: 8, \
+                 bootstrap_shards: null, bootstrap_fit_steps: 0, bootstrap_samples: 0, \
+                 other_boards: [[7, 0.5]]}}\n",
+                run_dir.display()
+            ),
+        )
+        .unwrap();
+        path
+    };
+    let any = write(
+        "any.yaml",
+        "blocks: 1, channels: 8, value_hidden: 8, pool_every: 1, pool_channels: 4, \
+         policy_pool: 1, value_pool: 1",
+    );
+    let plain = write("plain.yaml", "blocks: 1, channels: 8, value_hidden: 8");
+    let train = |config: &Path, game: &str| {
+        Command::new(&engine)
+            .args(["train", "--game", game, "--config"])
+            .arg(config)
+            .env("RUST_LOG", "info")
+            .output()
+            .unwrap()
+    };
+    let refused = train(&plain, "go");
+    assert_eq!(refused.status.code(), Some(2), "{refused:?}");
+    let err = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        err.contains("train.other_boards") && err.contains("value_pool"),
+        "{err}"
+    );
+    assert!(!run_dir.exists());
+
+    let out = train(&any, "go");
+    let log = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{log}");
+    assert!(log.contains("self-play 7x7"), "{log}");
+    let shards: Vec<String> = std::fs::read_dir(run_dir.join("shards"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    for tag in ["-i0000-", "-i0000b7-"] {
+        assert!(
+            shards.iter().any(|s| s.contains(tag)),
+            "{tag} in {shards:?}"
+        );
+    }
+    let seven = shards.iter().find(|s| s.contains("-i0000b7-")).unwrap();
+    let (meta, _) = shards::ShardMeta::read(&run_dir.join("shards").join(seven)).unwrap();
+    assert_eq!((meta.height, meta.width, meta.policy_size), (7, 7, 50));
+    assert!(log.contains("window by board"), "{log}");
+    assert!(run_dir.join("models/0001.onnx").is_file());
     let _ = std::fs::remove_dir_all(&dir);
 }

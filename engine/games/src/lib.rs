@@ -213,6 +213,14 @@ pub trait Game: Clone + Debug + Send + Sync + 'static {
     /// (Liuzhou's `lose_below`, Go's komi and ko rule) for what the text does not say.
     fn parse_position(&self, text: &str) -> Result<Self, ParseError>;
 
+    /// The start of this variant on a board of `size` points a side, for a game played on
+    /// boards of several sizes (Go); `None` where the game has one board or `size` is not one
+    /// of its boards. Self-play mixes boards with it (`train.other_boards`).
+    fn on_board(&self, size: usize) -> Option<Self> {
+        let _ = size;
+        None
+    }
+
     /// For a game that ended in a draw (by a move limit, typically): how well `player` stood,
     /// in [−1, 1]. Self-play may mix a fraction of it into drawn games' value targets so that a
     /// net learns what leads towards a win before it has seen many wins; the rules and the

@@ -60,6 +60,11 @@ pub struct TrainConfig {
     /// pair ([`TrainConfig::full_visits_at`]). Cheap searches at first, while the network knows
     /// little, and deeper ones as it improves. Empty: `selfplay.full_visits` always.
     pub visit_schedule: Vec<(u32, u32)>,
+    /// Boards the self-play plays besides the configured one, for a game of several (Go), as
+    /// [size, share] pairs: each iteration plays `share` of its games on a board of `size` (a
+    /// network of any size learns them all; gate and ladder play the configured board). Empty:
+    /// the configured board only.
+    pub other_boards: Vec<(usize, f64)>,
 }
 
 impl Default for TrainConfig {
@@ -86,6 +91,7 @@ impl Default for TrainConfig {
             bootstrap_fit_steps: 0,
             bootstrap_samples: 0,
             visit_schedule: Vec::new(),
+            other_boards: Vec::new(),
         }
     }
 }
@@ -121,6 +127,21 @@ impl TrainConfig {
             "clock",
             "cpu",
             "wall (the CPU clock is read on Linux only)",
+        )?;
+        for &(size, share) in &self.other_boards {
+            I::check(
+                share > 0.0 && share < 1.0,
+                "other_boards",
+                format_args!("[{size}, {share}]"),
+                "[size, share] pairs with each share above 0 and below 1",
+            )?;
+        }
+        let shares: f64 = self.other_boards.iter().map(|b| b.1).sum();
+        I::check(
+            shares < 1.0,
+            "other_boards",
+            format_args!("shares adding up to {shares}"),
+            "shares adding up to less than 1 (the configured board plays the rest)",
         )?;
         let counts = [
             ("games_per_iteration", self.games_per_iteration as u64),
@@ -193,11 +214,43 @@ impl TrainConfig {
             .last()
             .map_or(full_visits, |&(_, visits)| visits)
     }
+
+    /// An iteration's games on each of `other_boards` ([size, games] pairs, in order, each its
+    /// share of `games_per_iteration` rounded), and the configured board's: the rest.
+    pub fn games_by_board(&self) -> (usize, Vec<(usize, usize)>) {
+        let total = self.games_per_iteration;
+        let others: Vec<(usize, usize)> = self
+            .other_boards
+            .iter()
+            .map(|&(size, share)| (size, (share * total as f64).round() as usize))
+            .collect();
+        let main = total.saturating_sub(others.iter().map(|b| b.1).sum());
+        (main, others)
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn other_boards_take_their_shares_and_the_configured_board_the_rest() {
+        let c = TrainConfig {
+            games_per_iteration: 96,
+            other_boards: vec![(13, 0.2), (7, 0.1)],
+            ..TrainConfig::default()
+        };
+        assert!(c.validate().is_ok());
+        assert_eq!(c.games_by_board(), (67, vec![(13, 19), (7, 10)]));
+        assert_eq!(TrainConfig::default().games_by_board(), (200, vec![]));
+        for bad in [vec![(13, 0.0)], vec![(13, 1.0)], vec![(13, 0.6), (7, 0.5)]] {
+            let c = TrainConfig {
+                other_boards: bad,
+                ..TrainConfig::default()
+            };
+            assert_eq!(c.validate().unwrap_err().key, "other_boards");
+        }
+    }
 
     #[test]
     fn every_train_key_out_of_range_is_named() {

@@ -19,6 +19,8 @@ use crate::{cluster, ladder, report, self_play, Clock, Setup, TrainConfig};
 /// What every iteration of one run shares.
 pub(crate) struct Run<'a, G> {
     pub start: &'a G,
+    /// The starts of `train.other_boards`, in order.
+    pub other_boards: Vec<G>,
     pub train: &'a TrainConfig,
     pub setup: &'a Setup<'a>,
     pub dir: RunDir,

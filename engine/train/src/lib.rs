@@ -56,6 +56,33 @@ pub fn run<G: OwnPlayers>(
     let config_text = serde_yaml::to_string(setup.doc)?;
     // Everything that can be checked is checked before the run directory is touched.
     check_selfplay_games(train, setup)?;
+    let other_boards = train
+        .other_boards
+        .iter()
+        .map(|&(size, _)| {
+            start.on_board(size).ok_or_else(|| {
+                anyhow::anyhow!(
+                    "config {}: train.other_boards: {} has no {size}x{size} board",
+                    setup.config_path.display(),
+                    G::NAME
+                )
+            })
+        })
+        .collect::<anyhow::Result<Vec<G>>>()?;
+    let on = |key: &str| {
+        setup
+            .network
+            .get(key)
+            .is_some_and(|v| v.as_u64() == Some(1) || v.as_bool() == Some(true))
+    };
+    let any_size = on("policy_pool") && on("value_pool");
+    if !other_boards.is_empty() && !any_size {
+        bail!(
+            "config {}: train.other_boards: only a network of any size learns other boards: \
+             set network.policy_pool: 1 and network.value_pool: 1",
+            setup.config_path.display()
+        );
+    }
     let mut state = run_dir::load_state(start, &dir, setup)?;
     if !state.initialised || state.iterations < train.iterations {
         trainer::check_found(&setup.trainer)?;
@@ -78,6 +105,7 @@ pub fn run<G: OwnPlayers>(
     }
     let mut run = Run {
         start,
+        other_boards,
         train,
         setup,
         dir,
@@ -108,6 +136,12 @@ fn check_selfplay_games(train: &TrainConfig, setup: &Setup<'_>) -> anyhow::Resul
         bail!(
             "config {}: train.clock cpu counts this machine's CPU only, but selfplay.backend ray \
              plays on the cluster's: use clock wall",
+            setup.config_path.display()
+        );
+    }
+    if sp.backend == Backend::Ray && !train.other_boards.is_empty() {
+        bail!(
+            "config {}: train.other_boards plays in this process: use selfplay.backend local",
             setup.config_path.display()
         );
     }

@@ -12,48 +12,88 @@ use crate::matches::FP32;
 use crate::{cluster, progress};
 
 /// Plays what iteration `i` (its shards tagged `tag`) still lacks of its games in this process,
-/// with `best_onnx`; returns the positions per second (0 when nothing was left to play).
+/// with `best_onnx`, on the configured board and on each of `train.other_boards` (their shards
+/// tagged `{tag}b{size}`); returns the positions per second (0 when nothing was left to play).
 pub(crate) fn local<G: OwnPlayers>(
     run: &Run<'_, G>,
     i: u32,
     best_onnx: &Path,
     tag: &str,
 ) -> anyhow::Result<f64> {
-    let (setup, shards_dir) = (run.setup, &run.dir.shards);
-    let done = games_in_shards(shards_dir, tag)?;
-    let todo = run.train.games_per_iteration.saturating_sub(done);
-    if todo == 0 {
-        return Ok(0.0);
+    let (main, others) = run.train.games_by_board();
+    let mut boards = vec![(run.start, main, tag.to_string(), String::new())];
+    for (start, (size, games)) in run.other_boards.iter().zip(others) {
+        boards.push((
+            start,
+            games,
+            format!("{tag}b{size}"),
+            format!(" {size}x{size}"),
+        ));
     }
+    let (mut positions, mut seconds) = (0.0, 0.0);
+    for (start, games, tag, board) in boards {
+        let done = games_in_shards(&run.dir.shards, &tag)?;
+        let todo = games.saturating_sub(done);
+        if todo == 0 {
+            continue;
+        }
+        let began = Instant::now();
+        let rate = local_board(run, start, i, best_onnx, &tag, (done, todo), &board)?;
+        let took = began.elapsed().as_secs_f64();
+        positions += rate * took;
+        seconds += took;
+    }
+    Ok(if seconds > 0.0 {
+        positions / seconds
+    } else {
+        0.0
+    })
+}
+
+/// Plays `todo` games of iteration `i` from `start` into shards tagged `tag`, where `done` are
+/// there already; returns the positions per second.
+fn local_board<G: OwnPlayers>(
+    run: &Run<'_, G>,
+    start: &G,
+    i: u32,
+    best_onnx: &Path,
+    tag: &str,
+    (done, todo): (usize, usize),
+    board: &str,
+) -> anyhow::Result<f64> {
+    let (setup, shards_dir) = (run.setup, &run.dir.shards);
     let model = best_onnx.to_string_lossy();
-    let evaluator = models::evaluator_with(run.start, &model, setup.doc, setup.config_path, FP32)?;
-    let bar = progress(todo as u64, &format!("iteration {i}: self-play"));
+    let evaluator = models::evaluator_with(start, &model, setup.doc, setup.config_path, FP32)?;
+    let bar = progress(todo as u64, &format!("iteration {i}: self-play{board}"));
     let sink = selfplay::ShardSink {
         dir: shards_dir,
         tag,
         model: &model,
         config: &run.config_text,
     };
-    let seed = run.train.seed ^ (u64::from(i) << 20) ^ done as u64;
+    let seed = run.train.seed ^ (u64::from(i) << 20) ^ done as u64 ^ tag_hash(tag);
     let config = selfplay::SelfplayConfig {
         full_visits: run.train.full_visits_at(i, setup.selfplay.full_visits),
         ..setup.selfplay.clone()
     };
-    let summary = selfplay::run(
-        run.start,
-        evaluator.as_ref(),
-        &config,
-        todo,
-        &sink,
-        seed,
-        |s| {
-            bar.set_message(format!("{:.0} positions/s", s.positions_per_second()));
-            bar.set_position(s.games as u64);
-        },
-    )?;
+    let summary = selfplay::run(start, evaluator.as_ref(), &config, todo, &sink, seed, |s| {
+        bar.set_message(format!("{:.0} positions/s", s.positions_per_second()));
+        bar.set_position(s.games as u64);
+    })?;
     bar.finish();
-    tracing::info!("iteration {i}: self-play: {}", summary.line());
+    tracing::info!("iteration {i}: self-play{board}: {}", summary.line());
     Ok(summary.positions_per_second())
+}
+
+/// Seeds each board's games apart (FNV-1a of the tag); the configured board's tag hashes to 0
+/// so its games are seeded as they were without other boards.
+fn tag_hash(tag: &str) -> u64 {
+    if !tag.contains('b') {
+        return 0;
+    }
+    tag.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
 }
 
 /// Plays the tasks of iteration `i` (its shards tagged `tag`) whose shards are missing on the

@@ -508,6 +508,14 @@ impl Game for GoState {
     type Action = Move;
     const NAME: &'static str = "go";
 
+    fn on_board(&self, size: usize) -> Option<Self> {
+        GoState::new(GoRules {
+            size,
+            ..self.rules().clone()
+        })
+        .ok()
+    }
+
     fn shape(&self) -> TensorShape {
         let n = self.size();
         TensorShape {
