@@ -3,16 +3,18 @@
 //! late-move reductions, quiescence on captures, and an evaluation of material plus
 //! piece-square bonuses. It is the yardstick the learned models must beat, and an [`Agent`].
 //!
-//! Repetitions inside the search follow the game's rules at the second occurrence: a side that
-//! checked on every one of its moves of the cycle (and the other side did not) loses, any other
-//! repetition scores as a draw; so does the natural limit.
+//! Repetitions inside the search are judged at the second occurrence by the game's own
+//! verdict ([`games::xiangqi::repetition::judge`], under the game's [`RepetitionRule`]) on the
+//! moves of the cycle: perpetual check loses, and under the Asian rules perpetual chase too;
+//! any other repetition scores as a draw, and so does the natural limit.
 
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
 
 use games::xiangqi::board::*;
-use games::xiangqi::{Move, Side, Xiangqi, NATURAL_LIMIT};
+use games::xiangqi::repetition::{self, CycleMove};
+use games::xiangqi::{Move, RepetitionRule, Side, Verdict, Xiangqi, NATURAL_LIMIT};
 use games::Explanation;
 
 use super::core::{
@@ -22,7 +24,7 @@ pub use super::core::{HashError, SearchLimits, MAX_HASH_MB, MAX_PLY};
 
 /// Scores at or beyond `MATE - MAX_PLY` are mates (in `MATE - score` plies).
 pub const MATE: i32 = super::core::DECISIVE;
-/// A win by the perpetual-check rule (not a mate, but as final).
+/// A win by the perpetual check or chase rules (not a mate, but as final).
 pub const RULE_WIN: i32 = 25_000;
 const INF: i32 = 32_000;
 
@@ -77,6 +79,8 @@ const UPPER: u8 = 3;
 struct PathEntry {
     key: u64,
     in_check: bool,
+    /// The move into this position ([`Move::NULL`] for none, or a null move).
+    mv: Move,
     /// Plies since the last capture at this position.
     clock: u32,
 }
@@ -171,6 +175,10 @@ pub struct AlphaBeta {
     killers: [[Move; 2]; MAX_PLY],
     history: Vec<i32>,
     path: Vec<PathEntry>,
+    /// The game's repetition rule, taken at the start of each search.
+    rule: RepetitionRule,
+    /// Scratch space for the moves of a repetition cycle.
+    cycle: Vec<CycleMove>,
     nodes: u64,
     budget: Budget,
     /// Root moves the next searches must not play (UCCI's `banmoves`).
@@ -206,6 +214,8 @@ impl AlphaBeta {
             killers: [[Move::NULL; 2]; MAX_PLY],
             history: vec![0; 8100],
             path: Vec::with_capacity(256),
+            rule: RepetitionRule::default(),
+            cycle: Vec::with_capacity(128),
             nodes: 0,
             budget: Budget::new(),
             excluded: Vec::new(),
@@ -268,12 +278,14 @@ impl AlphaBeta {
         let mut pos = game.position().clone();
         self.path.clear();
         let clock0 = game.halfmove_clock();
-        let hist: Vec<(u64, bool)> = game.history().collect();
+        self.rule = game.repetition_rule();
+        let hist: Vec<((u64, bool), Move)> = game.history().zip(game.history_moves()).collect();
         let len = hist.len() as u32;
-        for (i, &(key, in_check)) in hist.iter().enumerate() {
+        for (i, &((key, in_check), mv)) in hist.iter().enumerate() {
             self.path.push(PathEntry {
                 key,
                 in_check,
+                mv,
                 clock: clock0.saturating_sub(len - 1 - i as u32),
             });
         }
@@ -346,9 +358,9 @@ impl AlphaBeta {
         self.budget.spent(self.nodes)
     }
 
-    /// The rules' verdict on a repetition of the current position (the last path entry), from
-    /// the mover's point of view, if the position occurred before since the last capture.
-    fn repetition(&self, ply: usize) -> Option<i32> {
+    /// The rules' verdict on a repetition of the current position `pos` (the last path entry),
+    /// from the mover's point of view, if the position occurred before since the last capture.
+    fn repetition(&mut self, pos: &Position, ply: usize) -> Option<i32> {
         let n = self.path.len() - 1;
         let cur = self.path[n];
         let back = (cur.clock as usize).min(n);
@@ -356,20 +368,23 @@ impl AlphaBeta {
         while i >= 2 && n - i + 2 <= back {
             i -= 2;
             if self.path[i].key == cur.key {
-                // Moves into positions i+1..=n. The mover into j is the side to move at n when
-                // n − j is odd.
-                let (mut us_all, mut them_all) = (true, true);
-                for j in i + 1..=n {
-                    if (n - j) % 2 == 1 {
-                        us_all &= self.path[j].in_check;
-                    } else {
-                        them_all &= self.path[j].in_check;
+                // The moves into positions i+1..=n, none a capture or a null move (the clock
+                // counts from both).
+                self.cycle.clear();
+                self.cycle
+                    .extend(self.path[i + 1..].iter().map(|e| CycleMove {
+                        mv: e.mv,
+                        gave_check: e.in_check,
+                    }));
+                return Some(match repetition::judge(self.rule, pos, &self.cycle) {
+                    Verdict::Draw => 0,
+                    Verdict::PerpetualCheck { loser } | Verdict::PerpetualChase { loser } => {
+                        if loser == pos.side() {
+                            -RULE_WIN + ply as i32
+                        } else {
+                            RULE_WIN - ply as i32
+                        }
                     }
-                }
-                return Some(match (us_all, them_all) {
-                    (true, false) => -RULE_WIN + ply as i32,
-                    (false, true) => RULE_WIN - ply as i32,
-                    _ => 0,
                 });
             }
         }
@@ -394,7 +409,7 @@ impl AlphaBeta {
         let us = pos.side();
         let in_check = self.path.last().is_some_and(|e| e.in_check);
         if ply > 0 {
-            if let Some(score) = self.repetition(ply) {
+            if let Some(score) = self.repetition(pos, ply) {
                 return score;
             }
             if clock >= NATURAL_LIMIT {
@@ -447,6 +462,7 @@ impl AlphaBeta {
                 self.path.push(PathEntry {
                     key: pos.key(),
                     in_check: false,
+                    mv: Move::NULL,
                     clock: 0,
                 });
                 let s = -self.negamax(pos, depth - 1 - r, -beta, -beta + 1, ply + 1, 0, false);
@@ -503,6 +519,7 @@ impl AlphaBeta {
             self.path.push(PathEntry {
                 key: pos.key(),
                 in_check: gives_check,
+                mv: m,
                 clock: if capture { 0 } else { clock + 1 },
             });
             let child_clock = if capture { 0 } else { clock + 1 };
@@ -635,6 +652,7 @@ impl AlphaBeta {
             self.path.push(PathEntry {
                 key: pos.key(),
                 in_check: gives_check,
+                mv: m,
                 clock: 0,
             });
             let s = -self.quiesce(pos, -beta, -alpha, ply + 1);
@@ -901,6 +919,43 @@ mod tests {
 }
 
 #[cfg(test)]
+mod chase_tests {
+    use super::*;
+    use games::Game;
+
+    /// Red's rook has chased the unprotected horse round the cycle once; chasing it again
+    /// repeats the position. The Asian rules make that a loss for Red, the simple rule a draw.
+    #[test]
+    fn the_search_scores_a_repeated_chase_by_the_games_rule() {
+        let mut g = Xiangqi::from_fen("4k4/9/1n7/9/9/9/9/2R6/9/3K5 w").unwrap();
+        for t in ["c2b2", "b7c9", "b2c2", "c9b7"] {
+            g.play(g.parse_action(t).unwrap()).unwrap();
+        }
+        let chase = g.parse_action("c2b2").unwrap();
+        let others: Vec<Move> = g
+            .legal_moves()
+            .as_slice()
+            .iter()
+            .copied()
+            .filter(|&m| m != chase)
+            .collect();
+        let mut scores = Vec::new();
+        for rule in RepetitionRule::ALL {
+            g.set_repetition_rule(rule);
+            let mut ab = AlphaBeta::new(1);
+            ab.set_excluded(&others);
+            let r = ab.search(&g, SearchLimits::depth(3), |_| {});
+            assert_eq!(r.best, Some(chase));
+            scores.push(r.score);
+            // Free to choose, Red keeps its extra rook instead.
+            let free = AlphaBeta::new(1).search(&g, SearchLimits::depth(3), |_| {});
+            assert!(free.score > 300, "{rule}: {free:?}");
+        }
+        assert_eq!(scores, [-RULE_WIN + 1, 0]);
+    }
+}
+
+#[cfg(test)]
 mod repetition_tests {
     use super::*;
 
@@ -908,20 +963,24 @@ mod repetition_tests {
     /// says for each of the four moves whether it gave check.
     fn verdict(checks: [bool; 4]) -> Option<i32> {
         let mut s = AlphaBeta::new(1);
+        // Made-up keys and no moves: only the check flags are there to judge.
+        s.rule = RepetitionRule::Simple;
         let keys = [1u64, 2, 3, 4, 1];
         s.path.push(PathEntry {
             key: keys[0],
             in_check: false,
+            mv: Move::NULL,
             clock: 10,
         });
         for (i, &k) in keys[1..].iter().enumerate() {
             s.path.push(PathEntry {
                 key: k,
                 in_check: checks[i],
+                mv: Move::NULL,
                 clock: 11 + i as u32,
             });
         }
-        s.repetition(4)
+        s.repetition(Xiangqi::start().position(), 4)
     }
 
     #[test]
@@ -942,9 +1001,68 @@ mod repetition_tests {
             s.path.push(PathEntry {
                 key: k,
                 in_check: false,
+                mv: Move::NULL,
                 clock,
             });
         }
-        assert_eq!(s.repetition(4), None);
+        assert_eq!(s.repetition(Xiangqi::start().position(), 4), None);
+    }
+
+    /// The search's verdict at the second occurrence (one cycle) has the winner the game's
+    /// verdict at the third gives (two cycles), under either rule.
+    #[test]
+    fn the_search_judges_a_cycle_as_the_game_does() {
+        use games::{Game, Outcome};
+        let cases = [
+            // Red chases an unprotected horse; the same with the horse protected; a rook
+            // chases a cannon that answers with a check and a chase; perpetual check.
+            ("4k4/9/1n7/9/9/9/9/2R6/9/3K5 w", "c2b2 b7c9 b2c2 c9b7"),
+            ("1r2k4/9/1n7/9/9/9/9/2R6/9/3K5 w", "c2b2 b7c9 b2c2 c9b7"),
+            ("5k3/9/9/9/9/9/9/c1NA5/1RN1K4/9 w", "b1b2 a2a1 b2b1 a1a2"),
+            ("3k4R/9/9/9/9/9/9/9/9/4K4 b", "d9d8 i9i8 d8d9 i8i9"),
+        ];
+        let mut decisive = 0;
+        for rule in RepetitionRule::ALL {
+            for (fen, moves) in cases {
+                let mut game = Xiangqi::from_fen(fen).unwrap();
+                game.set_repetition_rule(rule);
+                let mut s = AlphaBeta::new(1);
+                s.rule = rule;
+                let mut pos = game.position().clone();
+                let push = |s: &mut AlphaBeta, pos: &Position, mv, clock| {
+                    s.path.push(PathEntry {
+                        key: pos.key(),
+                        in_check: pos.in_check(pos.side()),
+                        mv,
+                        clock,
+                    })
+                };
+                push(&mut s, &pos, Move::NULL, 0);
+                let moves: Vec<Move> = moves
+                    .split_whitespace()
+                    .map(|t| game.parse_action(t).unwrap())
+                    .collect();
+                for (i, &m) in moves.iter().enumerate() {
+                    pos.make(m);
+                    push(&mut s, &pos, m, i as u32 + 1);
+                }
+                let score = s.repetition(&pos, 4).expect("a repetition");
+                for &m in moves.iter().cycle().take(8) {
+                    game.play(m).unwrap();
+                }
+                let mover = game.to_act();
+                let expected = match game.outcome().unwrap() {
+                    Outcome::Draw => 0,
+                    Outcome::Win(p) if p == mover => RULE_WIN - 4,
+                    Outcome::Win(_) => -RULE_WIN + 4,
+                };
+                assert_eq!(score, expected, "{fen} {moves:?} under {rule}");
+                decisive += (score != 0) as usize;
+            }
+        }
+        assert_eq!(
+            decisive, 4,
+            "three chases under Asian, the check under both"
+        );
     }
 }
