@@ -1010,8 +1010,9 @@ async fn analyse_review(
     review
         .stop
         .store(false, std::sync::atomic::Ordering::SeqCst);
+    let run = 1 + review.run.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
     let seed = req.seed.unwrap_or_else(rand::random);
-    tokio::spawn(run_analysis(app.clone(), review.clone(), visits, seed));
+    tokio::spawn(run_analysis(app.clone(), review.clone(), run, visits, seed));
     Ok(Json(review.progress_view()))
 }
 
@@ -1034,13 +1035,17 @@ async fn stop_review(
 
 /// The background analysis of one review: one analysis slot for the whole run, and a thinking
 /// slot per position (taken in turn with players' moves, so a review never holds more than one).
-async fn run_analysis(app: AppState, review: Arc<Review>, visits: u64, seed: u64) {
+async fn run_analysis(app: AppState, review: Arc<Review>, run: u64, visits: u64, seed: u64) {
     use std::sync::atomic::Ordering;
     let set = |status: Status| review.lock().status = status;
     let stopped = || review.stop.load(Ordering::SeqCst);
     let Ok(_slot) = app.analysing.clone().acquire_owned().await else {
         return;
     };
+    if review.run.load(Ordering::SeqCst) != run {
+        // Stopped while waiting, and started again since: the newer run does the work.
+        return;
+    }
     if stopped() {
         set(Status::Stopped);
         return;

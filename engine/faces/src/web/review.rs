@@ -5,7 +5,7 @@
 //! one of the server's thinking slots, and can be stopped.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -319,6 +319,10 @@ pub struct Review {
     /// Set to end a running analysis after the position it is on.
     // Written by the handlers and the store, read by the analysis task between positions.
     pub stop: AtomicBool,
+    /// The number of the latest analysis started; an older one still waiting for its slot
+    /// (stopped, then superseded) ends without a word when it sees a newer number.
+    // Only ever increases.
+    pub run: AtomicU64,
 }
 
 /// The mover's loss for each action (`None` until both positions around it are analysed).
@@ -389,6 +393,7 @@ impl Review {
                 error: None,
             }),
             stop: AtomicBool::new(false),
+            run: AtomicU64::new(0),
         }
     }
 
