@@ -53,8 +53,9 @@ fn a_small_calibration_rates_its_players_writes_the_table_and_resumes() {
             .unwrap()
     };
     let text = stdout_of(&run());
-    // random–alphabeta-d2, then each level against both anchors.
-    assert_eq!(text.matches(" vs ").count(), 5, "{text}");
+    // random–alphabeta-d2, each level against both anchors, novice against beginner.
+    assert_eq!(text.matches(" vs ").count(), 6, "{text}");
+    assert!(text.contains("novice vs beginner"), "{text}");
     assert!(!text.contains("(kept)"), "{text}");
     let table = Table::parse(&std::fs::read_to_string(&out).unwrap()).unwrap();
     let built_in = levels::table();
@@ -67,7 +68,10 @@ fn a_small_calibration_rates_its_players_writes_the_table_and_resumes() {
     let played = |key: &str| liuzhou.levels.iter().find(|l| l.key == key).unwrap();
     for key in ["beginner", "novice"] {
         let r = played(key).rating;
-        assert_eq!(r.games, 4, "{key}: two anchors, two games each");
+        assert_eq!(
+            r.games, 6,
+            "{key}: two anchors and the other level, two games each"
+        );
         assert!(r.elo.is_finite() && r.half_width95 > 0.0, "{key}: {r:?}");
     }
     assert_eq!(
@@ -81,7 +85,7 @@ fn a_small_calibration_rates_its_players_writes_the_table_and_resumes() {
 
     // Run again: every pairing is kept, the table comes out the same.
     let again = stdout_of(&run());
-    assert_eq!(again.matches("(kept)").count(), 5, "{again}");
+    assert_eq!(again.matches("(kept)").count(), 6, "{again}");
     let table_again = Table::parse(&std::fs::read_to_string(&out).unwrap()).unwrap();
     assert_eq!(table_again, table);
     std::fs::remove_dir_all(&dir).ok();

@@ -1,5 +1,5 @@
 //! `engine levels`: calibrates a game's strength levels (`players::levels`). The anchors play a
-//! round robin, every level plays every anchor, and the ratings are fitted by maximum
+//! round robin, every level plays every anchor and the next level, and the ratings are fitted by maximum
 //! likelihood (`players::ladder::rate`) with random play at 0; the measured table can be
 //! written back to the levels file. Finished pairings are kept in `--dir`, so a stopped run
 //! resumes where it was.
@@ -17,9 +17,9 @@ use progress::Progress;
 use super::{config_reads, net_loader, ForGame, GameArgs, GameType, Loaded};
 
 /// Calibrate a game's strength levels in Elo: the anchors (random play, the pure tree search,
-/// alpha-beta and other programs at fixed depths or levels) play a round robin and every level
-/// plays every anchor, `--games` games a pairing with colours alternating; Elo by maximum
-/// likelihood with random play at 0.
+/// alpha-beta and other programs at fixed depths or levels) play a round robin, every level
+/// plays every anchor and the next level, `--games` games a pairing with colours alternating;
+/// Elo by maximum likelihood with random play at 0.
 #[derive(ClapArgs)]
 #[command(mut_arg(
     "config",
@@ -209,10 +209,15 @@ impl ForGame for &Args {
                 schedule.push((a, b));
             }
         }
-        for i in (0..n).filter(|&i| players[i].level) {
+        let levels: Vec<usize> = (0..n).filter(|&i| players[i].level).collect();
+        for &i in &levels {
             for &a in &anchors {
                 schedule.push((i, a));
             }
+        }
+        // Neighbours meet too: levels above every anchor are told apart only by each other.
+        for w in levels.windows(2) {
+            schedule.push((w[1], w[0]));
         }
         outln!(
             "{}: {} anchors, {} levels, {} pairings of {} games, colours alternating",
