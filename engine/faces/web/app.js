@@ -433,7 +433,7 @@ function render() {
   for (const a of none) {
     const btn = document.createElement("button");
     btn.type = "button";
-    btn.textContent = a;
+    btn.textContent = WORDS.en[`action.${a}`] ? t(`action.${a}`) : a;
     btn.dataset.action = a;
     btn.addEventListener("click", () => play(a));
     extra.appendChild(btn);

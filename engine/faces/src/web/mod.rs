@@ -14,11 +14,21 @@
 //! | `POST /api/sessions/{id}/resign` |                                       | session (the engine wins) |
 //! | `POST /api/sessions/{id}/hint`   |                                       | `{hint, eval}`: the engine's choice in the person's place |
 //! | `GET /api/sessions/{id}/record`  |                                       | the game record as a file |
+//! | `POST /api/reviews`              | `{game, record}` or `{session}`       | 201 + review |
+//! | `GET /api/reviews/{id}`          |                                       | review |
+//! | `GET /api/reviews/{id}/progress` |                                       | the analysis so far |
+//! | `POST /api/reviews/{id}/analyse` | `{strength?, seed?}`                  | progress: analysis starts |
+//! | `POST /api/reviews/{id}/stop`    |                                       | progress |
+//! | `GET /api/reviews/{id}/record`   |                                       | the reviewed game as a file |
+//! | `DELETE /api/reviews/{id}`       |                                       | 204 |
 //!
-//! A session is what [`view::SessionView`] shows. Every refusal is a 4xx with `{"error": reason}`:
+//! A session is what [`view::SessionView`] shows, a review what [`review::ReviewView`] shows
+//! ([`review`] has how its analysis runs). Every refusal is a 4xx with `{"error": reason, "code":
+//! code}` (codes are stable; the page translates them):
 //! 400 malformed request or unknown game/side/agent, 404 unknown session, 409 not now (wrong
 //! turn, game over, nothing to undo, engine busy, nobody to resign for or to hint to), 405 a method the path does not take, 413 body
-//! too large, 415 not JSON, 422 an action that cannot be read or is illegal. The engine thinks
+//! too large, 415 not JSON, 422 an action that cannot be read or is illegal, or a record that does
+//! not parse (with its `line`). The engine thinks
 //! on tokio's blocking pool, at most `max_thinking` sessions at once (a random agent, which does
 //! not think, takes no slot).
 
