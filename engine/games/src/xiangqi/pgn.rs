@@ -33,7 +33,9 @@
 //! does not start from the standard position, `Format "ICCS"`; then the moves in ICCS as Xiangqi
 //! GUIs write them (`1. H2-E2 H9-G7`), lines of at most 80 characters, and the result marker.
 //! As the game's [`RecordFormat`], the rule that ended the game goes into a comment before the
-//! result marker (PGN's `Termination` tag takes fixed words only).
+//! result marker (PGN's `Termination` tag takes fixed words only); a game lost by perpetual
+//! check or perpetual chase also gets `Termination "rules infraction"` unless the caller's tags
+//! give a `Termination`.
 //! [`wxf_notation`](super::wxf::wxf_notation) and
 //! [`chinese_notation`](super::chinese::chinese_notation) write single moves in the other two
 //! notations, and read back to the same moves.
@@ -41,7 +43,7 @@
 use std::borrow::Cow;
 
 use super::board::Position;
-use super::{chinese, fen, wxf, Move, Side, Xiangqi};
+use super::{chinese, fen, wxf, EndReason, Move, Side, Xiangqi};
 use crate::{Game, GameRecord, Outcome, Player, RecordError, RecordFormat, RecordMeta};
 
 /// Why a move's text names no legal move.
@@ -569,6 +571,13 @@ fn write_pgn_with(
     }
     let result = result_text(record.result);
     out.push_str(&format!("[Result \"{result}\"]\n"));
+    let infraction = matches!(
+        record.final_state().end_rule(),
+        Some(EndReason::PerpetualCheck | EndReason::PerpetualChase)
+    );
+    if infraction && given("Termination").is_none() {
+        out.push_str("[Termination \"rules infraction\"]\n");
+    }
     let start_fen = record.start.to_text();
     if start_fen != Xiangqi::start().to_text() {
         out.push_str(&format!("[FEN \"{start_fen}\"]\n"));
