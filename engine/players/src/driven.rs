@@ -403,7 +403,10 @@ impl DrivenSearch for MctsSearcher {
                 if let Some(search) = self.agent.search() {
                     let mut lines = self.lines_of(game, &found.candidates, banned, playouts, start);
                     if let Some(first) = lines.first_mut() {
-                        first.info.score = value_score(search.root_value());
+                        // One line is scored as the search's value; several each by its move.
+                        if self.lines == 1 {
+                            first.info.score = value_score(search.root_value());
+                        }
                         info(&lines);
                     }
                 }
@@ -480,11 +483,13 @@ impl DrivenSearch for MctsSearcher {
                 pv,
             })];
             if self.lines > 1 {
-                let others = search
+                let (own, others): (Vec<_>, Vec<_>) = search
                     .candidates()
                     .into_iter()
-                    .filter(|c| c.action != best)
-                    .collect::<Vec<_>>();
+                    .partition(|c| c.action == best);
+                if let (Some(c), None) = (own.first(), stand_in) {
+                    lines[0].info.score = line_score(c);
+                }
                 let mut more = self.lines_of(game, &others, banned, playouts, start);
                 more.truncate(self.lines - 1);
                 lines.extend(more);
@@ -493,6 +498,23 @@ impl DrivenSearch for MctsSearcher {
             info(&lines);
         }
         result
+    }
+}
+
+/// A root move's score in a report of several lines: a proven win or loss as a mate in its
+/// proof's plies, else its mean value in centipawns.
+fn line_score(c: &Candidate<Move>) -> i32 {
+    match (c.proven, c.proof_length, c.value) {
+        (Some(Outcome::Draw), _, _) => 0,
+        (Some(_), Some(plies), Some(v)) if (plies as usize) < MAX_PLY => {
+            let mate = MATE - plies as i32;
+            if v > 0.0 {
+                mate
+            } else {
+                -mate
+            }
+        }
+        (_, _, v) => value_score(v.unwrap_or(0.0)),
     }
 }
 
@@ -514,21 +536,9 @@ impl MctsSearcher {
             .filter(|c| !banned.contains(&c.action) && c.visits > 0)
             .take(self.lines)
             .map(|c| {
-                let score = match (c.proven, c.proof_length, c.value) {
-                    (Some(Outcome::Draw), _, _) => 0,
-                    (Some(_), Some(plies), Some(v)) if (plies as usize) < MAX_PLY => {
-                        let mate = MATE - plies as i32;
-                        if v > 0.0 {
-                            mate
-                        } else {
-                            -mate
-                        }
-                    }
-                    (_, _, v) => value_score(v.unwrap_or(0.0)),
-                };
                 Line::plain(SearchInfo {
                     depth: c.pv.len() as u32,
-                    score,
+                    score: line_score(c),
                     nodes: playouts,
                     time: start.elapsed(),
                     pv: c.pv.clone(),

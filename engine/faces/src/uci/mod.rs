@@ -59,6 +59,7 @@ use setup::models;
 
 mod command;
 mod options;
+mod strength;
 pub mod wdl;
 
 use command::err;
@@ -67,6 +68,7 @@ pub use options::{SearchOptions, DEFAULT_VISITS};
 use options::{
     DEFAULT_GUARD_MARGIN, DEFAULT_GUARD_PERCENT, MAX_GUARD_MARGIN, MAX_GUARD_PERCENT, MAX_MULTI_PV,
 };
+use strength::{LevelSearch, Strength, FULL_SKILL};
 
 type Out = Arc<Mutex<Box<dyn Write + Send>>>;
 
@@ -115,6 +117,8 @@ pub struct Session {
     pondering: Option<GoParams>,
     /// Set while a ponder search is stopped by `ponderhit`: its `bestmove` goes unsaid.
     quiet: Arc<AtomicBool>,
+    /// The strength options: a level of `players::levels` plays in place of the searcher.
+    strength: Strength,
 }
 
 /// UCI, or UCCI (see the module's notes).
@@ -198,6 +202,7 @@ impl Session {
             ponder: false,
             pondering: None,
             quiet: Arc::new(AtomicBool::new(false)),
+            strength: Strength::default(),
         };
         if !(1..=MAX_VISITS).contains(&s.visits) {
             return Err(err(
@@ -239,6 +244,10 @@ impl Session {
     /// set (GUIs send options in any order).
     fn make_searcher(&self, agent: &str) -> Result<Option<Box<dyn DrivenSearch>>, UciError> {
         let spec = self.options(agent).spec()?;
+        if let Some(level) = self.strength.level() {
+            let net = self.net.as_ref().map(|(_, n)| Arc::clone(n));
+            return Ok(Some(Box::new(LevelSearch::build(level, net)?)));
+        }
         let net = match agent {
             "net" => match &self.net {
                 Some((_, net)) => Some(Arc::clone(net)),
@@ -484,6 +493,31 @@ impl Session {
         ];
         match self.dialect {
             Dialect::Uci => {
+                let (elo_lo, elo_hi) = strength::elo_range();
+                options.push(OptionLine {
+                    uci: "UCI_LimitStrength",
+                    ucci: "",
+                    kind: "check",
+                    default: self.strength.limit.to_string(),
+                    range: None,
+                    vars: &[],
+                });
+                options.push(OptionLine {
+                    uci: "UCI_Elo",
+                    ucci: "",
+                    kind: "spin",
+                    default: self.strength.elo.to_string(),
+                    range: Some((elo_lo as u64, elo_hi as u64)),
+                    vars: &[],
+                });
+                options.push(OptionLine {
+                    uci: "Skill Level",
+                    ucci: "",
+                    kind: "spin",
+                    default: self.strength.skill.to_string(),
+                    range: Some((0, FULL_SKILL as u64)),
+                    vars: &[],
+                });
                 options.push(OptionLine {
                     uci: "UCI_ShowWDL",
                     ucci: "",
@@ -635,6 +669,53 @@ impl Session {
                 self.multipv = n;
                 if let Some(s) = self.searcher.as_mut() {
                     s.set_lines(n);
+                }
+            }
+            key @ ("uci_limitstrength" | "uci_elo" | "skill level") => {
+                let mut want = self.strength;
+                match key {
+                    "uci_limitstrength" => want.limit = check(name, value)?,
+                    "uci_elo" => {
+                        let (lo, hi) = strength::elo_range();
+                        want.elo = value
+                            .parse::<u32>()
+                            .ok()
+                            .filter(|e| (lo..=hi).contains(e))
+                            .ok_or_else(|| {
+                                err("setoption", format!("{name} '{value}' is not {lo}..{hi}"))
+                            })?;
+                    }
+                    _ => {
+                        want.skill = value
+                            .parse::<u32>()
+                            .ok()
+                            .filter(|s| *s <= FULL_SKILL)
+                            .ok_or_else(|| {
+                                err(
+                                    "setoption",
+                                    format!("{name} '{value}' is not 0..{FULL_SKILL}"),
+                                )
+                            })?;
+                    }
+                }
+                // The searcher is built before the options change, so that a level that cannot
+                // play (the network's, with no Model) changes nothing.
+                let old = std::mem::replace(&mut self.strength, want);
+                match self.make_searcher(&self.agent) {
+                    Ok(searcher) => self.searcher = searcher,
+                    Err(e) => {
+                        self.strength = old;
+                        return Err(e);
+                    }
+                }
+                if let (true, Some(level)) = (old.level() != want.level(), want.level()) {
+                    say(
+                        &self.out,
+                        &format!(
+                            "info string plays the level {} ({}, Elo {:.0}: {})",
+                            level.key, level.chinese, level.rating.elo, level.spec
+                        ),
+                    );
                 }
             }
             "clear hash" | "clearhash" => {
