@@ -127,8 +127,9 @@ fn read_liuzhou(start: &Liuzhou, text: &str) -> Result<GameRecord<Liuzhou>, Reco
             }
             continue;
         }
-        // An LFEN (it has rows separated by `/`) before the actions gives the start.
-        if t.contains('/') && actions.is_empty() {
+        // An LFEN (its board has rows separated by `/`) gives the start, before any action.
+        let word = t.split_whitespace().next().unwrap_or("");
+        if word.contains('/') && word != "1/2-1/2" {
             lfen(t, &mut state, &mut first)?;
             continue;
         }
@@ -187,6 +188,35 @@ mod tests {
         assert_eq!(point_name(0), "a1");
         assert_eq!(point_name(5), "f1");
         assert_eq!(point_name(35), "f6");
+    }
+
+    #[test]
+    fn records_read_from_tags_a_bare_lfen_or_an_action_list() {
+        let start = Liuzhou::default();
+        let plain = Liuzhou::read_record(&start, "c3, d4 c4\nd3 1-0").unwrap();
+        assert_eq!(plain.actions.len(), 4);
+        assert_eq!(plain.result, Some(Outcome::Win(Player::First)));
+        assert_eq!(plain.start.lfen(), start.lfen());
+
+        let lfen = "bBW3/6/6/6/6/6 w place 0 5 0";
+        let from = Liuzhou::read_record(&start, &format!("{lfen}\nd1")).unwrap();
+        assert_eq!(from.start.lfen(), lfen);
+        assert_eq!(from.actions.len(), 1);
+
+        let tagged = format!(
+            "[Game \"Liuzhou\"]\n[Result \"0-1\"]\n[StartLFEN \"{lfen}\"]\n\n  1. d1 e1\n0-1\n"
+        );
+        let r = Liuzhou::read_record(&start, &tagged).unwrap();
+        assert_eq!((r.actions.len(), r.start.lfen()), (2, lfen.to_string()));
+        assert_eq!(r.result, Some(Outcome::Win(Player::Second)));
+
+        let e = Liuzhou::read_record(&start, "c3\nd4 c3").unwrap_err();
+        assert_eq!(e.line, Some(2));
+        assert!(e.reason.contains("c3"), "{e}");
+        let e = Liuzhou::read_record(&start, "c3\n6/6/6/6/6/6 b place 0 0 0").unwrap_err();
+        assert!(e.reason.contains("after the first action"), "{e}");
+        let e = Liuzhou::read_record(&start, "[Result 1-0").unwrap_err();
+        assert_eq!(e.line, Some(1));
     }
 
     #[test]
