@@ -218,3 +218,32 @@ fn a_gumbel_search_spends_its_visits_by_sequential_halving() {
     assert_eq!(visits.iter().filter(|&&v| v > 0).count(), 16);
     assert!(visits[0] >= 70 && visits[0] - visits[1] <= 1, "{visits:?}");
 }
+
+/// On a Go board the default network was not made for (it plays 9 × 9), the engine passes it
+/// over, says so, and analyses with the tree search with random playouts; `engine selfplay`
+/// plays uniform priors there.
+#[test]
+fn the_default_go_network_is_passed_over_on_another_board() {
+    let dir = std::env::temp_dir().join(format!("engine-analyse-13-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let config = dir.join("go13.yaml");
+    std::fs::write(&config, "game:\n  name: go\n  size: 13\n").unwrap();
+    let config = config.to_str().unwrap();
+    let (code, stdout, stderr) = analyse(&["--config", config, "--visits", "30"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(!stdout.is_empty());
+    if stderr.contains("default network") || std::path::Path::new(ROOT).join("models/go").exists() {
+        assert!(
+            stderr.contains("plays 9x9 only, not this 13x13 board"),
+            "{stderr}"
+        );
+    }
+    let out = Command::new(ENGINE)
+        .args(["selfplay", "--config", config, "--games", "1", "--out"])
+        .arg(dir.join("shards"))
+        .env("RUST_LOG", "warn")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

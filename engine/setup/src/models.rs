@@ -185,6 +185,43 @@ pub fn default_network(game: &str, fallback: &str) -> Option<Place> {
     found
 }
 
+/// [`default_network`] where it plays `start`'s board: a network made for another board (a Go
+/// network with fully connected heads plays the one size it was made for) is passed over, and
+/// one warning names it and what plays instead (`fallback`). A network of any size plays
+/// every board.
+pub fn default_network_for<G: Game>(start: &G, fallback: &str) -> Option<Place> {
+    let place = default_network(G::NAME, fallback)?;
+    let model = place.model();
+    if model == BUILT_IN {
+        return Some(place);
+    }
+    // The metadata says which boards the model plays; a model that does not load is let
+    // through, for its own load to report.
+    match OrtModel::load(Path::new(&model), &OrtOptions::default()) {
+        Ok(m) if !m.info().fits(start.shape()) => {
+            let s = start.shape();
+            let line = format!(
+                "{}: the default network {} plays {}x{} only, not this {}x{} board: using \
+                 {fallback}",
+                G::NAME,
+                place.location(),
+                m.info().shape.height,
+                m.info().shape.width,
+                s.height,
+                s.width
+            );
+            static SAID: Mutex<Vec<String>> = Mutex::new(Vec::new());
+            let mut said = SAID.lock().unwrap_or_else(|p| p.into_inner());
+            if !said.contains(&line) {
+                tracing::warn!("{line}");
+                said.push(line);
+            }
+            None
+        }
+        _ => Some(place),
+    }
+}
+
 /// Logs `line` at info level the first time this process asks, at debug level after: a line
 /// about a network or a fallback is said once, however many games or agents need it.
 pub fn log_once(line: &str) {
@@ -289,10 +326,10 @@ pub fn evaluator_with<G: Game>(
 /// The model `engine play`, `engine analyse` and `engine uci` play game `game` with: `--model` when given,
 /// else, unless `--agent` asks for another agent than `net`, the game's default network
 /// ([`default_network`]) if it has one; `fallback` says what plays when it has none.
-pub fn given_or_default(
+pub fn given_or_default<G: Game>(
     model: Option<&Path>,
     agent: Option<&str>,
-    game: &str,
+    start: &G,
     fallback: &str,
 ) -> Option<String> {
     if let Some(m) = model {
@@ -301,7 +338,7 @@ pub fn given_or_default(
     if agent.is_some_and(|a| a != "net") {
         return None;
     }
-    default_network(game, fallback).map(|p| p.model())
+    default_network_for(start, fallback).map(|p| p.model())
 }
 
 /// What `engine models install` did for one game.

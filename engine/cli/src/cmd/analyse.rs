@@ -95,7 +95,7 @@ impl ForGame for &Args {
         let model = models::given_or_default(
             self.model.as_deref(),
             self.agent.as_deref(),
-            G::NAME,
+            &state,
             "tree search with random playouts (mcts)",
         );
         let agent = self

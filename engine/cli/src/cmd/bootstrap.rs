@@ -63,7 +63,7 @@ impl ForGame for &Args {
                 spec: text.to_string(),
                 reason: e.reason,
             })?;
-            let parsed = with_default_network(&parsed, G::NAME);
+            let parsed = with_default_network(&parsed, &start);
             spec::build::<G>(&parsed, text, seed, &load).map_err(|e| TeachError::Spec {
                 spec: text.to_string(),
                 reason: format!("{e:#}"),

@@ -128,7 +128,7 @@ pub fn net_loader<'a, G: Game>(
     move |model: Option<&Path>| {
         let model = match model {
             Some(m) => m.to_path_buf(),
-            None => models::default_network(G::NAME, NO_NET)
+            None => models::default_network_for(start, NO_NET)
                 .map(|p| PathBuf::from(p.model()))
                 .with_context(|| {
                     format!("no network for {}: name one with net:model=PATH", G::NAME)
@@ -148,9 +148,9 @@ const NO_NET: &str = "random-playout MCTS for `net` agents that name no model";
 /// `spec`, with a `net` agent that names no model given the game's default network; where the
 /// game has none, that agent becomes the tree search with random playouts (`mcts` with the
 /// same settings), and one log line says so.
-pub fn with_default_network(spec: &AgentSpec, game: &str) -> AgentSpec {
+pub fn with_default_network<G: Game>(spec: &AgentSpec, start: &G) -> AgentSpec {
     match spec {
-        AgentSpec::Net { model: None, mcts } => match models::default_network(game, NO_NET) {
+        AgentSpec::Net { model: None, mcts } => match models::default_network_for(start, NO_NET) {
             Some(place) => AgentSpec::Net {
                 model: Some(PathBuf::from(place.model())),
                 mcts: mcts.clone(),

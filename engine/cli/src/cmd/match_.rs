@@ -136,8 +136,8 @@ fn run_match<G: GameType>(
         None => (start, Colours::Alternate),
     };
     let workers = args.parallel.min(args.games);
-    let black = with_default_network(&args.black, G::NAME);
-    let white = with_default_network(&args.white, G::NAME);
+    let black = with_default_network(&args.black, start);
+    let white = with_default_network(&args.white, start);
     let mut pairs = Vec::new();
     for k in 0..u64::from(workers) {
         let seed = args.seed.wrapping_add(2 * k);

@@ -70,7 +70,7 @@ impl ForGame for Play<'_> {
         let model = models::given_or_default(
             args.model.as_deref(),
             args.agent.as_deref(),
-            G::NAME,
+            &start,
             fallback,
         );
         let net = model

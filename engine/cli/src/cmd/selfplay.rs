@@ -67,7 +67,7 @@ impl ForGame for &Args {
         let config_text = serde_yaml::to_string(&c.doc).unwrap_or_default();
         let model = match &self.model {
             Some(m) => m.clone(),
-            None => models::default_network(G::NAME, "uniform priors (--model uniform)")
+            None => models::default_network_for(&start, "uniform priors (--model uniform)")
                 .map_or_else(|| models::UNIFORM.to_owned(), |p| p.model()),
         };
         if let Some(address) = &self.ray {

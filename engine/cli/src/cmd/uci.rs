@@ -42,11 +42,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
     // GUIs start engines from directories of their own: the built-in config serves them all.
     let (doc, path) = config::read(GameKind::Xiangqi.name(), args.config.as_deref())?;
-    config::xiangqi_start(&doc, &path)?;
+    let xiangqi = config::xiangqi_start(&doc, &path)?;
     let model = models::given_or_default(
         args.model.as_deref().map(Path::new),
         args.agent.as_deref(),
-        "xiangqi",
+        &xiangqi,
         "alpha-beta (`--agent net` then needs `--model`)",
     );
     let agent = args
