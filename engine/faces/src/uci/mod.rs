@@ -48,7 +48,7 @@ use std::time::Duration;
 
 use eval::Evaluator;
 use games::xiangqi::fen::{format_move_with_base, parse_move_with_base};
-use games::xiangqi::{Move, Xiangqi};
+use games::xiangqi::{Move, RepetitionRule, Xiangqi};
 use games::Game;
 use players::alphabeta::xiangqi::MATE;
 use players::alphabeta::{MAX_HASH_MB, MAX_PLY};
@@ -119,6 +119,9 @@ pub struct Session {
     quiet: Arc<AtomicBool>,
     /// The strength options: a level of `players::levels` plays in place of the searcher.
     strength: Strength,
+    /// The `Repetition Rule` option: the rules that judge repeated positions in the game the
+    /// GUI sets up, in the searches too.
+    rule: RepetitionRule,
 }
 
 /// UCI, or UCCI (see the module's notes).
@@ -203,6 +206,7 @@ impl Session {
             pondering: None,
             quiet: Arc::new(AtomicBool::new(false)),
             strength: Strength::default(),
+            rule: RepetitionRule::default(),
         };
         if !(1..=MAX_VISITS).contains(&s.visits) {
             return Err(err(
@@ -352,6 +356,7 @@ impl Session {
                     s.new_game();
                 }
                 self.game = Xiangqi::start();
+                self.game.set_repetition_rule(self.rule);
                 self.banned.clear();
             }
             UciCommand::Position { fen, moves } => {
@@ -490,6 +495,14 @@ impl Session {
                 range: None,
                 vars: &[],
             },
+            OptionLine {
+                uci: "Repetition Rule",
+                ucci: "repetitionrule",
+                kind: "combo",
+                default: self.rule.name().to_string(),
+                range: None,
+                vars: &["Asian", "Simple"],
+            },
         ];
         match self.dialect {
             Dialect::Uci => {
@@ -570,7 +583,8 @@ impl Session {
         fen: &str,
         moves: &[String],
     ) -> Result<(Xiangqi, Vec<Move>, Xiangqi), UciError> {
-        let start = Xiangqi::from_fen(fen).map_err(|e| err("position", e.to_string()))?;
+        let mut start = Xiangqi::from_fen(fen).map_err(|e| err("position", e.to_string()))?;
+        start.set_repetition_rule(self.rule);
         let mut game = start.clone();
         let mut played = Vec::with_capacity(moves.len());
         for (i, text) in moves.iter().enumerate() {
@@ -717,6 +731,14 @@ impl Session {
                         ),
                     );
                 }
+            }
+            "repetition rule" | "repetitionrule" => {
+                self.rule = value
+                    .parse()
+                    .map_err(|e: games::xiangqi::UnknownRepetitionRule| {
+                        err("setoption", format!("{name}: {e}"))
+                    })?;
+                self.game.set_repetition_rule(self.rule);
             }
             "clear hash" | "clearhash" => {
                 // A button: any value is ignored. Alpha-beta empties its table, the tree

@@ -476,3 +476,33 @@ fn the_strength_options_play_a_named_level() {
         );
     }
 }
+
+#[test]
+fn the_repetition_rule_option_judges_the_gui_game() {
+    let mut gui = Gui::open("alphabeta");
+    gui.send("uci");
+    assert!(gui.lines().contains(
+        &"option name Repetition Rule type combo default Asian var Asian var Simple".into()
+    ));
+    assert_eq!(gui.session.game.repetition_rule(), RepetitionRule::Asian);
+    gui.send("setoption name Repetition Rule value simple");
+    assert_eq!(gui.lines(), Vec::<String>::new());
+    assert_eq!(gui.session.game.repetition_rule(), RepetitionRule::Simple);
+    // The positions and games the GUI sets up after it keep the rule.
+    gui.send("position startpos moves h2e2 h9g7");
+    assert_eq!(gui.session.game.repetition_rule(), RepetitionRule::Simple);
+    gui.send("ucinewgame");
+    assert_eq!(gui.session.game.repetition_rule(), RepetitionRule::Simple);
+    gui.send("setoption name Repetition Rule value Chinese");
+    assert_eq!(
+        gui.lines(),
+        [
+            "info string error: setoption: Repetition Rule: unknown repetition rule 'Chinese' \
+          (expected Asian or Simple)"
+        ]
+    );
+    gui.send("ucci");
+    gui.lines();
+    gui.send("setoption repetitionrule Asian");
+    assert_eq!(gui.session.game.repetition_rule(), RepetitionRule::Asian);
+}
