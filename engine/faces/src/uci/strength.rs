@@ -71,7 +71,10 @@ impl Strength {
 /// A level as a driven search.
 pub(super) enum LevelSearch {
     /// Alpha-beta within the level's own limits.
-    AlphaBeta { ab: AlphaBeta, own: SearchLimits },
+    AlphaBeta {
+        ab: Box<AlphaBeta>,
+        own: SearchLimits,
+    },
     /// Any other player, as an agent.
     Agent(Box<dyn Agent<Xiangqi>>),
 }
@@ -93,7 +96,7 @@ impl LevelSearch {
         if let AgentSpec::Other(text) = &spec {
             if text.starts_with("alphabeta") {
                 let (own, hash) = alphabeta_settings(text).map_err(|e| refuse(e.to_string()))?;
-                let ab = AlphaBeta::try_new(hash).map_err(|e| refuse(e.to_string()))?;
+                let ab = Box::new(AlphaBeta::try_new(hash).map_err(|e| refuse(e.to_string()))?);
                 return Ok(LevelSearch::AlphaBeta { ab, own });
             }
         }
