@@ -47,7 +47,11 @@ fn play(game_index: u64) -> Vec<(i32, f64)> {
     }
     // The deeper search plays Red in even games, Black in odd ones.
     let mut searchers = [AlphaBeta::new(16), AlphaBeta::new(16)];
-    let depths = if game_index % 2 == 0 { [5, 4] } else { [4, 5] };
+    let depths = if game_index.is_multiple_of(2) {
+        [5, 4]
+    } else {
+        [4, 5]
+    };
     let mut scored = Vec::new();
     while game.outcome().is_none() {
         if scored.len() > MOST_PLIES {
