@@ -10,18 +10,8 @@ use std::path::Path;
 use games::go::{Move, Point};
 use players::gtp_client::{GtpClient, GtpClientError};
 
-fn gnugo() -> Option<&'static str> {
-    let found = ["/usr/games/gnugo", "/usr/bin/gnugo"]
-        .into_iter()
-        .find(|p| Path::new(p).exists());
-    if found.is_none() {
-        let msg = "gnugo not found (apt-get install gnugo): handicap not compared with GNU Go";
-        if std::env::var("ENGINE_REQUIRE_ORACLES").is_ok_and(|v| v == "1") {
-            panic!("{msg}, but ENGINE_REQUIRE_ORACLES=1");
-        }
-        eprintln!("SKIPPED: {msg}");
-    }
-    found
+fn gnugo() -> Option<String> {
+    testkit::gnugo("handicap not compared with GNU Go")
 }
 
 fn engine() -> GtpClient {

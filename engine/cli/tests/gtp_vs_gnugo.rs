@@ -12,18 +12,8 @@ use games::record::write_file;
 use games::{Game, Player};
 use players::gtp_client::GtpClient;
 
-fn gnugo() -> Option<&'static str> {
-    let found = ["/usr/games/gnugo", "/usr/bin/gnugo"]
-        .into_iter()
-        .find(|p| Path::new(p).exists());
-    if found.is_none() {
-        let msg = "gnugo not found (apt-get install gnugo): game against GNU Go not played";
-        if std::env::var("ENGINE_REQUIRE_ORACLES").is_ok_and(|v| v == "1") {
-            panic!("{msg}, but ENGINE_REQUIRE_ORACLES=1");
-        }
-        eprintln!("SKIPPED: {msg}");
-    }
-    found
+fn gnugo() -> Option<String> {
+    testkit::gnugo("game against GNU Go not played")
 }
 
 fn letter(who: Player) -> char {
@@ -123,7 +113,7 @@ fn play_game(gnugo: &str, engine_color: Player, seed: u64) -> GoState {
 fn full_9x9_games_against_gnugo_level_1() {
     let Some(gnugo) = gnugo() else { return };
     for (color, seed) in [(Player::First, 1), (Player::Second, 2)] {
-        let state = play_game(gnugo, color, seed);
+        let state = play_game(&gnugo, color, seed);
         let (black, white) = match color {
             Player::First => ("engine (playout)", "GNU Go level 1"),
             Player::Second => ("GNU Go level 1", "engine (playout)"),

@@ -356,18 +356,8 @@ fn a_ladder_rates_every_agent_of_its_panel() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("--plot"));
 }
 
-fn gnugo() -> Option<&'static str> {
-    let found = ["/usr/games/gnugo", "/usr/bin/gnugo"]
-        .into_iter()
-        .find(|p| std::path::Path::new(p).exists());
-    if found.is_none() {
-        let msg = "gnugo not found (apt-get install gnugo): handicap match not played";
-        if std::env::var("ENGINE_REQUIRE_ORACLES").is_ok_and(|v| v == "1") {
-            panic!("{msg}, but ENGINE_REQUIRE_ORACLES=1");
-        }
-        eprintln!("SKIPPED: {msg}");
-    }
-    found
+fn gnugo() -> Option<String> {
+    testkit::gnugo("handicap match not played")
 }
 
 /// Runs `engine match --game go` with `args`; returns stdout, failing with both streams.

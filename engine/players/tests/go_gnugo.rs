@@ -7,7 +7,6 @@
 //! where they fail.
 
 use std::collections::BTreeSet;
-use std::path::Path;
 
 use games::go::{GoRules, GoState, KoRule, Move, MoveCap, Point};
 use games::{Game, Player};
@@ -18,16 +17,7 @@ use rand::{Rng, SeedableRng};
 
 /// The gnugo binary, or `None` (after saying why) when the test cannot run here.
 fn gnugo() -> Option<String> {
-    let candidates = ["/usr/games/gnugo", "/usr/bin/gnugo", "/usr/local/bin/gnugo"];
-    if let Some(p) = candidates.iter().find(|p| Path::new(p).exists()) {
-        return Some(p.to_string());
-    }
-    let msg = "gnugo not found (apt-get install gnugo): GNU Go agreement not checked";
-    if std::env::var("ENGINE_REQUIRE_ORACLES").is_ok_and(|v| v == "1") {
-        panic!("{msg}, but ENGINE_REQUIRE_ORACLES=1");
-    }
-    eprintln!("SKIPPED: {msg}");
-    None
+    testkit::gnugo("GNU Go agreement not checked")
 }
 
 fn color(who: Player) -> &'static str {

@@ -135,15 +135,7 @@ fn a_missing_engine_is_an_error_not_a_panic() {
 /// Fairy-Stockfish's path, or `None` (the test then says so and passes, unless
 /// `ENGINE_REQUIRE_ORACLES=1`).
 fn fairy() -> Option<String> {
-    let found = find_fairy_stockfish();
-    if found.is_none() {
-        let msg = "fairy-stockfish not found (apt-get install fairy-stockfish)";
-        if std::env::var("ENGINE_REQUIRE_ORACLES").is_ok_and(|v| v == "1") {
-            panic!("{msg}, but ENGINE_REQUIRE_ORACLES=1");
-        }
-        eprintln!("SKIPPED: {msg}");
-    }
-    found.map(|p| p.to_string_lossy().into_owned())
+    testkit::fairy_stockfish("match against Fairy-Stockfish not played")
 }
 
 #[test]

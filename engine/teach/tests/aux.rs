@@ -5,7 +5,7 @@
 //! The GNU Go test needs the Debian package `gnugo`; without it it says so and passes, unless
 //! `ENGINE_REQUIRE_ORACLES=1`.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use games::go::sgf::read_records;
 use games::go::{GoRules, GoState};
@@ -133,17 +133,11 @@ fn bootstrap_games_carry_their_final_area_and_the_teachers_replies() {
 
 #[test]
 fn gnugo_bootstrap_games_carry_their_final_area() {
-    const GNUGO: &str = "/usr/games/gnugo";
-    if !Path::new(GNUGO).exists() {
-        let msg = format!("{GNUGO} not found (apt-get install gnugo): test not run");
-        if std::env::var("ENGINE_REQUIRE_ORACLES").is_ok_and(|v| v == "1") {
-            panic!("{msg}, but ENGINE_REQUIRE_ORACLES=1");
-        }
-        eprintln!("SKIPPED: {msg}");
+    let Some(gnugo) = testkit::gnugo("test not run") else {
         return;
-    }
+    };
     let spec = format!(
-        "gtp:cmd={GNUGO} --mode gtp --level 0 --chinese-rules --positional-superko \
+        "gtp:cmd={gnugo} --mode gtp --level 0 --chinese-rules --positional-superko \
          --capture-all-dead"
     );
     let config = BootstrapConfig {

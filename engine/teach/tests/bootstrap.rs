@@ -22,15 +22,7 @@ use teach::uci_teacher::{
 /// `path` when it exists, else `None` after saying why (or a panic under
 /// `ENGINE_REQUIRE_ORACLES=1`).
 fn oracle(path: &str, package: &str) -> Option<String> {
-    if Path::new(path).exists() {
-        return Some(path.to_string());
-    }
-    let msg = format!("{path} not found (apt-get install {package}): test not run");
-    if std::env::var("ENGINE_REQUIRE_ORACLES").is_ok_and(|v| v == "1") {
-        panic!("{msg}, but ENGINE_REQUIRE_ORACLES=1");
-    }
-    eprintln!("SKIPPED: {msg}");
-    None
+    testkit::oracle(&[PathBuf::from(path)], package, "test not run")
 }
 
 /// A fresh, empty directory for one test's shards.
