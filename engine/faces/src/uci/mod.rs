@@ -14,7 +14,9 @@
 //! (centipawns, 30 by default), `Hash` (MiB, 1 to 4096, alpha-beta's table), `Clear Hash` (a
 //! button: alpha-beta's table emptied, the tree search's tree let go), `MultiPV` (lines per
 //! report, 1 to 128: `info … multipv k …`), `UCI_ShowWDL` (`wdl W D L` per mille after each
-//! score: [`wdl`]), `Ponder` (`bestmove M ponder R` where the line names a reply), `UCI_Variant`
+//! score: [`wdl`]), `Ponder` (`bestmove M ponder R` where the line names a reply), `Repetition
+//! Rule` (Asian or Simple: `games::xiangqi::RepetitionRule`), `UCI_LimitStrength`, `UCI_Elo`
+//! and `Skill Level` (a named level of `players::levels` plays: `strength`), `UCI_Variant`
 //! (xiangqi), `UCI_RankBase` (0 or 1). docs/xiangqi.md has the table. A bad line (a line that
 //! is not UTF-8 too) or a refused option value is answered with `info string error: …` naming
 //! the command or option and why, and ignored: a GUI session survives it.
