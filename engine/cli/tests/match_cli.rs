@@ -90,8 +90,7 @@ fn an_agent_kind_the_game_lacks_is_refused() {
         ])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = testkit::refused(&out, &[]);
     assert!(
         err.contains("unknown agent kind") && err.contains("go"),
         "{err}"
@@ -112,8 +111,7 @@ fn a_net_batch_above_the_model_s_is_refused() {
         ])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = testkit::refused(&out, &[]);
     assert!(
         err.contains("batch=100000 is more than the model's batch size 64"),
         "{err}"
@@ -157,9 +155,7 @@ fn a_gtp_engine_plays_go_matches() {
             .args(["--black", spec])
             .output()
             .unwrap();
-        assert_eq!(out.status.code(), Some(2), "{spec}");
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert!(err.contains(needle), "{spec}: {err}");
+        testkit::refused(&out, &[needle]);
     }
 }
 
@@ -214,8 +210,7 @@ fn games_played_in_parallel_are_all_counted_and_reproducible() {
         ])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("--parallel"));
+    testkit::refused(&out, &["--parallel"]);
 }
 
 /// `--pgn` saves every game of a Xiangqi match as PGN that the importer reads back, with the
@@ -352,8 +347,7 @@ fn a_ladder_rates_every_agent_of_its_panel() {
         .arg(dir.join("missing").join("ladder.svg"))
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(2), "a plot into no directory");
-    assert!(String::from_utf8_lossy(&out.stderr).contains("--plot"));
+    testkit::refused(&out, &["--plot"]);
 }
 
 fn gnugo() -> Option<String> {
@@ -445,8 +439,7 @@ fn the_engine_s_own_gtp_face_takes_handicap_stones() {
             .args(flags)
             .output()
             .unwrap();
-        assert_eq!(out.status.code(), Some(2), "{flags:?}");
-        let err = String::from_utf8_lossy(&out.stderr);
+        let err = testkit::refused(&out, &[]);
         assert!(
             err.contains(needle) && err.contains("--handicap"),
             "{flags:?}: {err}"
@@ -459,8 +452,7 @@ fn the_engine_s_own_gtp_face_takes_handicap_stones() {
         .args(["--handicap", "2"])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = testkit::refused(&out, &[]);
     assert!(err.contains("a handicap is for Go matches"), "{err}");
 }
 
@@ -516,8 +508,7 @@ fn a_uci_engine_with_options_plays_a_xiangqi_match() {
         .args(["--white", &bad])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = testkit::refused(&out, &[]);
     let lines: Vec<&str> = err.lines().filter(|l| l.starts_with("error: ")).collect();
     assert_eq!(lines.len(), 1, "{err}");
     assert!(
@@ -554,9 +545,7 @@ fn uci_agents_of_this_engine_take_options_and_a_limit() {
             .args(["--white", &spec])
             .output()
             .unwrap();
-        assert_eq!(out.status.code(), Some(2), "{spec}");
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert!(err.contains(needle), "{spec}: {err}");
+        testkit::refused(&out, &[needle]);
     }
 }
 
@@ -584,8 +573,7 @@ fn a_gtp_agent_takes_setup_commands() {
         .args(["--black", &format!("{ours},setup=komi 7.5;frobnicate 3")])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = testkit::refused(&out, &[]);
     assert!(
         err.contains("answered `frobnicate 3` with an error: unknown command"),
         "{err}"
