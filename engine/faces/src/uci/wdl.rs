@@ -6,9 +6,9 @@
 //! so that a score of 0 draws with probability 1 − 2 / (1 + e^(A / B)) and a score of ±A is an
 //! even chance of the win (or the loss). [`A`] and [`B`] are fitted by maximum likelihood to
 //! the scores alpha-beta's moves had and the results of the games they were played in: 400
-//! games of depth 5 against depth 4 from random four-move openings, 48 720 scored moves
-//! (`cargo test -p engine --test uci_wdl_fit -- --ignored --nocapture`). A mate, or a win by
-//! the perpetual-check rule, is certain.
+//! games of depth 5 against depth 4 from random four-move openings, about 48 000 scored moves
+//! (`cargo test -p engine --test uci_wdl_fit -- --ignored --nocapture`; docs/xiangqi.md gives
+//! its figures). A mate, or a win by a repetition rule (perpetual check or chase), is certain.
 //! A network's win/draw/loss head, where the model has one, is shown as it is
 //! ([`per_mille`]).
 
