@@ -71,7 +71,7 @@ pub struct Args {
 
 pub fn run(args: Args) -> anyhow::Result<()> {
     anyhow::ensure!(
-        args.games >= 2 && args.games % 2 == 0,
+        args.games >= 2 && args.games.is_multiple_of(2),
         "--games must be even and at least 2 (colours alternate)"
     );
     anyhow::ensure!(
