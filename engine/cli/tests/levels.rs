@@ -125,3 +125,48 @@ fn every_level_plays_legal_moves_with_the_shipped_networks() {
         }
     }
 }
+
+/// `engine play --level` and `--elo` play a named level in the terminal; a level with
+/// `--agent` or `--visits`, or an unknown one, is refused with exit code 2.
+#[test]
+fn engine_play_takes_a_level_by_name_or_by_elo() {
+    use std::io::Write;
+    let play = |args: &[&str]| {
+        let mut child = engine()
+            .arg("play")
+            .args(args)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(b"quit\n").unwrap();
+        child.wait_with_output().unwrap()
+    };
+    let xiangqi = levels::levels("xiangqi");
+    let weakest = &xiangqi[0];
+    let out = play(&[
+        "--game",
+        "xiangqi",
+        "--human",
+        "red",
+        "--level",
+        &weakest.key,
+    ]);
+    assert!(out.status.success(), "{out:?}");
+    assert!(stdout_of(&out).contains("Red"), "{out:?}");
+    let strongest = xiangqi.last().unwrap();
+    let elo = format!("{}", strongest.rating.elo + 500.0);
+    let out = play(&["--game", "xiangqi", "--human", "red", "--elo", &elo]);
+    assert!(out.status.success(), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains(&format!("({})", strongest.key)), "{err}");
+    testkit::refused(
+        &play(&["--game", "go", "--level", "x", "--visits", "3"]),
+        &["--visits"],
+    );
+    testkit::refused(
+        &play(&["--game", "go", "--level", "nope"]),
+        &["--level", "nope"],
+    );
+}

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use anyhow::{bail, Context};
 use eval::Evaluator;
-use games::{Game, Player};
+use games::{Agent, Game, Player};
 
 use crate::session::{parse_side, result_tag, Evaluation, Match, MatchError};
 use crate::web::view::{default_agent, Choice, WebGame};
@@ -40,6 +40,27 @@ pub fn play_game<G: WebGame>(
         spec.name = default_agent::<G>(configured, net.is_some());
     }
     let agent = spec.build::<G>(net).context("--agent")?;
+    play_against(start, human, agent)
+}
+
+/// [`play_game`] with a player already built (a named level, say); `human` is the person's
+/// side as `play_game` reads it.
+pub fn play_game_with<G: WebGame>(
+    start: G,
+    human: &str,
+    agent: Box<dyn Agent<G>>,
+) -> anyhow::Result<()> {
+    let human = parse_side(human, G::SIDES)
+        .map_err(anyhow::Error::msg)
+        .context("--human")?;
+    play_against(start, human, agent)
+}
+
+fn play_against<G: WebGame>(
+    start: G,
+    human: Option<Player>,
+    agent: Box<dyn Agent<G>>,
+) -> anyhow::Result<()> {
     let mut game = Match::new(start, human, agent, MAX_ACTIONS)?;
     let mut stdin = io::stdin().lock();
     let mut raw = Vec::new();

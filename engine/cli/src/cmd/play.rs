@@ -4,8 +4,8 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 use clap::Args as ClapArgs;
-use faces::terminal::play_game;
-use faces::web::view::Choice;
+use faces::terminal::{play_game, play_game_with};
+use faces::web::view::{build_level, Choice};
 use setup::models;
 
 use super::{config_reads, ForGame, GameArgs, GameType, Loaded};
@@ -41,6 +41,13 @@ pub struct Args {
     /// Seed of the agent's random choices.
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// A named strength level in place of `--agent` and `--visits`: its key or its English or
+    /// Chinese name (the levels of each game and their Elo: docs/web.md, "Levels").
+    #[arg(long, conflicts_with_all = ["agent", "visits", "elo"])]
+    level: Option<String>,
+    /// The strength level whose Elo (random play at 0) is nearest this one.
+    #[arg(long, conflicts_with_all = ["agent", "visits"])]
+    elo: Option<f64>,
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
@@ -77,6 +84,35 @@ impl ForGame for Play<'_> {
             .map(|m| models::evaluator(&start, &m, &c.doc, &c.path))
             .transpose()
             .context("--model")?;
-        play_game(start, &args.human, &self.spec, net.as_ref())
+        let level = match (&args.level, args.elo) {
+            (Some(name), _) => Some(name.clone()),
+            (None, Some(elo)) => Some(
+                players::levels::for_elo(G::NAME, elo)
+                    .with_context(|| format!("--elo: {} has no strength levels", G::NAME))?
+                    .key
+                    .clone(),
+            ),
+            (None, None) => None,
+        };
+        match level {
+            Some(name) => {
+                let (agent, level, ..) = build_level::<G>(&name, args.seed, net.as_ref()).context(
+                    if args.level.is_some() {
+                        "--level"
+                    } else {
+                        "--elo"
+                    },
+                )?;
+                tracing::info!(
+                    "{}: level {} ({}), about {:.0} Elo",
+                    G::NAME,
+                    level.english,
+                    level.key,
+                    level.rating.elo
+                );
+                play_game_with(start, &args.human, agent)
+            }
+            None => play_game(start, &args.human, &self.spec, net.as_ref()),
+        }
     }
 }
