@@ -582,7 +582,10 @@ fn one_go_network_plays_every_board_size() {
     // The engine's evaluator, loaded for a 13 × 13 game, takes 9 × 9 and 19 × 19 states as
     // well, each size in a call of its own, mixed in one call as they come.
     let evaluator = OrtEvaluator::load(&path, &go(13), &OrtOptions::default()).unwrap();
-    assert!(Evaluator::<games::go::GoState>::fits(&evaluator, go(19).shape()));
+    assert!(Evaluator::<games::go::GoState>::fits(
+        &evaluator,
+        go(19).shape()
+    ));
     let states: Vec<games::go::GoState> = [9, 13, 13, 19, 9]
         .iter()
         .map(|&size| infer::bench::sample_states(&go(size), 1, size as u64).remove(0))

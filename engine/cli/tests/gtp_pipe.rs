@@ -417,7 +417,10 @@ fn a_network_of_any_size_plays_every_board_itself() {
         }
         lines.push(l);
     };
-    assert!(lines.iter().any(|l| l.starts_with("= ") && l.len() > 2), "genmove: {lines:?}");
+    assert!(
+        lines.iter().any(|l| l.starts_with("= ") && l.len() > 2),
+        "genmove: {lines:?}"
+    );
     let ownership = info.split(" ownership ").nth(1).expect("ownership");
     assert_eq!(ownership.split_whitespace().count(), 13 * 13, "{info}");
     say("\nboardsize 19\nclear_board\ngenmove b\nboardsize 7\nclear_board\ngenmove b\nquit\n");
