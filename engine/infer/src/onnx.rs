@@ -338,6 +338,17 @@ impl OrtModel {
     /// With [`Precision::Auto`] it is the int8 model where the provider is the CPU and that
     /// file is there, else `path` in fp32; an int8 file quantised from another model is passed
     /// over with a warning.
+    /// What the model file at `path` says about itself ([`ModelInfo`]), read without keeping
+    /// or announcing the model: a caller deciding whether to play it at all.
+    pub fn read_info(path: &Path) -> Result<ModelInfo, ModelError> {
+        let env = runtime::environment()?;
+        let bytes = read_model(path)?;
+        let (session, _) = build_session(env, path, &bytes, &OrtOptions::default())?;
+        let info = read_info(&session, path)?;
+        check_interface(&session, path, &info)?;
+        Ok(info)
+    }
+
     pub fn load(path: &Path, opts: &OrtOptions) -> Result<OrtModel, ModelError> {
         check_batch(opts)?;
         if opts.precision == Precision::Auto {

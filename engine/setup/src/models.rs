@@ -197,16 +197,16 @@ pub fn default_network_for<G: Game>(start: &G, fallback: &str) -> Option<Place> 
     }
     // The metadata says which boards the model plays; a model that does not load is let
     // through, for its own load to report.
-    match OrtModel::load(Path::new(&model), &OrtOptions::default()) {
-        Ok(m) if !m.info().fits(start.shape()) => {
+    match OrtModel::read_info(Path::new(&model)) {
+        Ok(info) if !info.fits(start.shape()) => {
             let s = start.shape();
             let line = format!(
                 "{}: the default network {} plays {}x{} only, not this {}x{} board: using \
                  {fallback}",
                 G::NAME,
                 place.location(),
-                m.info().shape.height,
-                m.info().shape.width,
+                info.shape.height,
+                info.shape.width,
                 s.height,
                 s.width
             );
