@@ -28,6 +28,9 @@ pub struct FakeEvaluator {
     batch_cost: Duration,
     /// Answers ownership, score and wdl too ([`FakeEvaluator::with_aux`]).
     aux: bool,
+    /// The one board it takes, standing in for a network made for one board
+    /// ([`FakeEvaluator::for_board`]); `None`: every board.
+    board: Option<games::TensorShape>,
 }
 
 impl FakeEvaluator {
@@ -38,7 +41,14 @@ impl FakeEvaluator {
             output: FakeOutput::Uniform,
             batch_cost: Duration::ZERO,
             aux: false,
+            board: None,
         }
+    }
+
+    /// Takes states of `shape` only ([`Evaluator::fits`]), as a network made for one board.
+    pub fn for_board(mut self, shape: games::TensorShape) -> Self {
+        self.board = Some(shape);
+        self
     }
 
     /// Has the auxiliary heads too: ownership, score and wdl (see
@@ -123,6 +133,10 @@ fn unit(z: u64) -> f32 {
 impl<G: Game> Evaluator<G> for FakeEvaluator {
     fn batch_size(&self) -> usize {
         self.batch_size
+    }
+
+    fn fits(&self, shape: games::TensorShape) -> bool {
+        self.board.is_none_or(|b| b == shape)
     }
 
     fn evaluate(

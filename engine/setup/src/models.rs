@@ -294,7 +294,9 @@ pub fn evaluator_with<G: Game>(
         opts.intra_threads = n;
     }
     if model == UNIFORM {
-        return Ok(Arc::new(FakeEvaluator::new(opts.batch_size.max(1))));
+        // A model of the game's variant, as a file would be.
+        let uniform = FakeEvaluator::new(opts.batch_size.max(1)).for_board(start.shape());
+        return Ok(Arc::new(uniform));
     }
     let evaluator = if model == BUILT_IN {
         opts.precision = opts.precision.resolve(
