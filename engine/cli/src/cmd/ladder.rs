@@ -4,8 +4,8 @@
 use anyhow::Context;
 use clap::Args as ClapArgs;
 use players::ladder::{self, Pairing};
-use players::matchplay::{play_match_parallel, Colours, Openings};
-use players::spec::{self as agents, AgentSpec};
+use players::matchplay::{play_match_parallel, Colours, MatchResult, Openings};
+use players::spec::{self as agents, AgentSpec, NetLoader};
 use progress::Progress;
 
 use super::match_::spec_text;
@@ -57,6 +57,51 @@ pub struct Args {
     precision: Option<infer::Precision>,
 }
 
+/// How a round robin plays each pairing.
+pub(super) struct PairingPlan {
+    /// Games at a time, each with a pair of players of its own.
+    pub workers: u32,
+    pub games: u32,
+    pub max_actions: usize,
+    pub openings: usize,
+    pub seed: u64,
+}
+
+/// Plays pairing number `round` of a round robin: `plan.games` games of the first of `sides`
+/// (spec, name, what an error calls it) against the second, colours alternating, with
+/// `plan.workers` pairs of players seeded apart by round and worker; `on_game` after each game.
+pub(super) fn play_pairing<G: GameType>(
+    start: &G,
+    load: NetLoader<'_, G>,
+    sides: [(&AgentSpec, &str, &str); 2],
+    round: usize,
+    plan: &PairingPlan,
+    on_game: impl Fn() + Sync,
+) -> anyhow::Result<MatchResult> {
+    let [(spec_a, name_a, what_a), (spec_b, name_b, what_b)] = sides;
+    let mut pairs = Vec::new();
+    for w in 0..u64::from(plan.workers) {
+        let seed = plan.seed.wrapping_add(1000 * round as u64 + 2 * w);
+        let x = agents::build(spec_a, name_a, seed, load).with_context(|| what_a.to_string())?;
+        let y =
+            agents::build(spec_b, name_b, seed + 1, load).with_context(|| what_b.to_string())?;
+        pairs.push((x, y));
+    }
+    let openings = Openings {
+        moves: plan.openings,
+        seed: plan.seed,
+    };
+    Ok(play_match_parallel(
+        start,
+        &mut pairs,
+        plan.games,
+        plan.max_actions,
+        Colours::Alternate,
+        openings,
+        |_, _, _, _| on_game(),
+    )?)
+}
+
 pub fn run(args: Args) -> anyhow::Result<()> {
     anyhow::ensure!(args.games > 0, "--games must be at least 1");
     anyhow::ensure!(
@@ -95,26 +140,23 @@ impl ForGame for &Args {
         for a in 0..n {
             for b in a + 1..n {
                 bar.set_message(format!("{} vs {}", names[a], names[b]));
-                let mut pairs = Vec::new();
-                for k in 0..u64::from(workers) {
-                    let seed = self.seed.wrapping_add(1000 * pairings.len() as u64 + 2 * k);
-                    let x = agents::build(&self.agents[a], &names[a], seed, &load)
-                        .with_context(|| format!("agent {}", a + 1))?;
-                    let y = agents::build(&self.agents[b], &names[b], seed + 1, &load)
-                        .with_context(|| format!("agent {}", b + 1))?;
-                    pairs.push((x, y));
-                }
-                let r = play_match_parallel(
+                let plan = PairingPlan {
+                    workers,
+                    games: self.games,
+                    max_actions: self.max_actions,
+                    openings: self.openings,
+                    seed: self.seed,
+                };
+                let r = play_pairing(
                     &start,
-                    &mut pairs,
-                    self.games,
-                    self.max_actions,
-                    Colours::Alternate,
-                    Openings {
-                        moves: self.openings,
-                        seed: self.seed,
-                    },
-                    |_, _, _, _| bar.inc(1),
+                    &load,
+                    [
+                        (&self.agents[a], &names[a], &format!("agent {}", a + 1)),
+                        (&self.agents[b], &names[b], &format!("agent {}", b + 1)),
+                    ],
+                    pairings.len(),
+                    &plan,
+                    || bar.inc(1),
                 )?;
                 bar.suspend(|| {
                     outln!(

@@ -10,10 +10,10 @@ use anyhow::Context;
 use clap::Args as ClapArgs;
 use players::ladder::{self, Pairing};
 use players::levels::{self, GameLevels, Rating, Table};
-use players::matchplay::{play_match_parallel, Colours, Openings};
-use players::spec::{self as agents, AgentSpec};
+use players::spec::AgentSpec;
 use progress::Progress;
 
+use super::ladder::{play_pairing, PairingPlan};
 use super::{config_reads, net_loader, ForGame, GameArgs, GameType, Loaded};
 
 /// Calibrate a game's strength levels in Elo: the anchors (random play, the pure tree search,
@@ -260,26 +260,23 @@ impl ForGame for &Args {
                 }
                 None => {
                     bar.set_message(format!("{} vs {}", pa.key, pb.key));
-                    let mut pairs = Vec::new();
-                    for w in 0..u64::from(workers) {
-                        let seed = self.seed.wrapping_add(1000 * round as u64 + 2 * w);
-                        let x = agents::build(&pa.spec, &pa.key, seed, &load)
-                            .with_context(|| format!("{} ({})", pa.key, pa.text))?;
-                        let y = agents::build(&pb.spec, &pb.key, seed + 1, &load)
-                            .with_context(|| format!("{} ({})", pb.key, pb.text))?;
-                        pairs.push((x, y));
-                    }
-                    let r = play_match_parallel(
+                    let plan = PairingPlan {
+                        workers,
+                        games: self.games,
+                        max_actions: self.max_actions,
+                        openings: self.openings,
+                        seed: self.seed,
+                    };
+                    let r = play_pairing(
                         &start,
-                        &mut pairs,
-                        self.games,
-                        self.max_actions,
-                        Colours::Alternate,
-                        Openings {
-                            moves: self.openings,
-                            seed: self.seed,
-                        },
-                        |_, _, _, _| bar.inc(1),
+                        &load,
+                        [
+                            (&pa.spec, &pa.key, &format!("{} ({})", pa.key, pa.text)),
+                            (&pb.spec, &pb.key, &format!("{} ({})", pb.key, pb.text)),
+                        ],
+                        round,
+                        &plan,
+                        || bar.inc(1),
                     )?;
                     let done = Kept {
                         wdl: [r.wins, r.draws, r.losses],
