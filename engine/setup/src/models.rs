@@ -210,11 +210,8 @@ pub fn default_network_for<G: Game>(start: &G, fallback: &str) -> Option<Place> 
                 s.height,
                 s.width
             );
-            static SAID: Mutex<Vec<String>> = Mutex::new(Vec::new());
-            let mut said = SAID.lock().unwrap_or_else(|p| p.into_inner());
-            if !said.contains(&line) {
+            if first_time(&line) {
                 tracing::warn!("{line}");
-                said.push(line);
             }
             None
         }
@@ -225,15 +222,23 @@ pub fn default_network_for<G: Game>(start: &G, fallback: &str) -> Option<Place> 
 /// Logs `line` at info level the first time this process asks, at debug level after: a line
 /// about a network or a fallback is said once, however many games or agents need it.
 pub fn log_once(line: &str) {
+    if first_time(line) {
+        tracing::info!("{line}");
+    } else {
+        tracing::debug!("{line}");
+    }
+}
+
+/// Whether this process has not said `line` before (and from now on, it has).
+fn first_time(line: &str) -> bool {
     // Only grows; a poisoned lock still holds a valid list.
     static SAID: Mutex<Vec<String>> = Mutex::new(Vec::new());
     let mut said = SAID.lock().unwrap_or_else(|p| p.into_inner());
     if said.iter().any(|s| s == line) {
-        tracing::debug!("{line}");
-    } else {
-        tracing::info!("{line}");
-        said.push(line.to_owned());
+        return false;
     }
+    said.push(line.to_owned());
+    true
 }
 
 /// The evaluator named by `model`: [`UNIFORM`] (no network: uniform priors, value 0),

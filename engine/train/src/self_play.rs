@@ -21,24 +21,23 @@ pub(crate) fn local<G: OwnPlayers>(
     tag: &str,
 ) -> anyhow::Result<f64> {
     let (main, others) = run.train.games_by_board();
-    let mut boards = vec![(run.start, main, tag.to_string(), String::new())];
+    let mut boards = vec![(run.start, main, None)];
     for (start, (size, games)) in run.other_boards.iter().zip(others) {
-        boards.push((
-            start,
-            games,
-            format!("{tag}b{size}"),
-            format!(" {size}x{size}"),
-        ));
+        boards.push((start, games, Some(size)));
     }
     let (mut positions, mut seconds) = (0.0, 0.0);
-    for (start, games, tag, board) in boards {
+    for (start, games, size) in boards {
+        let tag = match size {
+            None => tag.to_string(),
+            Some(size) => format!("{tag}b{size}"),
+        };
         let done = games_in_shards(&run.dir.shards, &tag)?;
         let todo = games.saturating_sub(done);
         if todo == 0 {
             continue;
         }
         let began = Instant::now();
-        let rate = local_board(run, start, i, best_onnx, &tag, (done, todo), &board)?;
+        let rate = local_board(run, start, i, best_onnx, &tag, (done, todo), size)?;
         let took = began.elapsed().as_secs_f64();
         positions += rate * took;
         seconds += took;
@@ -51,7 +50,8 @@ pub(crate) fn local<G: OwnPlayers>(
 }
 
 /// Plays `todo` games of iteration `i` from `start` into shards tagged `tag`, where `done` are
-/// there already; returns the positions per second.
+/// there already; `size` is the board of one of `train.other_boards`, `None` the configured
+/// one. Returns the positions per second.
 fn local_board<G: OwnPlayers>(
     run: &Run<'_, G>,
     start: &G,
@@ -59,11 +59,12 @@ fn local_board<G: OwnPlayers>(
     best_onnx: &Path,
     tag: &str,
     (done, todo): (usize, usize),
-    board: &str,
+    size: Option<usize>,
 ) -> anyhow::Result<f64> {
     let (setup, shards_dir) = (run.setup, &run.dir.shards);
     let model = best_onnx.to_string_lossy();
     let evaluator = models::evaluator_with(start, &model, setup.doc, setup.config_path, FP32)?;
+    let board = size.map_or(String::new(), |s| format!(" {s}x{s}"));
     let bar = progress(todo as u64, &format!("iteration {i}: self-play{board}"));
     let sink = selfplay::ShardSink {
         dir: shards_dir,
@@ -71,7 +72,9 @@ fn local_board<G: OwnPlayers>(
         model: &model,
         config: &run.config_text,
     };
-    let seed = run.train.seed ^ (u64::from(i) << 20) ^ done as u64 ^ tag_hash(tag);
+    // Each other board's games seeded apart; the configured board's as without other boards.
+    let board_salt = size.map_or(0, |s| (s as u64) << 40);
+    let seed = run.train.seed ^ (u64::from(i) << 20) ^ done as u64 ^ board_salt;
     let config = selfplay::SelfplayConfig {
         full_visits: run.train.full_visits_at(i, setup.selfplay.full_visits),
         ..setup.selfplay.clone()
@@ -83,17 +86,6 @@ fn local_board<G: OwnPlayers>(
     bar.finish();
     tracing::info!("iteration {i}: self-play{board}: {}", summary.line());
     Ok(summary.positions_per_second())
-}
-
-/// Seeds each board's games apart (FNV-1a of the tag); the configured board's tag hashes to 0
-/// so its games are seeded as they were without other boards.
-fn tag_hash(tag: &str) -> u64 {
-    if !tag.contains('b') {
-        return 0;
-    }
-    tag.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-    })
 }
 
 /// Plays the tasks of iteration `i` (its shards tagged `tag`) whose shards are missing on the
