@@ -170,4 +170,5 @@ fn engine_play_takes_a_level_by_name_or_by_elo() {
         &play(&["--game", "go", "--level", "nope"]),
         &["--level", "nope"],
     );
+    testkit::refused(&play(&["--game", "go", "--elo", "nan"]), &["--elo", "NaN"]);
 }

@@ -86,6 +86,9 @@ impl ForGame for Play<'_> {
             .context("--model")?;
         let level = match (&args.level, args.elo) {
             (Some(name), _) => Some(name.clone()),
+            (None, Some(elo)) if !elo.is_finite() => {
+                anyhow::bail!("--elo: {elo} is not a number of Elo")
+            }
             (None, Some(elo)) => Some(
                 players::levels::for_elo(G::NAME, elo)
                     .with_context(|| format!("--elo: {} has no strength levels", G::NAME))?
