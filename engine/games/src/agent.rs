@@ -161,6 +161,9 @@ pub struct Candidate<A> {
     pub proof_length: Option<u32>,
     /// The line the search expects, starting with `action`.
     pub pv: Vec<A>,
+    /// Mean and standard deviation of the scores backed up through it (final margins in
+    /// points for the player to act), when the search gathered scores.
+    pub score: Option<(f32, f32)>,
 }
 
 /// What an agent does on its turn.

@@ -53,7 +53,10 @@ pub struct MctsAgent<G: Game> {
 }
 
 impl<G: Game> MctsAgent<G> {
-    pub fn new(config: MctsAgentConfig, evaluator: Arc<dyn Evaluator<G>>) -> Self {
+    /// The agent's searches gather scores where `evaluator` has a score head
+    /// ([`SearchConfig::track_scores`]): its analyses report them.
+    pub fn new(mut config: MctsAgentConfig, evaluator: Arc<dyn Evaluator<G>>) -> Self {
+        config.search.track_scores = true;
         MctsAgent {
             rng: SmallRng::seed_from_u64(config.seed),
             config,

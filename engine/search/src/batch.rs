@@ -82,23 +82,36 @@ impl BatchStats {
     }
 }
 
-/// Calls `evaluator` on `states` and records the call.
+/// Calls `evaluator` on `states` and records the call. With `score`, the scores of the states
+/// are asked for too ([`Evaluator::evaluate_aux`]) and written there (left empty where the
+/// evaluator gives none); without, the plain [`Evaluator::evaluate`] runs.
 pub(crate) fn evaluate_recorded<G: Game, S: std::borrow::Borrow<G>>(
     evaluator: &dyn Evaluator<G>,
     states: &[S],
     policy: &mut [f32],
     value: &mut [f32],
+    score: Option<&mut Vec<f32>>,
     stats: &BatchStats,
 ) -> Result<(), EvalError> {
     let refs: Vec<&G> = states.iter().map(|s| s.borrow()).collect();
     let start = Instant::now();
-    evaluator.evaluate(&refs, policy, value)?;
+    match score {
+        None => evaluator.evaluate(&refs, policy, value)?,
+        Some(score) => {
+            let aux = evaluator.evaluate_aux(&refs, policy, value)?;
+            score.clear();
+            if let Some(s) = aux.score.filter(|s| s.len() >= refs.len()) {
+                score.extend_from_slice(&s[..refs.len()]);
+            }
+        }
+    }
     stats.record(refs.len(), evaluator.batch_size(), start.elapsed());
     Ok(())
 }
 
-/// The outputs of one evaluated batch, shared by the threads whose states were in it.
-type Outputs = Result<(Vec<f32>, Vec<f32>), String>;
+/// The outputs of one evaluated batch (policy, value, score: empty where none was asked for),
+/// shared by the threads whose states were in it.
+type Outputs = Result<(Vec<f32>, Vec<f32>, Vec<f32>), String>;
 
 /// Where the threads of one batch wait for its outputs.
 #[derive(Default)]
@@ -122,6 +135,8 @@ struct Open<G> {
 /// is still not full after `max_wait` evaluates what is there.
 pub struct Batcher<'e, G: Game> {
     evaluator: &'e dyn Evaluator<G>,
+    /// Whether each batch's scores are asked for too (see [`Batcher::with_scores`]).
+    scores: bool,
     max_wait: Duration,
     policy_size: usize,
     open: Mutex<Open<G>>,
@@ -132,6 +147,7 @@ impl<'e, G: Game> Batcher<'e, G> {
     pub fn new(evaluator: &'e dyn Evaluator<G>, policy_size: usize, max_wait: Duration) -> Self {
         Batcher {
             evaluator,
+            scores: false,
             max_wait,
             policy_size,
             open: Mutex::new(Open {
@@ -143,6 +159,13 @@ impl<'e, G: Game> Batcher<'e, G> {
         }
     }
 
+    /// Asks the evaluator for the states' scores too, where it has a score head: each
+    /// caller then gets them through [`Batcher::evaluate`]'s `score`.
+    pub fn with_scores(mut self, on: bool) -> Self {
+        self.scores = on && self.evaluator.heads().score;
+        self
+    }
+
     pub fn batch_size(&self) -> usize {
         self.evaluator.batch_size()
     }
@@ -152,13 +175,16 @@ impl<'e, G: Game> Batcher<'e, G> {
     }
 
     /// Evaluates `states` as part of shared batches; writes policy logits
-    /// (`states.len() × policy_size`) and values like [`Evaluator::evaluate`].
+    /// (`states.len() × policy_size`) and values like [`Evaluator::evaluate`], and the
+    /// states' scores into `score` (cleared first) where the batcher asks for them.
     pub fn evaluate(
         &self,
         states: &[G],
         policy: &mut [f32],
         value: &mut [f32],
+        score: &mut Vec<f32>,
     ) -> Result<(), EvalError> {
+        score.clear();
         let mut done = 0;
         while done < states.len() {
             let (slot, offset, n, id, full) = {
@@ -177,13 +203,16 @@ impl<'e, G: Game> Batcher<'e, G> {
                     None => self.flush(id).unwrap_or_else(|| wait(&slot)),
                 }
             };
-            let (p, v) = outputs
+            let (p, v, s) = outputs
                 .as_ref()
                 .as_ref()
                 .map_err(|e| EvalError::Backend(e.clone()))?;
             let ps = self.policy_size;
             policy[done * ps..(done + n) * ps].copy_from_slice(&p[offset * ps..(offset + n) * ps]);
             value[done..done + n].copy_from_slice(&v[offset..offset + n]);
+            if let Some(s) = s.get(offset..offset + n) {
+                score.extend_from_slice(s);
+            }
             done += n;
         }
         Ok(())
@@ -206,14 +235,16 @@ impl<'e, G: Game> Batcher<'e, G> {
         };
         let mut policy = vec![0.0; states.len() * self.policy_size];
         let mut value = vec![0.0; states.len()];
+        let mut score = Vec::new();
         let result = evaluate_recorded(
             self.evaluator,
             &states,
             &mut policy,
             &mut value,
+            self.scores.then_some(&mut score),
             &self.stats,
         )
-        .map(|()| (policy, value))
+        .map(|()| (policy, value, score))
         .map_err(|e| e.to_string());
         let outputs = Arc::new(result);
         *slot.done.lock() = Some(outputs.clone());

@@ -244,7 +244,7 @@ pub fn bare_evaluator<G: Game>(
     let mut value = vec![0.0; b];
     let start = Instant::now();
     while start.elapsed() < duration || stats.report().batches == 0 {
-        crate::batch::evaluate_recorded(evaluator, &batch, &mut policy, &mut value, &stats)?;
+        crate::batch::evaluate_recorded(evaluator, &batch, &mut policy, &mut value, None, &stats)?;
     }
     let mut r = stats.report();
     // Wall time, not only time inside the evaluator: the two differ by the loop alone.

@@ -96,6 +96,20 @@ pub struct SearchConfig {
     /// target then prunes those visits back ([`crate::Search::pruned_visit_distribution`]).
     /// This is k; 0 turns it off (match play, Gumbel).
     pub forced_playouts: f32,
+    /// Gather the network's score (where it has a score head, [`eval::Heads::score`]) at
+    /// every leaf, and a finished game's margin at every game's end, and back up their sum and
+    /// sum of squares per node beside the value: each move's mean score and spread for
+    /// analysis ([`crate::Search::candidates`]). Off, or without a score head, the search
+    /// calls the evaluator's plain `evaluate` and keeps no scores. [`crate::MctsAgent`] turns
+    /// it on (its analyses report scores); self-play leaves it off.
+    pub track_scores: bool,
+    /// Weight w of the score utility (KataGo's static score utility): PUCT values a child at
+    /// q + w · 2/π · atan(s / (2 · √(board area))), s its mean score for the player choosing,
+    /// so that among moves of equal value the larger lead is preferred, a bounded bonus that
+    /// a sure win cannot trade for points. KataGo's constants: scale 2 · √area, weight 0.1
+    /// (`staticScoreUtilityFactor`), beside a dynamic part not used here. 0 (the default)
+    /// turns it off; more than 0 gathers scores as `track_scores` does.
+    pub score_utility: f32,
 }
 
 impl Default for SearchConfig {
@@ -118,6 +132,8 @@ impl Default for SearchConfig {
             minimax_weight: 0.0,
             contempt: 0.0,
             forced_playouts: 0.0,
+            track_scores: false,
+            score_utility: 0.0,
         }
     }
 }
@@ -181,6 +197,13 @@ impl SearchConfig {
             "forced_playouts",
             k,
             "0 to 100",
+        )?;
+        let w = self.score_utility;
+        InvalidSetting::check(
+            w.is_finite() && (0.0..=1.0).contains(&w),
+            "score_utility",
+            w,
+            "0 (off) to 1",
         )?;
         let cp = self.capture_prior;
         InvalidSetting::check((0.0..=1.0).contains(&cp), "capture_prior", cp, "0 to 1")?;

@@ -127,6 +127,11 @@ pub struct LeafBatch<G: Game> {
     /// Outputs of the evaluator, sized for the states gathered.
     pub policy: Vec<f32>,
     pub value: Vec<f32>,
+    /// The network's score of each state (for its player to act), where a leaf's tree keeps
+    /// scores and the evaluator has a score head; empty otherwise.
+    pub score: Vec<f32>,
+    /// Whether a leaf of this batch comes from a tree that keeps scores.
+    wants_score: bool,
 }
 
 impl<G: Game> Default for LeafBatch<G> {
@@ -144,6 +149,8 @@ impl<G: Game> Default for LeafBatch<G> {
             work: Vec::new(),
             policy: Vec::new(),
             value: Vec::new(),
+            score: Vec::new(),
+            wants_score: false,
         }
     }
 }
@@ -163,6 +170,8 @@ impl<G: Game> LeafBatch<G> {
         self.leaves.clear();
         self.collided.clear();
         self.paths.clear();
+        self.score.clear();
+        self.wants_score = false;
     }
 
     /// Leaves gathered.
@@ -186,8 +195,14 @@ impl<G: Game> LeafBatch<G> {
         self.value.resize(self.states.len(), 0.0);
     }
 
-    /// Evaluates the gathered states with `evaluator` into `policy` and `value`, recording the
-    /// call in `stats`.
+    /// Whether the evaluator is to be asked for the states' scores too: a leaf's tree keeps
+    /// scores and `evaluator` has a score head.
+    pub fn wants_score(&self, evaluator: &dyn Evaluator<G>) -> bool {
+        self.wants_score && evaluator.heads().score
+    }
+
+    /// Evaluates the gathered states with `evaluator` into `policy` and `value` (and `score`
+    /// where [`LeafBatch::wants_score`]), recording the call in `stats`.
     pub fn evaluate(
         &mut self,
         evaluator: &dyn Evaluator<G>,
@@ -197,11 +212,13 @@ impl<G: Game> LeafBatch<G> {
             return Ok(());
         }
         self.prepare_outputs(self.states[0].shape().policy_size);
+        let score = self.wants_score(evaluator).then_some(&mut self.score);
         evaluate_recorded(
             evaluator,
             &self.states,
             &mut self.policy,
             &mut self.value,
+            score,
             stats,
         )
     }
@@ -225,6 +242,7 @@ impl<G: Game> LeafBatch<G> {
                 path,
                 &self.policy[k * ps..(k + 1) * ps],
                 self.value[k],
+                self.score.get(k).copied(),
                 &mut self.actions,
                 &mut self.priors,
                 &mut self.sorted,
@@ -305,6 +323,9 @@ impl<G: Game> Search<G> {
         if config.minimax_weight > 0.0 {
             tree.track_minimax();
         }
+        if config.track_scores || config.score_utility > 0.0 {
+            tree.track_scores();
+        }
         let gumbel = (config.search == SearchKind::Gumbel).then_some(Gumbel {
             m: config.gumbel_m,
             c_visit: config.gumbel_c_visit,
@@ -317,6 +338,8 @@ impl<G: Game> Search<G> {
                 virtual_loss: config.virtual_loss,
                 minimax_weight: config.minimax_weight,
                 forced: config.forced_playouts,
+                score_weight: config.score_utility,
+                score_scale: score_scale(&state),
             },
             state,
             tree,
@@ -428,6 +451,8 @@ impl<G: Game> Search<G> {
     /// Starts again from `state` with an empty tree (keeping the arena's memory).
     pub fn reset(&mut self, state: G) {
         self.tree.clear(state.to_act().opponent());
+        // Go's board may change size between games.
+        self.puct.score_scale = score_scale(&state);
         self.state = state;
         self.root_noised.store(false, Relaxed);
         self.root_prior.get_mut().clear();
@@ -606,6 +631,7 @@ impl<G: Game> Search<G> {
                     // The proof's actions after this one, and this one.
                     proof_length: self.proof_line(c).map(|(n, _)| n + 1),
                     pv: self.line_from(c),
+                    score: t.score(c).map(|sc| (sc.mean, sc.stdev)),
                 }
             })
             .collect();
@@ -927,7 +953,7 @@ impl<G: Game> Search<G> {
                     }
                     if let Some(outcome) = state.outcome() {
                         t.set_terminal(node, outcome);
-                        t.backup(&batch.paths[path_start..], self.terminal_value(outcome));
+                        self.backup_terminal(&batch.paths[path_start..], state, outcome);
                         t.prove_up(&batch.paths[path_start..]);
                         c.terminal += 1;
                         c.playouts += 1;
@@ -936,7 +962,7 @@ impl<G: Game> Search<G> {
                     if let Some(cache) = &self.cache {
                         batch.actions.clear();
                         state.legal_actions(&mut batch.actions);
-                        if let Some(v) =
+                        if let Some((v, score)) =
                             cache.get(state.hash(), batch.actions.len(), &mut batch.priors)
                         {
                             self.capture_prior(state, &batch.actions, &mut batch.priors);
@@ -961,6 +987,9 @@ impl<G: Game> Search<G> {
                                 v
                             };
                             t.backup(path, side_value(v, state.to_act()));
+                            if let Some(score) = score {
+                                t.backup_score(path, side_value(score, state.to_act()));
+                            }
                             c.cache_hits += 1;
                             c.playouts += 1;
                             c.tree_full += u64::from(full);
@@ -973,6 +1002,7 @@ impl<G: Game> Search<G> {
                         path_start: path_start as u32,
                         path_end: batch.paths.len() as u32,
                     });
+                    batch.wants_score |= t.tracks_scores();
                     c.leaves += 1;
                     return true; // the state stays in the batch
                 }
@@ -1001,7 +1031,7 @@ impl<G: Game> Search<G> {
                 }
                 s => {
                     let outcome: Outcome = exact_outcome(s).expect("terminal status");
-                    t.backup(&batch.paths[path_start..], self.terminal_value(outcome));
+                    self.backup_terminal(&batch.paths[path_start..], state, outcome);
                     t.prove_up(&batch.paths[path_start..]);
                     c.terminal += 1;
                     c.playouts += 1;
@@ -1023,6 +1053,7 @@ impl<G: Game> Search<G> {
         path: &[u32],
         logits: &[f32],
         value: f32,
+        score: Option<f32>,
         actions: &mut Vec<G::Action>,
         priors: &mut Vec<f32>,
         sorted: &mut Vec<(f32, G::Action)>,
@@ -1034,7 +1065,7 @@ impl<G: Game> Search<G> {
         priors.extend(actions.iter().map(|&a| logits[state.action_index(a)]));
         softmax(priors);
         if let Some(cache) = &self.cache {
-            cache.insert(state.hash(), value, priors);
+            cache.insert(state.hash(), value, score, priors);
         }
         self.capture_prior(state, actions, priors);
         if node == self.tree.root() {
@@ -1052,7 +1083,22 @@ impl<G: Game> Search<G> {
             value
         };
         self.tree.backup(path, side_value(value, to_act));
+        if let Some(score) = score {
+            self.tree.backup_score(path, side_value(score, to_act));
+        }
         full
+    }
+
+    /// Backs up a finished game's exact value along `path`, and its margin where the tree
+    /// keeps scores (`state` is the finished position).
+    fn backup_terminal(&self, path: &[u32], state: &G, outcome: Outcome) {
+        let t = &self.tree;
+        t.backup(path, self.terminal_value(outcome));
+        if t.tracks_scores() {
+            if let Some(margin) = state.final_score(Player::First) {
+                t.backup_score(path, margin);
+            }
+        }
     }
 
     /// With [`SearchConfig::capture_prior`] ε: `priors` (a distribution over `actions`) becomes
@@ -1144,8 +1190,10 @@ impl<G: Game> Search<G> {
             .leaves_per_thread
             .clamp(1, evaluator.batch_size().max(1));
         let policy_size = self.state.shape().policy_size;
-        let batcher = (options.combine && options.threads > 1)
-            .then(|| Batcher::new(evaluator, policy_size, options.batch_wait));
+        let batcher = (options.combine && options.threads > 1).then(|| {
+            Batcher::new(evaluator, policy_size, options.batch_wait)
+                .with_scores(self.tree.tracks_scores())
+        });
         let this = &*self;
         let worker = || -> Result<SearchReport, SearchError> {
             let mut report = SearchReport::default();
@@ -1184,7 +1232,12 @@ impl<G: Game> Search<G> {
                 let evaluated = match &batcher {
                     Some(b) => {
                         batch.prepare_outputs(policy_size);
-                        b.evaluate(&batch.states, &mut batch.policy, &mut batch.value)
+                        b.evaluate(
+                            &batch.states,
+                            &mut batch.policy,
+                            &mut batch.value,
+                            &mut batch.score,
+                        )
                     }
                     None => batch.evaluate(evaluator, &stats),
                 };
@@ -1323,6 +1376,12 @@ impl Tickets {
             self.left.fetch_add(n, Relaxed);
         }
     }
+}
+
+/// The score utility's scale for `state`'s board: 2 · √(board area), KataGo's.
+fn score_scale<G: Game>(state: &G) -> f32 {
+    let shape = state.shape();
+    2.0 * ((shape.height * shape.width).max(1) as f32).sqrt()
 }
 
 /// `value` (for `to_act`) as seen by `Player::First`.

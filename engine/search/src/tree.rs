@@ -25,6 +25,14 @@ use games::{Outcome, Player};
 /// network's value, and 2^32 visits of ±1 still fit in an i64.
 pub const VALUE_SCALE: f64 = 16_777_216.0;
 
+/// Scores (a network's final margin, in points) are summed in fixed point too, 2^12 steps per
+/// point: a square of the largest margin (±400, clamped) times 2^32 visits still fits in an
+/// i64.
+pub const SCORE_SCALE: f64 = 4096.0;
+
+/// The largest score margin kept; larger ones are clamped (Go's 19 × 19 board holds 361).
+const SCORE_MAX: f32 = 400.0;
+
 /// A value in [−1, 1] in fixed point.
 #[inline]
 pub fn to_fixed(v: f32) -> i64 {
@@ -114,6 +122,30 @@ impl NodeStats {
     }
 }
 
+/// The scores backed up through one node, from its mover's point of view (see
+/// [`Tree::score`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ScoreStats {
+    /// Playouts that brought a score (a network's, or a finished game's).
+    pub count: u32,
+    /// Their mean, in points.
+    pub mean: f32,
+    /// Their standard deviation, in points.
+    pub stdev: f32,
+}
+
+/// One node's score sums, in a table beside the arena (index = node index). Only changed by
+/// `fetch_add`, like the node's own statistics; a reader may see `count` and the sums of
+/// slightly different moments, which skews a mean by at most one playout's share.
+#[repr(C)]
+struct ScoreCell {
+    count: AtomicU64,
+    /// Σ score, in fixed point ([`SCORE_SCALE`]).
+    sum: AtomicI64,
+    /// Σ score², in fixed point.
+    squares: AtomicI64,
+}
+
 /// PUCT parameters, copied out of the search configuration for the hot loop.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Puct {
@@ -123,6 +155,19 @@ pub(crate) struct Puct {
     pub minimax_weight: f32,
     /// k of the root's forced playouts ([`crate::SearchConfig::forced_playouts`]); 0 off.
     pub forced: f32,
+    /// Weight of the score utility ([`crate::SearchConfig::score_utility`]); 0 off.
+    pub score_weight: f32,
+    /// The score that is worth half the utility's range: 2·√(board area), as KataGo's.
+    pub score_scale: f32,
+}
+
+impl Puct {
+    /// The bounded score utility of a mean score `s` (points, the chooser's view), without
+    /// the weight: 2/π · atan(s / scale), in (−1, 1).
+    #[inline]
+    pub(crate) fn score_utility(&self, s: f32) -> f32 {
+        std::f32::consts::FRAC_2_PI * (s / self.score_scale).atan()
+    }
 }
 
 /// Nodes a thread takes from the shared arena at a time, so that threads do not meet on the
@@ -166,18 +211,30 @@ pub struct Tree<A> {
     /// Per node, when tracked: the minimax of the evaluations below it, from its mover's point
     /// of view, as f32 bits (0: none yet; a zero value is stored as −0.0).
     minimax: Option<Box<[AtomicU32]>>,
+    /// Per node, when tracked: the sums of the scores backed up through it (see
+    /// [`Tree::track_scores`]).
+    scores: Option<Box<[ScoreCell]>>,
 }
 
-/// `n` atomics, all zero, in memory the OS maps lazily.
-fn zeroed_atomics(n: usize) -> Box<[AtomicU32]> {
+/// Types whose all-zero bits are a valid value (atomics, and structs of them).
+///
+/// # Safety
+/// Implement only for such types.
+unsafe trait Zeroable {}
+// SAFETY: an atomic integer of zero bits is 0; a `#[repr(C)]` struct of them is all zeros.
+unsafe impl Zeroable for AtomicU32 {}
+unsafe impl Zeroable for ScoreCell {}
+
+/// `n` values, all zero, in memory the OS maps lazily.
+fn zeroed_atomics<T: Zeroable>(n: usize) -> Box<[T]> {
     if n == 0 {
         return Box::new([]);
     }
-    let layout = Layout::array::<AtomicU32>(n).expect("minimax table size overflows");
-    // SAFETY: non-zero size; all-zero bits are a valid AtomicU32, and the box frees the block
-    // with the same layout through the global allocator.
+    let layout = Layout::array::<T>(n).expect("side table size overflows");
+    // SAFETY: non-zero size; all-zero bits are a valid T (`Zeroable`), and the box frees the
+    // block with the same layout through the global allocator.
     unsafe {
-        let p = alloc_zeroed(layout).cast::<AtomicU32>();
+        let p = alloc_zeroed(layout).cast::<T>();
         if p.is_null() {
             std::alloc::handle_alloc_error(layout);
         }
@@ -215,6 +272,78 @@ impl<A: Copy> Tree<A> {
             root: 0,
             id: NEXT_TREE_ID.fetch_add(1, Relaxed),
             minimax: None,
+            scores: None,
+        }
+    }
+
+    /// Keeps the sums of the scores backed up through each node from now on
+    /// ([`Tree::backup_score`], [`Tree::score`]): 24 bytes a node, mapped as nodes are used.
+    pub fn track_scores(&mut self) {
+        if self.scores.is_none() {
+            self.scores = Some(zeroed_atomics(self.nodes.len()));
+        }
+    }
+
+    /// Whether the tree keeps scores.
+    #[inline]
+    pub fn tracks_scores(&self) -> bool {
+        self.scores.is_some()
+    }
+
+    /// The scores backed up through node `i`, from its mover's point of view; `None` where
+    /// the tree keeps none or none came through it.
+    pub fn score(&self, i: u32) -> Option<ScoreStats> {
+        let cell = &self.scores.as_ref()?[i as usize];
+        let count = cell.count.load(Relaxed);
+        if count == 0 {
+            return None;
+        }
+        let n = count as f64;
+        let mean = cell.sum.load(Relaxed) as f64 / SCORE_SCALE / n;
+        let square = cell.squares.load(Relaxed) as f64 / SCORE_SCALE / n;
+        Some(ScoreStats {
+            count: count.min(u64::from(u32::MAX)) as u32,
+            mean: mean as f32,
+            stdev: (square - mean * mean).max(0.0).sqrt() as f32,
+        })
+    }
+
+    /// The mean score through node `i` from its mover's view, 0 where none came through it.
+    #[inline]
+    fn mean_score(&self, scores: &[ScoreCell], i: u32) -> f32 {
+        let cell = &scores[i as usize];
+        let count = cell.count.load(Relaxed);
+        if count == 0 {
+            0.0
+        } else {
+            (cell.sum.load(Relaxed) as f64 / SCORE_SCALE / count as f64) as f32
+        }
+    }
+
+    /// Adds `score_first` (a final margin from `Player::First`'s point of view, in points) to
+    /// the score sums of every node on `path`, each from its mover's view. Called beside
+    /// [`Tree::backup`] for playouts that brought a score; nothing where scores are not kept.
+    #[inline]
+    pub(crate) fn backup_score(&self, path: &[u32], score_first: f32) {
+        let Some(scores) = &self.scores else {
+            return;
+        };
+        if !score_first.is_finite() {
+            return;
+        }
+        let s = f64::from(score_first.clamp(-SCORE_MAX, SCORE_MAX));
+        let fixed = (s * SCORE_SCALE).round() as i64;
+        let square = (s * s * SCORE_SCALE).round() as i64;
+        for &i in path {
+            let cell = &scores[i as usize];
+            let signed = if self.node(i).mover.load(Relaxed) == 0 {
+                fixed
+            } else {
+                -fixed
+            };
+            cell.sum.fetch_add(signed, Relaxed);
+            cell.squares.fetch_add(square, Relaxed);
+            cell.count.fetch_add(1, Relaxed);
         }
     }
 
@@ -508,6 +637,21 @@ impl<A: Copy> Tree<A> {
                 -q
             }
         };
+        // With the score utility, every child's value gains w · f(its mean score), and the
+        // value an unvisited child is assumed to have gains the parent's.
+        let scores = self.scores.as_deref().filter(|_| p.score_weight > 0.0);
+        let parent_q = match scores {
+            Some(sc) if visits > 0 => {
+                let m = self.mean_score(sc, i);
+                let m = if node.mover.load(Relaxed) == chooser.index() as u8 {
+                    m
+                } else {
+                    -m
+                };
+                parent_q + p.score_weight * p.score_utility(m)
+            }
+            _ => parent_q,
+        };
         let fpu = parent_q - p.fpu_reduction;
         let explore = p.c_puct * (parent_n.max(1) as f32).sqrt();
         let range = self.children(i);
@@ -551,11 +695,16 @@ impl<A: Copy> Tree<A> {
                 let w = child.value.load(Relaxed) as f32 * (1.0 / VALUE_SCALE as f32)
                     - p.virtual_loss * flying as f32;
                 let q = w / n as f32;
-                if p.minimax_weight > 0.0 {
+                let q = if p.minimax_weight > 0.0 {
                     self.minimax_q(c)
                         .map_or(q, |m| (1.0 - p.minimax_weight) * q + p.minimax_weight * m)
                 } else {
                     q
+                };
+                match scores {
+                    // Children are entered by the chooser: their scores are from its view.
+                    Some(sc) => q + p.score_weight * p.score_utility(self.mean_score(sc, c)),
+                    None => q,
                 }
             };
             let score = q + explore * prior / (1 + n) as f32;
@@ -631,6 +780,13 @@ impl<A: Copy> Tree<A> {
         if let Some(mm) = &self.minimax {
             mm[..used].iter().for_each(|m| m.store(0, Relaxed));
         }
+        if let Some(sc) = &self.scores {
+            for cell in &sc[..used] {
+                cell.count.store(0, Relaxed);
+                cell.sum.store(0, Relaxed);
+                cell.squares.store(0, Relaxed);
+            }
+        }
         self.nodes[0].mover.store(root_mover.index() as u8, Relaxed);
         self.len.store(1, Relaxed);
         self.root = 0;
@@ -644,12 +800,25 @@ impl<A: Copy> Tree<A> {
         if self.minimax.is_some() {
             out.track_minimax();
         }
+        if self.scores.is_some() {
+            out.track_scores();
+        }
         let copy_minimax = |old: u32, new: usize| {
             if let (Some(from), Some(to)) = (&self.minimax, &out.minimax) {
                 to[new].store(from[old as usize].load(Relaxed), Relaxed);
             }
         };
-        copy_minimax(new_root, 0);
+        // The side tables' entries of a copied node.
+        let copy_sides = |old: u32, new: usize| {
+            copy_minimax(old, new);
+            if let (Some(from), Some(to)) = (&self.scores, &out.scores) {
+                let (from, to) = (&from[old as usize], &to[new]);
+                to.count.store(from.count.load(Relaxed), Relaxed);
+                to.sum.store(from.sum.load(Relaxed), Relaxed);
+                to.squares.store(from.squares.load(Relaxed), Relaxed);
+            }
+        };
+        copy_sides(new_root, 0);
         let cap = out.nodes.len();
         // Breadth first: (old index, new index) of nodes whose children are still to copy.
         let mut queue = std::collections::VecDeque::new();
@@ -670,7 +839,7 @@ impl<A: Copy> Tree<A> {
             for (k, c) in range.clone().enumerate() {
                 let src = &self.nodes[c as usize];
                 copy_node(src, &out.nodes[first + k], Some(self.action(c)));
-                copy_minimax(c, first + k);
+                copy_sides(c, first + k);
                 queue.push_back((c, (first + k) as u32));
             }
             len += range.len();
@@ -816,6 +985,8 @@ mod tests {
             virtual_loss: 1.0,
             minimax_weight: 0.0,
             forced: 0.0,
+            score_weight: 0.0,
+            score_scale: 18.0,
         };
         // All unvisited: the highest prior wins.
         assert_eq!(t.select_child(root, Player::First, &p, true), 2);
@@ -903,6 +1074,8 @@ mod tests {
             virtual_loss: 1.0,
             minimax_weight: 0.0,
             forced: 0.0,
+            score_weight: 0.0,
+            score_scale: 18.0,
         };
         assert_eq!(t.select_child(0, Player::First, &mean, true), 1);
         // With the minimax in the value, the refutation steers First to child 2.
@@ -917,6 +1090,59 @@ mod tests {
         t.extract_into(1, &mut sub);
         assert_eq!(sub.minimax_q(sub.root()), Some(-0.8));
         assert_eq!(sub.minimax_q(1), Some(0.8));
+    }
+
+    #[test]
+    fn scores_back_up_per_mover_and_steer_selection_only_when_weighted() {
+        // Root: First to act (entered by Second); children 1 and 2, entered by First, with
+        // equal priors and equal values.
+        let mut t = Tree::<u32>::new(16, Player::Second);
+        assert_eq!(t.score(0), None, "untracked");
+        t.track_scores();
+        let mut cur = Cursor::default();
+        assert!(t.try_claim(0).is_ok());
+        assert!(t.expand(0, Player::First, &[10, 20], &[0.5, 0.5], &mut cur));
+        visit(&t, &[0], 0.0);
+        t.backup_score(&[0], 0.0);
+        // Child 1 leads First by 2 and 4 points, child 2 by 6 and 10: same values.
+        for (child, score) in [(1, 2.0), (1, 4.0), (2, 6.0), (2, 10.0)] {
+            visit(&t, &[0, child], 0.2);
+            t.backup_score(&[0, child], score);
+        }
+        let s1 = t.score(1).unwrap();
+        assert_eq!((s1.count, s1.mean, s1.stdev), (2, 3.0, 1.0));
+        let s2 = t.score(2).unwrap();
+        assert_eq!((s2.count, s2.mean, s2.stdev), (2, 8.0, 2.0));
+        // The root was entered by Second: First's leads count against it.
+        let root = t.score(0).unwrap();
+        assert_eq!((root.count, root.mean), (5, -22.0 / 5.0));
+        assert_eq!(t.stats(1).q(), t.stats(2).q());
+        let plain = Puct {
+            c_puct: 1.0,
+            fpu_reduction: 0.0,
+            virtual_loss: 1.0,
+            minimax_weight: 0.0,
+            forced: 0.0,
+            score_weight: 0.0,
+            score_scale: 18.0,
+        };
+        // Equal values and priors: the first child, as without scores.
+        assert_eq!(t.select_child(0, Player::First, &plain, true), 1);
+        let weighted = Puct {
+            score_weight: 0.1,
+            ..plain
+        };
+        assert_eq!(t.select_child(0, Player::First, &weighted, true), 2);
+        // The utility is bounded and odd.
+        assert!(weighted.score_utility(1e6) < 1.0 && weighted.score_utility(1e6) > 0.99);
+        assert_eq!(weighted.score_utility(-8.0), -weighted.score_utility(8.0));
+        // Tree reuse keeps a subtree's scores; clearing drops them.
+        let mut sub = Tree::new(8, Player::First);
+        t.extract_into(2, &mut sub);
+        assert_eq!(sub.score(sub.root()), Some(s2));
+        t.clear(Player::Second);
+        assert_eq!(t.score(0), None);
+        assert!(t.tracks_scores());
     }
 
     #[test]

@@ -68,7 +68,9 @@ fn a_batcher_routes_answers_to_the_threads_that_asked() {
                     let mine = &all[start..start + n];
                     let mut policy = vec![0.0; n * 16];
                     let mut value = vec![0.0; n];
-                    batcher.evaluate(mine, &mut policy, &mut value).unwrap();
+                    batcher
+                        .evaluate(mine, &mut policy, &mut value, &mut Vec::new())
+                        .unwrap();
                     for (k, state) in mine.iter().enumerate() {
                         assert_eq!(value[k], fake.value_of(state));
                         let mut alone = vec![0.0; 16];
@@ -95,7 +97,9 @@ fn a_batch_that_does_not_fill_is_sent_after_the_wait() {
     let mut policy = vec![0.0; 3 * 16];
     let mut value = vec![0.0; 3];
     let start = std::time::Instant::now();
-    batcher.evaluate(&mine, &mut policy, &mut value).unwrap();
+    batcher
+        .evaluate(&mine, &mut policy, &mut value, &mut Vec::new())
+        .unwrap();
     assert!(start.elapsed() >= Duration::from_millis(5));
     assert_eq!(value[1], fake.value_of(&mine[1]));
     let r = batcher.stats().report();
@@ -104,7 +108,9 @@ fn a_batch_that_does_not_fill_is_sent_after_the_wait() {
     let many = positions(40);
     let mut policy = vec![0.0; 40 * 16];
     let mut value = vec![0.0; 40];
-    batcher.evaluate(&many, &mut policy, &mut value).unwrap();
+    batcher
+        .evaluate(&many, &mut policy, &mut value, &mut Vec::new())
+        .unwrap();
     assert_eq!(value[39], fake.value_of(&many[39]));
     assert_eq!(batcher.stats().report().states, 43);
 }
