@@ -9,6 +9,14 @@
 //! that met keeps an agent that won (or lost) every game at a finite rating, as BayesElo's
 //! default prior does; with it, a model that beats every fixed opponent still gets a finite
 //! rating that rises with its results against stronger ones.
+//!
+//! [`play_pairing`] plays one pairing of a round robin (`engine ladder`, and the calibration of
+//! the levels), each game's players built from their specs.
+
+use anyhow::Context;
+
+use crate::matchplay::{play_match_parallel, Colours, MatchResult, Openings};
+use crate::spec::{self, AgentSpec, NetLoader, OwnPlayers};
 
 /// Elo points per unit of r: 400 / ln 10.
 const ELO_PER_NAT: f64 = 400.0 / std::f64::consts::LN_10;
@@ -20,6 +28,17 @@ pub struct Pairing {
     pub b: usize,
     pub games: f64,
     pub score: f64,
+}
+
+/// Agent `i`'s games and score over `pairings` (win 1, draw 1/2), from either side.
+pub fn totals(pairings: &[Pairing], i: usize) -> (f64, f64) {
+    pairings
+        .iter()
+        .filter(|p| p.a == i || p.b == i)
+        .fold((0.0, 0.0), |(g, s), p| {
+            let mine = if p.a == i { p.score } else { p.games - p.score };
+            (g + p.games, s + mine)
+        })
 }
 
 /// The fitted ratings, in Elo, the anchor at 0.
@@ -205,9 +224,77 @@ fn invert(m: &[Vec<f64>]) -> Vec<Vec<f64>> {
         .collect()
 }
 
+/// How a round robin plays each pairing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PairingPlan {
+    /// Games at a time, each with a pair of players of its own.
+    pub workers: u32,
+    pub games: u32,
+    pub max_actions: usize,
+    /// Random actions at the start of each pair of games ([`Openings`]).
+    pub openings: usize,
+    pub seed: u64,
+}
+
+/// Plays pairing number `round` of a round robin: `plan.games` games of the first of `sides`
+/// (spec, name, what an error calls it) against the second, colours alternating, with
+/// `plan.workers` pairs of players seeded apart by round and worker; `on_game` after each game.
+pub fn play_pairing<G: OwnPlayers>(
+    start: &G,
+    load: NetLoader<'_, G>,
+    sides: [(&AgentSpec, &str, &str); 2],
+    round: usize,
+    plan: &PairingPlan,
+    on_game: impl Fn() + Sync,
+) -> anyhow::Result<MatchResult> {
+    let [(spec_a, name_a, what_a), (spec_b, name_b, what_b)] = sides;
+    let mut pairs = Vec::new();
+    for w in 0..u64::from(plan.workers) {
+        let seed = plan.seed.wrapping_add(1000 * round as u64 + 2 * w);
+        let x = spec::build(spec_a, name_a, seed, load).with_context(|| what_a.to_string())?;
+        let y = spec::build(spec_b, name_b, seed + 1, load).with_context(|| what_b.to_string())?;
+        pairs.push((x, y));
+    }
+    let openings = Openings {
+        moves: plan.openings,
+        seed: plan.seed,
+    };
+    Ok(play_match_parallel(
+        start,
+        &mut pairs,
+        plan.games,
+        plan.max_actions,
+        Colours::Alternate,
+        openings,
+        |_, _, _, _| on_game(),
+    )?)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn totals_count_a_pairing_from_either_side() {
+        let pairings = [
+            Pairing {
+                a: 0,
+                b: 1,
+                games: 4.0,
+                score: 3.0,
+            },
+            Pairing {
+                a: 2,
+                b: 0,
+                games: 2.0,
+                score: 0.5,
+            },
+        ];
+        assert_eq!(totals(&pairings, 0), (6.0, 4.5));
+        assert_eq!(totals(&pairings, 1), (4.0, 1.0));
+        assert_eq!(totals(&pairings, 2), (2.0, 0.5));
+        assert_eq!(totals(&pairings, 3), (0.0, 0.0));
+    }
 
     /// The expected score of a against b at true Elo ratings.
     fn expected(a: f64, b: f64) -> f64 {

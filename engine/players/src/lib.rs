@@ -13,12 +13,14 @@
 //!   processes ([`process`]) under the GTP ([`gtp_client`]; Liuzhou's dialect:
 //!   [`gtp_client::liuzhou`]) and UCI ([`uci_client`]) clients;
 //!   Fairy-Stockfish as a rules oracle ([`fairy`]).
-//! - [`matchplay`]: matches between agents, colours alternating, in parallel; [`ladder`]: their
-//!   ratings; [`levels`]: named strength levels with their Elo.
+//! - [`matchplay`]: matches between agents, colours alternating, in parallel, with their records
+//!   and forfeits ([`matchplay::MatchLog`]); [`ladder`]: their ratings; [`levels`]: named
+//!   strength levels with their Elo, measured by [`calibration`].
 //!
 //! Nothing below this crate starts a process.
 
 pub mod alphabeta;
+pub mod calibration;
 pub mod driven;
 pub mod fairy;
 pub mod go;

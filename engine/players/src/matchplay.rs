@@ -1,9 +1,15 @@
 //! Matches between two agents: colours alternating (or fixed, for a handicap), results with a
-//! confidence interval.
+//! confidence interval, and what a match keeps of its games ([`MatchLog`]: the record file in
+//! the game's own format, the forfeits).
 
 use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
-use games::{Agent, AgentError, Decision, Game, Outcome, Player};
+use games::record::{self, RecordFormat};
+use games::{Agent, AgentError, Decision, Game, Outcome, Player, RecordMeta};
+
+use crate::spec::AgentSpec;
 
 /// Why a match stopped.
 #[derive(Debug, thiserror::Error)]
@@ -156,6 +162,167 @@ impl<G: Game> GameRecord<G> {
             result_text: None,
         }
     }
+}
+
+impl<G: RecordFormat> GameRecord<G> {
+    /// The game in its format's record (PGN, SGF, …): `names` of the first and second player,
+    /// the ending in words with `sides` naming the colours (a resignation, a forfeit with its
+    /// reason, the cap of `max_actions` actions, else the rule).
+    pub fn record_text(&self, names: [&str; 2], sides: [&str; 2], max_actions: usize) -> String {
+        let ending = match (self.resigned, &self.forfeit) {
+            (Some(p), _) => Some(format!("{} resigned", sides[p.index()])),
+            (None, Some(f)) => Some(format!(
+                "{} forfeited: {}",
+                sides[f.player.index()],
+                f.reason
+            )),
+            (None, None) if self.capped => {
+                Some(format!("drawn at the cap of {max_actions} actions"))
+            }
+            (None, None) => None,
+        };
+        let meta = RecordMeta {
+            names,
+            ending: ending.as_deref().or(Some(self.ending.as_str())),
+            resigned: self.resigned,
+        };
+        G::write_record(&self.to_record(), &meta)
+    }
+}
+
+/// What a match keeps of its games besides the score: every game's record, in the order of
+/// the games' numbers, in one file rewritten (through a temporary file) after each game, so a
+/// stopped match keeps the games it finished; and a line for each forfeit. Games end on the
+/// pairs' threads in any order; the maps put them back in order.
+pub struct MatchLog {
+    /// The names of agents A and B.
+    names: [String; 2],
+    /// The game's colours, first player first (`Red`, `Black`).
+    sides: [&'static str; 2],
+    max_actions: usize,
+    path: Option<PathBuf>,
+    records: Mutex<BTreeMap<u32, String>>,
+    forfeits: Mutex<BTreeMap<u32, String>>,
+}
+
+impl MatchLog {
+    /// A log for agents A and B named `names` in a game whose colours are `sides`, whose
+    /// records go to `path` (none without). The file is written empty at once, so a path that
+    /// cannot be written fails before the games.
+    pub fn new(
+        names: [&str; 2],
+        sides: [&'static str; 2],
+        max_actions: usize,
+        path: Option<&Path>,
+    ) -> std::io::Result<MatchLog> {
+        if let Some(path) = path {
+            record::write_file(path, "")?;
+        }
+        Ok(MatchLog {
+            names: names.map(str::to_string),
+            sides,
+            max_actions,
+            path: path.map(Path::to_path_buf),
+            records: Mutex::default(),
+            forfeits: Mutex::default(),
+        })
+    }
+
+    /// Keeps game number `g` (from 0), which agent A played as `a_plays`: its forfeit, if it
+    /// was one, said in the log at once, and the record file rewritten. An error is the record
+    /// file's; the game is kept all the same.
+    pub fn add<G: RecordFormat>(
+        &self,
+        g: u32,
+        game: &GameRecord<G>,
+        a_plays: Player,
+    ) -> std::io::Result<()> {
+        let [a, b] = [self.names[0].as_str(), self.names[1].as_str()];
+        if let Some(f) = &game.forfeit {
+            let side = if f.player == a_plays { a } else { b };
+            let line = format!(
+                "game {}: {side} ({}) forfeited: {}: {}",
+                g + 1,
+                self.sides[f.player.index()],
+                f.agent,
+                f.reason
+            );
+            tracing::warn!("{line}");
+            lock(&self.forfeits).insert(g, line);
+        }
+        let Some(path) = &self.path else {
+            return Ok(());
+        };
+        let names = match a_plays {
+            Player::First => [a, b],
+            Player::Second => [b, a],
+        };
+        let mut records = lock(&self.records);
+        records.insert(g, game.record_text(names, self.sides, self.max_actions));
+        let text: Vec<&str> = records.values().map(String::as_str).collect();
+        record::write_file(path, &text.join("\n"))
+    }
+
+    /// The forfeits, one line each (`game 3: gnugo[white] (Black) forfeited: …`), in the order
+    /// of the games.
+    pub fn forfeits(&self) -> Vec<String> {
+        lock(&self.forfeits).values().cloned().collect()
+    }
+}
+
+/// The map behind `m`, also after a thread panicked while holding it (each insert is whole).
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// An agent's name in a match's or a ladder's tables: its spec in short (`random`,
+/// `net(m.onnx, 200 visits)`) and `side` in brackets, the flag or place it came from
+/// (`random[black]`).
+pub fn agent_label(spec: &AgentSpec, side: &str) -> String {
+    // A Gumbel search (PUCT is the default and goes unnamed), a guard and a handoff say so.
+    let extras = |m: &crate::spec::MctsSpec| {
+        let kind = match m.search {
+            search::SearchKind::Gumbel => ", gumbel",
+            search::SearchKind::Puct => "",
+        };
+        let guard = m.guard.map_or(String::new(), |g| {
+            let margin = m.guard_margin.unwrap_or(crate::guard::DEFAULT_MARGIN);
+            format!(", guard {g}, margin {margin}")
+        });
+        let handoff = m
+            .handoff
+            .map_or(String::new(), |k| format!(", handoff {k}"));
+        let views = if m.views > 1 {
+            format!(", {} views", m.views)
+        } else {
+            String::new()
+        };
+        format!("{kind}{views}{guard}{handoff}")
+    };
+    let s = match spec {
+        AgentSpec::Random { .. } => "random".to_string(),
+        AgentSpec::Mcts(m) => format!(
+            "mcts({}{})",
+            m.visits
+                .map(|v| format!("{v} visits"))
+                .or(m.time.map(|t| format!("{t} s")))
+                .unwrap_or_default(),
+            extras(m)
+        ),
+        AgentSpec::Other(text) => text.clone(),
+        AgentSpec::Net { model, mcts } => format!(
+            "net({}, {}{})",
+            model
+                .as_deref()
+                .map_or("default model".into(), |m| m.display().to_string()),
+            mcts.visits
+                .map(|v| format!("{v} visits"))
+                .or(mcts.time.map(|t| format!("{t} s")))
+                .unwrap_or_default(),
+            extras(mcts)
+        ),
+    };
+    format!("{s}[{side}]")
 }
 
 /// The ending of a game an agent gave up.
@@ -476,6 +643,65 @@ mod tests {
         assert_eq!(
             h.by_side_text(["Black", "White"]),
             "as Black 0 wins, 1 draws, 0 losses, 0.500"
+        );
+    }
+
+    #[test]
+    fn a_match_log_writes_the_games_in_order_and_names_the_forfeits() {
+        use games::liuzhou::{Liuzhou, Rules};
+        let game = |forfeit: Option<Forfeit>| GameRecord::<Liuzhou> {
+            start: Liuzhou::new(Rules::default()),
+            moves: Vec::new(),
+            outcome: Outcome::Win(Player::First),
+            capped: false,
+            ending: if forfeit.is_some() { FORFEIT } else { "test" }.into(),
+            resigned: None,
+            forfeit,
+        };
+        let forfeit = Forfeit {
+            player: Player::Second,
+            agent: "gtp".into(),
+            reason: "answered `z9`".into(),
+        };
+        let (first, second) = (game(None), game(Some(forfeit)));
+        let path = std::env::temp_dir().join(format!("match-log-{}.txt", std::process::id()));
+        let sides = ["Black", "White"];
+        let log = MatchLog::new(["a[black]", "b[white]"], sides, 100, Some(&path)).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            "",
+            "written at once"
+        );
+        // Game 2 ends first; A plays Second in it, so B is the first player and forfeits.
+        log.add(1, &second, Player::Second).unwrap();
+        log.add(0, &first, Player::First).unwrap();
+        let expected = [
+            first.record_text(["a[black]", "b[white]"], sides, 100),
+            second.record_text(["b[white]", "a[black]"], sides, 100),
+        ]
+        .join("\n");
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), expected);
+        assert!(
+            expected.contains("White forfeited: answered `z9`"),
+            "{expected}"
+        );
+        assert_eq!(
+            log.forfeits(),
+            ["game 2: a[black] (White) forfeited: gtp: answered `z9`"]
+        );
+        std::fs::remove_file(&path).ok();
+        let nowhere = std::path::Path::new("/no/such/dir/games.txt");
+        assert!(MatchLog::new(["a", "b"], sides, 100, Some(nowhere)).is_err());
+    }
+
+    #[test]
+    fn an_agent_label_names_the_search_and_where_the_agent_came_from() {
+        let label = |text: &str| agent_label(&AgentSpec::parse(text).unwrap(), "1");
+        assert_eq!(label("random"), "random[1]");
+        assert_eq!(label("mcts:visits=50"), "mcts(50 visits)[1]");
+        assert_eq!(
+            label("net:model=m.onnx,time=2,search=gumbel"),
+            "net(m.onnx, 2 s, gumbel)[1]"
         );
     }
 }
