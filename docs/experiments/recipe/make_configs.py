@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Writes the configs of the recipe comparison: the game's shipped config as it is ("base") and
-with the KataGo-style network ("kata": global pooling, pooled heads, ownership, score, wdl and
-reply heads), each for every seed, with the ladder off (runs are rated afterwards by the same
+KataGo's bundle ("kata"): the network with global pooling, pooled heads, ownership, score, wdl,
+reply and soft policy heads, and the procedure: policy-surprise weighting, short-term value
+targets and, where self-play searches with PUCT, forced playouts. Each for every seed, with the ladder off (runs are rated afterwards by the same
 matches) and the same time limit on the same clock (wall or cpu, `train.clock`).
 
   make_configs.py GAME_CONFIG OUT_DIR MINUTES CLOCK SEED [SEED ...]"""
@@ -20,15 +21,37 @@ RECIPES = {
         "score": 1,
         "wdl": 1,
         "reply": 1,
+        "soft_policy": 1,
+    },
+}
+
+# Procedure keys of each recipe, set where the config has them uncommented (once each).
+PROCEDURE = {
+    "base": {},
+    "kata": {
+        # KataGo's share of the weight spread by surprise.
+        "fit.surprise_weight": "0.5",
+        # A fifth of the value target from the following positions' search values.
+        "selfplay.value_result_weight": "0.8",
+        "selfplay.value_horizon": "0.9",
+        # KataGo's k; Gumbel self-play ignores it.
+        "selfplay.forced_playouts": "2",
     },
 }
 
 
 def set_key(text, key, value):
-    new, n = re.subn(rf"(?m)^(  {key}:) .*$", rf"\g<1> {value}", text)
-    if n != 1:
-        sys.exit(f"{key}: found {n} times in the config, expected once")
-    return new
+    """Sets `section.key` (an uncommented line of that top-level section) to `value`."""
+    section, name = key.split(".")
+    lines = text.split("\n")
+    start = lines.index(f"{section}:")
+    end = next((i for i in range(start + 1, len(lines)) if lines[i] and not lines[i][0].isspace()),
+               len(lines))
+    found = [i for i in range(start, end) if re.match(rf"  {name}: ", lines[i])]
+    if len(found) != 1:
+        sys.exit(f"{key}: found {len(found)} times in the config, expected once")
+    lines[found[0]] = f"  {name}: {value}"
+    return "\n".join(lines)
 
 
 def add_network_keys(text, keys):
@@ -50,12 +73,12 @@ def main():
         for seed in seeds:
             text = base
             common = {
-                "eval_games": "0",
-                "iterations": "100000",
-                "time_limit_minutes": minutes,
-                "clock": clock,
+                "train.eval_games": "0",
+                "train.iterations": "100000",
+                "train.time_limit_minutes": minutes,
+                "train.clock": clock,
             }
-            for key, value in common.items():
+            for key, value in {**common, **PROCEDURE[recipe]}.items():
                 text = set_key(text, key, value)
             # train.seed: the first network drawn and every random choice of the loop.
             text = re.sub(r"(?m)^(train:\n(?:  .*\n|\s*\n)*?  seed:) \d+", rf"\g<1> {seed}", text)
