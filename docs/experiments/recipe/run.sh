@@ -1,6 +1,8 @@
 #!/bin/bash
-# The training recipe at equal compute: the game's shipped recipe ("base") against the
-# KataGo-style network with auxiliary targets ("kata"), each trained from zero for the same CPU
+# The training recipe at equal compute: the game's shipped recipe ("base") against KataGo's
+# bundle ("kata": the network with global pooling and auxiliary heads, and the procedure:
+# soft policy, surprise weighting, short-term value targets, forced playouts; make_configs.py
+# lists the keys), each trained from zero for the same CPU
 # time (train.clock cpu, so other work on the machine does not tilt the comparison; CLOCK=wall
 # counts the wall instead), one run after another, for each seed; then every run's best at
 # fixed minutes against the other recipe's final best of the same seed, and every final against
