@@ -2,7 +2,8 @@
 """The matches of the recipe comparison and their table.
 
   rate.py DIR MINUTES SEED...           one line per match: NAME BLACK_SPEC WHITE_SPEC
-  rate.py DIR MINUTES SEED... --table   the Markdown table of the finished ones
+  rate.py DIR MINUTES SEED... --table   the Markdown table of the finished ones, and their
+                                        plot in DIR/rate/scores.svg
 
 A run's checkpoint at minute m is its best model after the last iteration that ended by then.
 Each recipe's checkpoints play the other recipe's final best of the same seed; every final best
@@ -63,6 +64,47 @@ def result(dir, name):
     return tuple(map(int, wdl[0])) + tuple(map(float, score.groups()))
 
 
+def plot(dir, minutes, rows):
+    """DIR/rate/scores.svg: each recipe's score against the other's final by CPU minutes of
+    training, one line per run, the 95 % intervals as bars (hand-written SVG: no plotting
+    package needed)."""
+    width, height, left, bottom, top, right = 560, 340, 50, 40, 20, 120
+    x = lambda m: left + (width - left - right) * m / minutes
+    y = lambda s: top + (height - top - bottom) * (1 - s)
+    colours = {"base": "#1f77b4", "kata": "#d62728"}
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+           'font-family="sans-serif" font-size="11">',
+           f'<rect width="{width}" height="{height}" fill="white"/>']
+    for s in (0, 0.25, 0.5, 0.75, 1):
+        out.append(f'<line x1="{left}" x2="{width - right}" y1="{y(s)}" y2="{y(s)}" '
+                   f'stroke="#ddd"/><text x="{left - 6}" y="{y(s) + 4}" '
+                   f'text-anchor="end">{s}</text>')
+    for k in range(5):
+        m = minutes * k // 4
+        out.append(f'<text x="{x(m)}" y="{height - bottom + 16}" text-anchor="middle">{m}</text>')
+    out.append(f'<text x="{(left + width - right) / 2}" y="{height - 6}" text-anchor="middle">'
+               "CPU minutes of training</text>")
+    lines = {}
+    for name, _, _ in rows:
+        found = re.fullmatch(r"(\w+)-s(\d+)-m(\d+)", name)
+        r = result(dir, name)
+        if found and r:
+            lines.setdefault(found.group(1, 2), []).append((int(found.group(3)), r))
+    for i, ((recipe, seed), points) in enumerate(sorted(lines.items())):
+        colour = colours.get(recipe, "black")
+        dash = "" if seed == "1" else ' stroke-dasharray="5,3"'
+        path = " ".join(f"{x(m)},{y(r[3])}" for m, r in sorted(points))
+        out.append(f'<polyline points="{path}" fill="none" stroke="{colour}"{dash}/>')
+        for m, r in points:
+            out.append(f'<line x1="{x(m)}" x2="{x(m)}" y1="{y(r[4])}" y2="{y(r[5])}" '
+                       f'stroke="{colour}"/>')
+        out.append(f'<text x="{width - right + 8}" y="{top + 14 * (i + 1)}" fill="{colour}">'
+                   f"{recipe}, seed {seed}</text>")
+    out.append("</svg>")
+    with open(os.path.join(dir, "rate", "scores.svg"), "w", encoding="utf-8") as f:
+        f.write("\n".join(out) + "\n")
+
+
 def main():
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
     dir, minutes, seeds = args[0], int(args[1]), args[2:]
@@ -79,6 +121,7 @@ def main():
             continue
         opponent = "alpha-beta, 100 ms" if white == ALPHABETA else "the other recipe's final"
         print(f"| {name} | {opponent} | {r[0]}-{r[1]}-{r[2]} | {r[3]:.3f} [{r[4]:.3f}, {r[5]:.3f}] |")
+    plot(dir, minutes, rows)
 
 
 if __name__ == "__main__":
