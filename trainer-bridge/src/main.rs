@@ -196,6 +196,8 @@ fn main() -> std::process::ExitCode {
         // A log redirected to a file gets plain text, no colour codes.
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
+    // The first model run through ONNX Runtime fetches its library if none is found.
+    provision::install();
     let result = match Cli::parse().command {
         Command::Init(args) => init(&args),
         Command::Fit(args) => fit(&args),

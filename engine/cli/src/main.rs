@@ -19,6 +19,8 @@ fn main() -> ExitCode {
         // A log redirected to a file gets plain text, no colour codes.
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
+    // The first model loaded fetches ONNX Runtime's library if none is found.
+    provision::install();
     match cmd::Cli::parse().run() {
         Ok(()) => ExitCode::SUCCESS,
         // The reader of our output has gone (`| head`): it wanted no more, so no error either.

@@ -24,7 +24,7 @@ impl Place {
         std::fs::copy(env!("CARGO_BIN_EXE_engine"), root.join("bin/engine")).unwrap();
         // The library the test process finds (fetched once if need be), where the user's cache
         // keeps it: the engine must find it there from any directory.
-        let lib = infer::runtime::library_path().unwrap_or_else(|e| panic!("{e}"));
+        let lib = testkit::onnx_runtime();
         let dir = root.join(format!(
             "cache/liuzhou-engine/ort/{}-{}",
             infer::runtime::ORT_VERSION,

@@ -7,6 +7,7 @@ use std::time::Duration;
 use infer::bench::{self, BenchOptions};
 
 fn main() {
+    provision::install();
     let args: Vec<String> = std::env::args().collect();
     if args.len() < 3 {
         eprintln!("usage: infer_bench <game> <model.onnx> [intra-threads] [seconds-per-measure]");

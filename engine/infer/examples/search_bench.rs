@@ -12,6 +12,7 @@ use eval::Evaluator;
 use games::liuzhou::Liuzhou;
 
 fn main() {
+    provision::install();
     let secs: f64 = std::env::args()
         .nth(1)
         .and_then(|s| s.parse().ok())

@@ -1,5 +1,6 @@
 //! The ONNX Runtime backend of [`eval::Evaluator`]: models loaded from ONNX files, run on the
-//! CPU or a GPU execution provider, and the library found or fetched at run time.
+//! CPU or a GPU execution provider, and the library found at run time (fetching it is the
+//! `provision` crate's job).
 
 pub mod bench;
 pub mod onnx;

@@ -1,4 +1,4 @@
-//! Finding, fetching and loading the ONNX Runtime library.
+//! Finding and loading the ONNX Runtime library.
 //!
 //! `ort` is built with `load-dynamic`: nothing is linked or downloaded at build time, and the
 //! library is opened at run time. Where it comes from, in order ([`places`]):
@@ -7,20 +7,16 @@
 //!    or CI's copy already is (git-ignored);
 //! 3. the user's cache, `$XDG_CACHE_HOME/liuzhou-engine/ort/<version>-<arch>/` (by default
 //!    `~/.cache/liuzhou-engine/...`), found the same from any directory;
-//! 4. otherwise the pinned PyPI wheel `onnxruntime==1.31.1` is fetched with
-//!    `python3 -m pip download`, checked against its pinned SHA-256, and the library is
-//!    extracted into the user's cache (into the checkout's `.ort/` where there is no home
-//!    directory to hold a cache).
+//! 4. otherwise the fetcher a program registered with [`set_fetcher`] puts it into
+//!    [`cache_dir`]. This crate starts no process: the binaries register the `provision`
+//!    crate's download of the pinned PyPI wheel; without a fetcher the answer is
+//!    [`RuntimeError::NotFound`], which says how to get the library.
 //!
 //! Every failure is a [`RuntimeError`] saying what to do; ort's own panic on a missing library
 //! is never reached, because the library is loaded here before any other ort call.
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::OnceLock;
-
-use sha2::{Digest, Sha256};
 
 /// The ONNX Runtime release this build of `ort` targets (API 31).
 pub const ORT_VERSION: &str = "1.31.1";
@@ -28,32 +24,8 @@ pub const ORT_VERSION: &str = "1.31.1";
 /// The library's file name inside the wheel (`onnxruntime/capi/`) and in the cache.
 pub const LIB_NAME: &str = "libonnxruntime.so.1.31.1";
 
-/// Shipped next to the library in the wheel; GPU execution providers load through it.
-const SHARED_PROVIDERS: &str = "libonnxruntime_providers_shared.so";
-
-/// A pinned wheel: the pip platform tag and the file's SHA-256 as published on PyPI.
-struct Wheel {
-    platform: &'static str,
-    sha256: &'static str,
-}
-
-/// The CPython 3.11 wheels; the library inside does not depend on the Python version, and
-/// pinning one tag keeps the hash independent of the local Python.
-fn pinned_wheel() -> Option<Wheel> {
-    match std::env::consts::ARCH {
-        "x86_64" => Some(Wheel {
-            platform: "manylinux_2_28_x86_64",
-            sha256: "5752bd508126ae7c49894d3b9d2e83f0c3d487319246d04c444b393308d7ad7f",
-        }),
-        "aarch64" => Some(Wheel {
-            platform: "manylinux_2_28_aarch64",
-            sha256: "da05378364c44d4407e463982d2bf8d5e4cfea873283757e48beeb41df97b7f3",
-        }),
-        _ => None,
-    }
-}
-
-const WHAT_TO_DO: &str = "set ORT_DYLIB_PATH to a libonnxruntime.so of ONNX Runtime 1.31.x (it is \
+/// What a user can do when the library is missing or broken; the end of each error's message.
+pub const HINT: &str = "set ORT_DYLIB_PATH to a libonnxruntime.so of ONNX Runtime 1.31.x (it is \
      onnxruntime/capi/libonnxruntime.so.1.31.1 inside the PyPI wheel onnxruntime==1.31.1), or make \
      `python3 -m pip` work (Debian: apt-get install python3-pip) and PyPI reachable so the engine \
      can fetch it itself";
@@ -63,23 +35,32 @@ const WHAT_TO_DO: &str = "set ORT_DYLIB_PATH to a libonnxruntime.so of ONNX Runt
 pub enum RuntimeError {
     #[error("ORT_DYLIB_PATH={path} does not name a file; point it at libonnxruntime.so.{ORT_VERSION} or unset it to use the engine's own copy")]
     EnvPathMissing { path: PathBuf },
-    #[error("cannot load ONNX Runtime from {path}: {reason}; {WHAT_TO_DO}")]
+    #[error("no ONNX Runtime library at {}; the `engine` and `trainer-bridge` programs fetch it on first use, and in a checkout `cargo run -q -p provision --example ort_fetch` does; or {HINT}", list(searched))]
+    NotFound { searched: Vec<PathBuf> },
+    #[error("cannot load ONNX Runtime from {path}: {reason}; {HINT}")]
     Load { path: PathBuf, reason: String },
-    #[error("cannot fetch onnxruntime=={ORT_VERSION} from PyPI ({step}): {reason}; {WHAT_TO_DO}")]
-    Fetch { step: &'static str, reason: String },
-    #[error("the downloaded wheel {file} has SHA-256 {actual}, expected {expected}; refusing to use it. Delete it and retry, or {WHAT_TO_DO}")]
-    HashMismatch {
-        file: PathBuf,
-        expected: String,
-        actual: String,
-    },
-    #[error("no pinned onnxruntime wheel for this platform ({os}/{arch}); {WHAT_TO_DO}")]
-    UnsupportedPlatform {
-        os: &'static str,
-        arch: &'static str,
-    },
+    /// The registered fetcher failed; its message says why and what to do.
+    #[error("{0}")]
+    Fetch(String),
     #[error("ONNX Runtime environment: {0}")]
     Environment(String),
+}
+
+fn list(paths: &[PathBuf]) -> String {
+    let names: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+    names.join(", ")
+}
+
+/// Puts the library into the directory it is given (the binaries' download, see the module
+/// documentation).
+pub type Fetcher = fn(&Path) -> Result<(), RuntimeError>;
+
+static FETCHER: OnceLock<Fetcher> = OnceLock::new();
+
+/// Registers how this process gets the library when the lookup finds none; the first
+/// registration stays.
+pub fn set_fetcher(fetch: Fetcher) {
+    let _ = FETCHER.set(fetch);
 }
 
 /// The name of the engine's per-user directories: its cache (`$XDG_CACHE_HOME/liuzhou-engine`,
@@ -138,7 +119,7 @@ pub fn cache_dir() -> PathBuf {
 }
 
 /// The library that would be loaded, without fetching anything: `Ok(None)` when none is
-/// there yet (the first use fetches it into [`cache_dir`]).
+/// there yet (a registered fetcher puts it into [`cache_dir`] on first use).
 pub fn find_library() -> Result<Option<PathBuf>, RuntimeError> {
     if let Some(path) = std::env::var_os("ORT_DYLIB_PATH").filter(|p| !p.is_empty()) {
         let path = PathBuf::from(path);
@@ -151,147 +132,19 @@ pub fn find_library() -> Result<Option<PathBuf>, RuntimeError> {
     Ok(places().into_iter().map(|(_, p)| p).find(|p| p.is_file()))
 }
 
-/// The library to load: the first of [`places`] that is there, else a freshly fetched one.
+/// The library to load: the first of [`places`] that is there, else one the registered
+/// fetcher puts into [`cache_dir`].
 pub fn library_path() -> Result<PathBuf, RuntimeError> {
     if let Some(path) = find_library()? {
         return Ok(path);
     }
+    let Some(fetch) = FETCHER.get() else {
+        let searched = places().into_iter().map(|(_, p)| p).collect();
+        return Err(RuntimeError::NotFound { searched });
+    };
     let dir = cache_dir();
-    fetch_into(&dir)?;
+    fetch(&dir)?;
     Ok(dir.join(LIB_NAME))
-}
-
-/// Downloads the pinned wheel, checks its hash and extracts the libraries into `dir`.
-///
-/// Work happens in a sibling temporary directory renamed into place, so a concurrent or
-/// interrupted fetch never leaves a half-written library under the final name.
-pub fn fetch_into(dir: &Path) -> Result<(), RuntimeError> {
-    let wheel = pinned_wheel().ok_or(RuntimeError::UnsupportedPlatform {
-        os: std::env::consts::OS,
-        arch: std::env::consts::ARCH,
-    })?;
-    if std::env::consts::OS != "linux" {
-        return Err(RuntimeError::UnsupportedPlatform {
-            os: std::env::consts::OS,
-            arch: std::env::consts::ARCH,
-        });
-    }
-    let fetch = |step, reason: String| RuntimeError::Fetch { step, reason };
-    let parent = dir.parent().expect("cache dir has a parent");
-    std::fs::create_dir_all(parent).map_err(|e| {
-        fetch(
-            "create the cache directory",
-            format!("{}: {e}", parent.display()),
-        )
-    })?;
-    let tmp = parent.join(format!(".fetch-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&tmp);
-    std::fs::create_dir_all(&tmp)
-        .map_err(|e| fetch("create a temporary directory", e.to_string()))?;
-    let result = fetch_steps(&wheel, &tmp, dir);
-    let _ = std::fs::remove_dir_all(&tmp);
-    result
-}
-
-fn fetch_steps(wheel: &Wheel, tmp: &Path, dir: &Path) -> Result<(), RuntimeError> {
-    let fetch = |step, reason: String| RuntimeError::Fetch { step, reason };
-    tracing::info!(
-        "fetching onnxruntime=={ORT_VERSION} ({}) from PyPI into {}",
-        wheel.platform,
-        dir.display()
-    );
-    let wheels = tmp.join("wheel");
-    let out = Command::new("python3")
-        .args([
-            "-m",
-            "pip",
-            "download",
-            "--no-deps",
-            "--only-binary=:all:",
-            "--disable-pip-version-check",
-        ])
-        .args(["--python-version", "3.11", "--implementation", "cp"])
-        .args(["--platform", wheel.platform])
-        .arg(format!("onnxruntime=={ORT_VERSION}"))
-        .arg("--dest")
-        .arg(&wheels)
-        .output()
-        .map_err(|e| fetch("run python3 -m pip", e.to_string()))?;
-    if !out.status.success() {
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        let tail: Vec<&str> = stderr.lines().rev().take(3).collect();
-        return Err(fetch(
-            "pip download",
-            format!(
-                "{}: {}",
-                out.status,
-                tail.into_iter().rev().collect::<Vec<_>>().join(" | ")
-            ),
-        ));
-    }
-    let file = std::fs::read_dir(&wheels)
-        .map_err(|e| fetch("find the wheel", e.to_string()))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .find(|p| p.extension().is_some_and(|x| x == "whl"))
-        .ok_or_else(|| fetch("find the wheel", "pip saved no .whl file".into()))?;
-    let actual = sha256_file(&file).map_err(|e| fetch("hash the wheel", e.to_string()))?;
-    if actual != wheel.sha256 {
-        return Err(RuntimeError::HashMismatch {
-            file,
-            expected: wheel.sha256.into(),
-            actual,
-        });
-    }
-    // The wheel is a zip; Python (already required for pip) extracts the two members.
-    let staged = tmp.join("lib");
-    let script = "import sys, zipfile, os\n\
-        z = zipfile.ZipFile(sys.argv[1])\n\
-        for name in sys.argv[3:]:\n\
-        \x20   with z.open('onnxruntime/capi/' + name) as src, open(os.path.join(sys.argv[2], name), 'wb') as dst:\n\
-        \x20       dst.write(src.read())\n";
-    std::fs::create_dir_all(&staged).map_err(|e| fetch("extract the library", e.to_string()))?;
-    let out = Command::new("python3")
-        .arg("-c")
-        .arg(script)
-        .arg(&file)
-        .arg(&staged)
-        .args([LIB_NAME, SHARED_PROVIDERS])
-        .output()
-        .map_err(|e| fetch("run python3", e.to_string()))?;
-    if !out.status.success() {
-        return Err(fetch(
-            "extract the library",
-            String::from_utf8_lossy(&out.stderr).trim().to_string(),
-        ));
-    }
-    match std::fs::rename(&staged, dir) {
-        Ok(()) => Ok(()),
-        // Another process finished first: its copy is as good as ours.
-        Err(_) if dir.join(LIB_NAME).is_file() => Ok(()),
-        Err(e) => Err(fetch(
-            "move the library into place",
-            format!("{}: {e}", dir.display()),
-        )),
-    }
-}
-
-/// Hex SHA-256 of a file.
-pub fn sha256_file(path: &Path) -> std::io::Result<String> {
-    let mut file = std::fs::File::open(path)?;
-    let mut hasher = Sha256::new();
-    let mut buf = vec![0u8; 1 << 16];
-    loop {
-        let n = file.read(&mut buf)?;
-        if n == 0 {
-            break;
-        }
-        hasher.update(&buf[..n]);
-    }
-    Ok(hasher
-        .finalize()
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect())
 }
 
 /// The library the process loaded (set once [`environment`] has loaded it).

@@ -37,6 +37,7 @@ fn positions(n: usize) -> Vec<Liuzhou> {
 
 #[test]
 fn concurrent_calls_match_lone_calls() {
+    testkit::onnx_runtime();
     let model = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models/liuzhou/best.onnx");
     let opts = OrtOptions {
         batch_size: 16,

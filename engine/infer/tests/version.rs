@@ -2,6 +2,7 @@
 
 #[test]
 fn the_loaded_library_reports_the_release_this_build_targets() {
+    testkit::onnx_runtime();
     let version = infer::runtime::version().unwrap_or_else(|e| panic!("{e}"));
     let minor = |v: &str| v.split('.').take(2).collect::<Vec<_>>().join(".");
     assert_eq!(

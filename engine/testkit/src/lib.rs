@@ -1,13 +1,14 @@
 //! What the tests of several crates share, and nothing the product uses: finding the programs
-//! nobody here wrote that the rules are checked against (GNU Go, Fairy-Stockfish), and the
-//! check that a command refused its input as the engine promises (exit code 2, the reason on
-//! stderr).
+//! nobody here wrote that the rules are checked against (GNU Go, Fairy-Stockfish), ONNX
+//! Runtime's library for a test that loads a model in its own process, and the check that a
+//! command refused its input as the engine promises (exit code 2, the reason on stderr).
 //!
 //! A test whose oracle is missing says so and passes, so that a developer without the Debian
 //! packages can run the suite; under `ENGINE_REQUIRE_ORACLES=1` (CI) it fails instead.
 
 use std::path::{Path, PathBuf};
 use std::process::Output;
+use std::sync::OnceLock;
 
 /// The first of `candidates` that exists, or `None` after printing `SKIPPED: …` naming the
 /// Debian `package` and what is not checked (`what`). Under `ENGINE_REQUIRE_ORACLES=1` a
@@ -44,6 +45,18 @@ pub fn fairy_stockfish(what: &str) -> Option<String> {
     oracle(&places, "fairy-stockfish", what)
 }
 
+/// ONNX Runtime's library, fetched into the user's cache on the first call of the process if
+/// the lookup finds none (as the `engine` binary does on first use; `infer` itself never
+/// fetches). Later model loads in this process fetch too, if need be. A test that loads a model
+/// calls it first; it panics with the reason when there is no library to be had.
+pub fn onnx_runtime() -> &'static Path {
+    static LIBRARY: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+    match LIBRARY.get_or_init(|| provision::library().map_err(|e| e.to_string())) {
+        Ok(path) => path,
+        Err(e) => panic!("ONNX Runtime: {e}"),
+    }
+}
+
 /// Asserts that `out` is a refusal: exit code 2 and every one of `words` on stderr; returns
 /// stderr for further checks.
 #[track_caller]
@@ -65,6 +78,13 @@ mod tests {
         let here = std::env::current_exe().unwrap();
         let found = oracle(&[PathBuf::from("/no/such/program"), here.clone()], "x", "y");
         assert_eq!(found, Some(here.to_string_lossy().into_owned()));
+    }
+
+    #[test]
+    fn onnx_runtime_is_a_library_the_lookup_then_finds() {
+        let lib = onnx_runtime();
+        assert!(lib.is_file(), "{}", lib.display());
+        assert_eq!(infer::runtime::find_library(), Ok(Some(lib.to_path_buf())));
     }
 
     #[test]
