@@ -154,8 +154,9 @@ fn a_run_starts_from_a_network_fitted_on_bootstrap_shards() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// Go with `train.other_boards`: each iteration plays its share of games on the other board
-/// (shards tagged `i0000b7`, 7 × 7 planes) and fits a network of any size on both boards; a
+/// Go with `train.other_boards`: each iteration plays its share of games on the other boards
+/// (shards tagged `i0000b7` and `i0000b19`, 7 × 7 and 19 × 19 planes) and fits a network of
+/// any size on every board; a
 /// network with fully connected heads, and a game of one board, are refused before the run
 /// directory is made.
 #[test]
@@ -178,7 +179,7 @@ fn go_self_play_mixes_boards_for_a_network_of_any_size() {
                  train: {{run_dir: {}, iterations: 1, games_per_iteration: 4, gate_games: 2, \
                  gate_visits: 4, eval_games: 2, eval_visits: 4, eval_mcts_playouts: 8, \
                  bootstrap_shards: null, bootstrap_fit_steps: 0, bootstrap_samples: 0, \
-                 other_boards: [[7, 0.5]]}}\n",
+                 other_boards: [[7, 0.5], [19, 0.25]]}}\n",
                 run_dir.display()
             ),
         )
@@ -216,7 +217,7 @@ fn go_self_play_mixes_boards_for_a_network_of_any_size() {
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
-    for tag in ["-i0000-", "-i0000b7-"] {
+    for tag in ["-i0000-", "-i0000b7-", "-i0000b19-"] {
         assert!(
             shards.iter().any(|s| s.contains(tag)),
             "{tag} in {shards:?}"
@@ -225,6 +226,10 @@ fn go_self_play_mixes_boards_for_a_network_of_any_size() {
     let seven = shards.iter().find(|s| s.contains("-i0000b7-")).unwrap();
     let (meta, _) = shards::ShardMeta::read(&run_dir.join("shards").join(seven)).unwrap();
     assert_eq!((meta.height, meta.width, meta.policy_size), (7, 7, 50));
+    let nineteen = shards.iter().find(|s| s.contains("-i0000b19-")).unwrap();
+    let (meta, _) = shards::ShardMeta::read(&run_dir.join("shards").join(nineteen)).unwrap();
+    assert_eq!((meta.height, meta.width, meta.policy_size), (19, 19, 362));
+    assert!(log.contains("self-play 19x19"), "{log}");
     assert!(log.contains("window by board"), "{log}");
     assert!(run_dir.join("models/0001.onnx").is_file());
     let _ = std::fs::remove_dir_all(&dir);
