@@ -14,9 +14,6 @@ use faces::web::{self, Setups};
 use setup::config;
 use setup::models;
 
-/// The board size the default Go network plays.
-const GO_NET_SIZE: usize = 9;
-
 /// Serve a page to play every game against the engine in a browser.
 #[derive(ClapArgs)]
 pub struct Args {
@@ -87,15 +84,14 @@ fn setups(games: &GameConfigs, models: &ModelPaths) -> anyhow::Result<Setups> {
     let mut setups = Setups::default();
     let (doc, path) = game_config("liuzhou", &games.liuzhou)?;
     setups.liuzhou.start = config::liuzhou_start(&doc, &path)?;
-    setups.liuzhou.net = network(&setups.liuzhou.start, &models.liuzhou, true, &doc, &path)?;
+    setups.liuzhou.net = network(&setups.liuzhou.start, &models.liuzhou, &doc, &path)?;
     // Xiangqi has no variant settings; its config names the game and sets inference.
     let (doc, path) = game_config("xiangqi", &games.xiangqi)?;
     config::xiangqi_start(&doc, &path)?;
-    setups.xiangqi.net = network(&setups.xiangqi.start, &models.xiangqi, true, &doc, &path)?;
+    setups.xiangqi.net = network(&setups.xiangqi.start, &models.xiangqi, &doc, &path)?;
     let (doc, path) = game_config("go", &games.go)?;
     setups.go.start = config::go_start(&doc, &path)?;
-    let fits = setups.go.start.rules().size == GO_NET_SIZE;
-    setups.go.net = network(&setups.go.start, &models.go, fits, &doc, &path)?;
+    setups.go.net = network(&setups.go.start, &models.go, &doc, &path)?;
     Ok(setups)
 }
 
@@ -106,29 +102,22 @@ fn game_config(game: &str, file: &Option<PathBuf>) -> anyhow::Result<(serde_yaml
 }
 
 /// The game's network, loaded once at startup and shared by its sessions: the `models`
-/// section's, else the game's default one where `default_fits` (the default Go network plays
-/// one board size).
+/// section's, else the game's default one where it plays `start`'s board, as `engine gtp` and
+/// `engine play` choose it ([`models::default_network_for`]: a network of any size plays
+/// every Go board; one made for another board is passed over with one warning).
 fn network<G: Game>(
     start: &G,
     model: &Option<PathBuf>,
-    default_fits: bool,
     doc: &serde_yaml::Value,
     config_path: &Path,
 ) -> anyhow::Result<Option<Arc<dyn Evaluator<G>>>> {
     let fallback = "no `net` agent (alpha-beta for Xiangqi, else mcts)";
     let model = match model {
         Some(m) => m.to_string_lossy().into_owned(),
-        None if default_fits => match models::default_network(G::NAME, fallback) {
+        None => match models::default_network_for(start, fallback) {
             Some(place) => place.model(),
             None => return Ok(None),
         },
-        None => {
-            tracing::info!(
-                "{}: the default network does not fit these rules: {fallback}",
-                G::NAME
-            );
-            return Ok(None);
-        }
     };
     let net = models::evaluator(start, &model, doc, config_path)
         .with_context(|| format!("config section `models`: {}", G::NAME))?;
