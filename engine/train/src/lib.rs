@@ -5,6 +5,7 @@
 //! interrupted step is redone.
 
 pub mod cluster;
+pub mod bench;
 mod config;
 mod iteration;
 pub mod ladder;

@@ -1,71 +1,36 @@
-//! The search and inference sections of `engine bench`: each game's default network, freshly
-//! initialised (speed depends on the network's size, not its weights).
+//! The search and inference sections of `engine bench`, measured per game with its default
+//! network freshly initialised (`train::bench`: speed depends on a network's size, not its
+//! weights); this file chooses the figures and prints them.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
-
-use anyhow::Context;
 
 use games::go::{GoRules, GoState};
 use games::liuzhou::Liuzhou;
 use games::xiangqi::Xiangqi;
 use games::Game;
+use train::bench::{BenchModels, CALIBRATION_POSITIONS};
 
-/// The default network of each game, initialised by `trainer-bridge init` from the game's
-/// built-in config into a temporary directory.
-pub struct DefaultModels {
-    dir: PathBuf,
-    trainer: PathBuf,
-}
+/// The default network of each game (`train::bench`), the games it could not make said.
+pub struct DefaultModels(BenchModels);
 
 impl DefaultModels {
-    /// Initialises the three networks; one that cannot be made is reported and its game's
-    /// figures skipped.
     pub fn init() -> anyhow::Result<DefaultModels> {
-        let dir = std::env::temp_dir().join(format!("engine-bench-models-{}", std::process::id()));
-        std::fs::create_dir_all(&dir)?;
-        let trainer = train::find_trainer(None);
-        for game in ["liuzhou", "xiangqi", "go"] {
-            let config = dir.join(format!("{game}.yaml"));
-            std::fs::write(&config, setup::config::built_in(game).unwrap_or_default())?;
-            let status = std::process::Command::new(&trainer)
-                .args(["init", "--game", game, "--config"])
-                .arg(&config)
-                .arg("--out")
-                .arg(dir.join(game))
-                .args(if game == "go" {
-                    &["--board-size", "9"][..]
-                } else {
-                    &[]
-                })
-                .stdout(std::process::Stdio::null())
-                .status();
-            if !matches!(status, Ok(s) if s.success()) {
-                outln!(
-                    "(could not initialise the {game} network with {}: skipped)",
-                    trainer.display()
-                )?;
-            }
+        let models = BenchModels::init()?;
+        for game in models.skipped() {
+            outln!(
+                "(could not initialise the {game} network with {}: skipped)",
+                models.trainer().display()
+            )?;
         }
-        Ok(DefaultModels { dir, trainer })
-    }
-
-    fn path(&self, game: &str) -> PathBuf {
-        self.dir.join(format!("{game}.onnx"))
+        Ok(DefaultModels(models))
     }
 
     /// Runs `figure` on each game's start position with its network.
     fn each_game(&self, figure: impl Figure) -> anyhow::Result<()> {
-        figure.run(&Liuzhou::default(), &self.path("liuzhou"))?;
-        figure.run(&Xiangqi::default(), &self.path("xiangqi"))?;
-        figure.run(&GoState::new(GoRules::default())?, &self.path("go"))
-    }
-}
-
-impl Drop for DefaultModels {
-    /// The networks, their int8 models and calibration positions are the bench's own.
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
+        figure.run(&Liuzhou::default(), &self.0.path("liuzhou"))?;
+        figure.run(&Xiangqi::default(), &self.0.path("xiangqi"))?;
+        figure.run(&GoState::new(GoRules::default())?, &self.0.path("go"))
     }
 }
 
@@ -86,7 +51,7 @@ pub fn inference(models: &DefaultModels, opts: &infer::bench::BenchOptions) -> a
 }
 
 /// fp32 against int8 at batch 16, 64 and 256: each game's network quantised first
-/// (`trainer-bridge quantize`, calibrated on positions of random play), then both run through
+/// (`BenchModels::quantize`, calibrated on positions of random play), then both run through
 /// the engine's evaluator, their calls alternating. Ends with the line `int8/fp32 at batch 64:
 /// R` for Liuzhou.
 pub fn inference_precisions(
@@ -107,71 +72,12 @@ pub fn inference_precisions(
     }
 }
 
-/// Calibration positions for the bench's int8 models.
-const CALIBRATION_POSITIONS: usize = 256;
-
 struct Precisions<'a> {
     models: &'a DefaultModels,
     budget: Duration,
     threads: usize,
     /// Liuzhou's ratio at batch 64, once measured.
     liuzhou_64: std::cell::Cell<Option<f64>>,
-}
-
-impl Precisions<'_> {
-    /// Writes the int8 model beside `model`, calibrated on positions of random play.
-    fn quantize<G: Game>(&self, start: &G, model: &Path) -> anyhow::Result<()> {
-        let dir = model.with_extension("positions");
-        std::fs::create_dir_all(&dir)?;
-        let shape = start.shape();
-        let samples = infer::bench::sample_states(start, CALIBRATION_POSITIONS, 7)
-            .iter()
-            .map(|state| {
-                let mut planes = vec![0.0; shape.input_len()];
-                state.encode(&mut planes);
-                shards::Sample {
-                    planes,
-                    policy: vec![(0, 1.0)],
-                    value: 0.0,
-                    aux: Default::default(),
-                }
-            })
-            .collect();
-        let shard = shards::Shard {
-            meta: shards::ShardMeta {
-                game: G::NAME.into(),
-                planes: shape.planes,
-                height: shape.height,
-                width: shape.width,
-                policy_size: shape.policy_size,
-                model: "random play".into(),
-                config: String::new(),
-                created_unix: 0,
-                games: 0,
-                policy_target: shards::PolicyTarget::Visits,
-            },
-            samples,
-            symmetries: shards::symmetry_maps(start),
-        };
-        shard.write(&dir.join("positions.safetensors"))?;
-        let status = std::process::Command::new(&self.models.trainer)
-            .arg("quantize")
-            .arg("--model")
-            .arg(model)
-            .arg("--shards")
-            .arg(&dir)
-            .args(["--samples", &CALIBRATION_POSITIONS.to_string()])
-            .stdout(std::process::Stdio::null())
-            .status()
-            .with_context(|| format!("running {}", self.models.trainer.display()))?;
-        anyhow::ensure!(
-            status.success(),
-            "{} quantize --model {}: {status}",
-            self.models.trainer.display(),
-            model.display()
-        );
-        Ok(())
-    }
 }
 
 impl Figure for &Precisions<'_> {
@@ -182,7 +88,7 @@ impl Figure for &Precisions<'_> {
                 G::NAME
             );
         }
-        if let Err(e) = self.quantize(start, model) {
+        if let Err(e) = self.models.0.quantize(start, model) {
             return outln!(
                 "== inference, fp32 against int8: {} == skipped: no int8 model: {e:#}",
                 G::NAME

@@ -3,12 +3,11 @@
 
 use anyhow::Context;
 use clap::Args as ClapArgs;
-use players::ladder::{self, Pairing};
-use players::matchplay::{play_match_parallel, Colours, MatchResult, Openings};
-use players::spec::{self as agents, AgentSpec, NetLoader};
+use players::ladder::{self, play_pairing, Pairing, PairingPlan};
+use players::matchplay::agent_label;
+use players::spec::AgentSpec;
 use progress::Progress;
 
-use super::match_::spec_text;
 use super::{config_reads, net_loader, ForGame, GameArgs, GameType, Loaded};
 
 /// Rate a panel of agents: every two play `--games` games with colours alternating; ratings
@@ -57,51 +56,6 @@ pub struct Args {
     precision: Option<infer::Precision>,
 }
 
-/// How a round robin plays each pairing.
-pub(super) struct PairingPlan {
-    /// Games at a time, each with a pair of players of its own.
-    pub workers: u32,
-    pub games: u32,
-    pub max_actions: usize,
-    pub openings: usize,
-    pub seed: u64,
-}
-
-/// Plays pairing number `round` of a round robin: `plan.games` games of the first of `sides`
-/// (spec, name, what an error calls it) against the second, colours alternating, with
-/// `plan.workers` pairs of players seeded apart by round and worker; `on_game` after each game.
-pub(super) fn play_pairing<G: GameType>(
-    start: &G,
-    load: NetLoader<'_, G>,
-    sides: [(&AgentSpec, &str, &str); 2],
-    round: usize,
-    plan: &PairingPlan,
-    on_game: impl Fn() + Sync,
-) -> anyhow::Result<MatchResult> {
-    let [(spec_a, name_a, what_a), (spec_b, name_b, what_b)] = sides;
-    let mut pairs = Vec::new();
-    for w in 0..u64::from(plan.workers) {
-        let seed = plan.seed.wrapping_add(1000 * round as u64 + 2 * w);
-        let x = agents::build(spec_a, name_a, seed, load).with_context(|| what_a.to_string())?;
-        let y =
-            agents::build(spec_b, name_b, seed + 1, load).with_context(|| what_b.to_string())?;
-        pairs.push((x, y));
-    }
-    let openings = Openings {
-        moves: plan.openings,
-        seed: plan.seed,
-    };
-    Ok(play_match_parallel(
-        start,
-        &mut pairs,
-        plan.games,
-        plan.max_actions,
-        Colours::Alternate,
-        openings,
-        |_, _, _, _| on_game(),
-    )?)
-}
-
 pub fn run(args: Args) -> anyhow::Result<()> {
     anyhow::ensure!(args.games > 0, "--games must be at least 1");
     anyhow::ensure!(
@@ -125,7 +79,7 @@ impl ForGame for &Args {
     fn run<G: GameType>(self, start: G, c: &Loaded) -> anyhow::Result<()> {
         let load = net_loader(&start, &c.doc, &c.path, self.parallel, self.precision);
         let names: Vec<String> = (0..self.agents.len())
-            .map(|i| spec_text(&self.agents[i], &format!("{}", i + 1)))
+            .map(|i| agent_label(&self.agents[i], &format!("{}", i + 1)))
             .collect();
         let n = names.len();
         let rounds = n * (n - 1) / 2;
@@ -197,14 +151,7 @@ impl ForGame for &Args {
             "score"
         )?;
         for (rank, &i) in order.iter().enumerate() {
-            let (games, score) =
-                pairings
-                    .iter()
-                    .filter(|p| p.a == i || p.b == i)
-                    .fold((0.0, 0.0), |(g, s), p| {
-                        let mine = if p.a == i { p.score } else { p.games - p.score };
-                        (g + p.games, s + mine)
-                    });
+            let (games, score) = ladder::totals(&pairings, i);
             outln!(
                 "{:>4}  {:<width$}  {:>+6.0}  {:>8}  {:>6}  {:>6.3}",
                 rank + 1,

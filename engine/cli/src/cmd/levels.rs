@@ -1,19 +1,16 @@
-//! `engine levels`: calibrates a game's strength levels (`players::levels`). The anchors play a
-//! round robin, every level plays every anchor and the next level, and the ratings are fitted by maximum
-//! likelihood (`players::ladder::rate`) with random play at 0; the measured table can be
-//! written back to the levels file. Finished pairings are kept in `--dir`, so a stopped run
-//! resumes where it was.
+//! `engine levels`: calibrates a game's strength levels (`players::levels`) with
+//! `players::calibration` and prints the measured table, which can be written back to the
+//! levels file. Finished pairings are kept in `--dir`, so a stopped run resumes where it was.
 
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use clap::Args as ClapArgs;
-use players::ladder::{self, Pairing};
+use players::calibration::{calibrate, CalibrationError, Event, KeptPairings, Panel};
+use players::ladder::PairingPlan;
 use players::levels::{self, GameLevels, Rating, Table};
-use players::spec::AgentSpec;
 use progress::Progress;
 
-use super::ladder::{play_pairing, PairingPlan};
 use super::{config_reads, net_loader, ForGame, GameArgs, GameType, Loaded};
 
 /// Calibrate a game's strength levels in Elo: the anchors (random play, the pure tree search,
@@ -89,101 +86,6 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     args.game.dispatch(&args)
 }
 
-/// One player of the ladder: an anchor or a level.
-struct Player {
-    key: String,
-    spec: AgentSpec,
-    text: String,
-    level: bool,
-}
-
-/// A finished pairing as `pairings.tsv` keeps it: the two players' keys and specs and the
-/// settings that shaped the games, then the first player's wins, draws and losses.
-#[derive(Clone, Debug, PartialEq)]
-struct Kept {
-    a: String,
-    b: String,
-    spec_a: String,
-    spec_b: String,
-    games: u32,
-    openings: usize,
-    seed: u64,
-    wdl: [u32; 3],
-}
-
-impl Kept {
-    fn line(&self) -> String {
-        let [w, d, l] = self.wdl;
-        format!(
-            "{}\t{}\t{}\t{}\t{}\t{}\t{}\t{w}\t{d}\t{l}\n",
-            self.a, self.b, self.spec_a, self.spec_b, self.games, self.openings, self.seed
-        )
-    }
-
-    fn parse(line: &str) -> Option<Kept> {
-        let f: Vec<&str> = line.split('\t').collect();
-        let [a, b, spec_a, spec_b, games, openings, seed, w, d, l] = f[..] else {
-            return None;
-        };
-        Some(Kept {
-            a: a.into(),
-            b: b.into(),
-            spec_a: spec_a.into(),
-            spec_b: spec_b.into(),
-            games: games.parse().ok()?,
-            openings: openings.parse().ok()?,
-            seed: seed.parse().ok()?,
-            wdl: [w.parse().ok()?, d.parse().ok()?, l.parse().ok()?],
-        })
-    }
-
-    fn same_pairing(&self, other: &Kept) -> bool {
-        let settings = |k: &Kept| (k.games, k.openings, k.seed);
-        settings(self) == settings(other)
-            && ((self.spec_a == other.spec_a && self.spec_b == other.spec_b)
-                || (self.spec_a == other.spec_b && self.spec_b == other.spec_a))
-    }
-
-    /// The result from `a`'s side when `a` is this pairing's `spec_a`, else swapped.
-    fn score_for(&self, spec_a: &str) -> (u32, f64) {
-        let [w, d, l] = if self.spec_a == spec_a {
-            self.wdl
-        } else {
-            [self.wdl[2], self.wdl[1], self.wdl[0]]
-        };
-        (w + d + l, f64::from(w) + f64::from(d) / 2.0)
-    }
-}
-
-/// The pairings kept in `dir` (none without one, or before the first).
-fn read_kept(dir: Option<&Path>) -> anyhow::Result<Vec<Kept>> {
-    let Some(path) = dir.map(|d| d.join(PAIRINGS)) else {
-        return Ok(Vec::new());
-    };
-    if !path.exists() {
-        return Ok(Vec::new());
-    }
-    let text =
-        std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
-    text.lines()
-        .enumerate()
-        .filter(|(_, l)| !l.trim().is_empty() && !l.starts_with('#'))
-        .map(|(i, l)| {
-            Kept::parse(l).with_context(|| {
-                format!(
-                    "{}, line {}: not a kept pairing (10 tab-separated fields)",
-                    path.display(),
-                    i + 1
-                )
-            })
-        })
-        .collect()
-}
-
-const PAIRINGS: &str = "pairings.tsv";
-const PAIRINGS_HEADER: &str =
-    "# engine levels: finished pairings (a b spec_a spec_b games openings seed wins draws losses)\n";
-
 impl ForGame for &Args {
     type Output = ();
 
@@ -200,134 +102,71 @@ impl ForGame for &Args {
             .game(G::NAME)
             .with_context(|| format!("the levels table has no rows for {}", G::NAME))?
             .clone();
-        let players = self.players(&rows)?;
-        let n = players.len();
-        let anchors: Vec<usize> = (0..n).filter(|&i| !players[i].level).collect();
-        let mut schedule = Vec::new();
-        for (k, &a) in anchors.iter().enumerate() {
-            for &b in &anchors[k + 1..] {
-                schedule.push((a, b));
-            }
-        }
-        let levels: Vec<usize> = (0..n).filter(|&i| players[i].level).collect();
-        for &i in &levels {
-            for &a in &anchors {
-                schedule.push((i, a));
-            }
-        }
-        // Neighbours meet too: levels above every anchor are told apart only by each other.
-        for w in levels.windows(2) {
-            schedule.push((w[1], w[0]));
-        }
+        let panel = Panel::new(&rows, &self.anchors, &self.levels).map_err(|e| {
+            let flag = match e {
+                CalibrationError::NoAnchor { .. } => "--anchors: ",
+                CalibrationError::NoLevel { .. } => "--levels: ",
+                _ => "",
+            };
+            anyhow::anyhow!("{flag}{e:#}")
+        })?;
+        let pairings = panel.schedule().len();
         outln!(
-            "{}: {} anchors, {} levels, {} pairings of {} games, colours alternating",
+            "{}: {} anchors, {} levels, {pairings} pairings of {} games, colours alternating",
             G::NAME,
-            anchors.len(),
-            n - anchors.len(),
-            schedule.len(),
+            panel.anchors(),
+            panel.entrants.len() - panel.anchors(),
             self.games
         )?;
-
-        if let Some(dir) = &self.dir {
-            std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-        }
-        let mut kept = read_kept(self.dir.as_deref())?;
+        let mut kept = KeptPairings::open(self.dir.as_deref())?;
         let load = net_loader(&start, &c.doc, &c.path, self.parallel, None);
-        let bar = Progress::new(
-            schedule.len() as u64 * u64::from(self.games),
-            "levels",
-            "games",
-        );
-        let workers = self.parallel.min(self.games);
-        let mut pairings = Vec::new();
-        for (round, &(a, b)) in schedule.iter().enumerate() {
-            let (pa, pb) = (&players[a], &players[b]);
-            let wanted = Kept {
-                a: pa.key.clone(),
-                b: pb.key.clone(),
-                spec_a: pa.text.clone(),
-                spec_b: pb.text.clone(),
-                games: self.games,
-                openings: self.openings,
-                seed: self.seed,
-                wdl: [0; 3],
-            };
-            let (games, score, how) = match kept.iter().find(|k| k.same_pairing(&wanted)) {
-                Some(k) => {
-                    bar.inc(u64::from(self.games));
-                    let (g, s) = k.score_for(&pa.text);
-                    (g, s, " (kept)")
-                }
-                None => {
-                    bar.set_message(format!("{} vs {}", pa.key, pb.key));
-                    let plan = PairingPlan {
-                        workers,
-                        games: self.games,
-                        max_actions: self.max_actions,
-                        openings: self.openings,
-                        seed: self.seed,
-                    };
-                    let r = play_pairing(
-                        &start,
-                        &load,
-                        [
-                            (&pa.spec, &pa.key, &format!("{} ({})", pa.key, pa.text)),
-                            (&pb.spec, &pb.key, &format!("{} ({})", pb.key, pb.text)),
-                        ],
-                        round,
-                        &plan,
-                        || bar.inc(1),
-                    )?;
-                    let done = Kept {
-                        wdl: [r.wins, r.draws, r.losses],
-                        ..wanted
-                    };
-                    if let Some(dir) = &self.dir {
-                        kept.push(done.clone());
-                        let text: String = std::iter::once(PAIRINGS_HEADER.to_string())
-                            .chain(kept.iter().map(Kept::line))
-                            .collect();
-                        let path = dir.join(PAIRINGS);
-                        shards::write_atomically(&path, text.as_bytes())
-                            .with_context(|| format!("writing {}", path.display()))?;
-                    }
-                    let (g, s) = done.score_for(&pa.text);
-                    (g, s, "")
-                }
-            };
-            bar.suspend(|| {
-                outln!(
-                    "{} vs {}: {:.1}/{games}  score {:.3}{how}",
-                    pa.key,
-                    pb.key,
-                    score,
-                    score / f64::from(games.max(1))
-                )
-            })?;
-            pairings.push(Pairing {
+        let bar = Progress::new(pairings as u64 * u64::from(self.games), "levels", "games");
+        let plan = PairingPlan {
+            workers: self.parallel.min(self.games),
+            games: self.games,
+            max_actions: self.max_actions,
+            openings: self.openings,
+            seed: self.seed,
+        };
+        let report = |event: Event<'_>| match event {
+            Event::Playing { a, b } => {
+                bar.set_message(format!("{a} vs {b}"));
+                Ok(())
+            }
+            Event::Game => {
+                bar.inc(1);
+                Ok(())
+            }
+            Event::Result {
                 a,
                 b,
-                games: f64::from(games),
+                games,
                 score,
-            });
-        }
-        bar.finish();
-
-        // Players[0] is random play, the zero of the scale.
-        let ratings = ladder::rate(n, &pairings, 0, self.prior_draws)?;
-        let rating = |i: usize| {
-            let games = pairings
-                .iter()
-                .filter(|p| p.a == i || p.b == i)
-                .map(|p| p.games)
-                .sum::<f64>();
-            Rating {
-                elo: ratings.elo[i],
-                half_width95: ratings.half_width95[i],
-                games: games as u32,
+                kept,
+            } => {
+                if kept {
+                    bar.inc(u64::from(games));
+                }
+                let how = if kept { " (kept)" } else { "" };
+                bar.suspend(|| {
+                    outln!(
+                        "{a} vs {b}: {score:.1}/{games}  score {:.3}{how}",
+                        score / f64::from(games.max(1))
+                    )
+                })
             }
         };
-        let measured = self.measured(rows, &players, rating);
+        let ratings = calibrate(
+            &start,
+            &load,
+            &panel,
+            &plan,
+            self.prior_draws,
+            &mut kept,
+            report,
+        )?;
+        bar.finish();
+        let measured = panel.measured(rows, &ratings);
         print_table(&measured)?;
         let order: Vec<f64> = measured.levels.iter().map(|l| l.rating.elo).collect();
         if order.windows(2).any(|w| w[0] >= w[1]) {
@@ -343,93 +182,6 @@ impl ForGame for &Args {
             outln!("wrote {}", path.display())?;
         }
         Ok(())
-    }
-}
-
-impl Args {
-    /// The anchors then the levels this run plays, random play first.
-    fn players(&self, rows: &GameLevels) -> anyhow::Result<Vec<Player>> {
-        for key in &self.anchors {
-            anyhow::ensure!(
-                rows.anchors.iter().any(|a| &a.key == key),
-                "--anchors: {} has no anchor {key:?} (anchors: {})",
-                rows.game,
-                rows.anchors
-                    .iter()
-                    .map(|a| a.key.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            );
-        }
-        for key in &self.levels {
-            anyhow::ensure!(
-                rows.levels.iter().any(|l| &l.key == key),
-                "--levels: {} has no level {key:?} (levels: {})",
-                rows.game,
-                rows.levels
-                    .iter()
-                    .map(|l| l.key.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            );
-        }
-        anyhow::ensure!(
-            rows.anchors.first().is_some_and(|a| a.spec == "random"),
-            "the first anchor of {} must be random play, the zero of the scale",
-            rows.game
-        );
-        let chosen = |list: &[String], key: &str, first: bool| {
-            first || list.is_empty() || list.iter().any(|k| k == key)
-        };
-        let mut players = Vec::new();
-        let anchors = rows.anchors.iter().enumerate();
-        for (i, a) in anchors.filter(|(i, a)| chosen(&self.anchors, &a.key, *i == 0)) {
-            players.push(Player {
-                key: a.key.clone(),
-                spec: AgentSpec::parse(&a.spec).with_context(|| format!("anchor {}", i + 1))?,
-                text: a.spec.clone(),
-                level: false,
-            });
-        }
-        for l in rows
-            .levels
-            .iter()
-            .filter(|l| chosen(&self.levels, &l.key, false))
-        {
-            players.push(Player {
-                key: l.key.clone(),
-                spec: AgentSpec::parse(&l.spec).with_context(|| format!("level {}", l.key))?,
-                text: l.spec.clone(),
-                level: true,
-            });
-        }
-        Ok(players)
-    }
-
-    /// `rows` with the figures of the players this run rated; the others keep theirs.
-    fn measured(
-        &self,
-        mut rows: GameLevels,
-        players: &[Player],
-        rating: impl Fn(usize) -> Rating,
-    ) -> GameLevels {
-        let of = |key: &str, level: bool| {
-            players
-                .iter()
-                .position(|p| p.key == key && p.level == level)
-                .map(&rating)
-        };
-        for a in &mut rows.anchors {
-            if let Some(r) = of(&a.key, false) {
-                a.rating = r;
-            }
-        }
-        for l in &mut rows.levels {
-            if let Some(r) = of(&l.key, true) {
-                l.rating = r;
-            }
-        }
-        rows
     }
 }
 
@@ -467,42 +219,4 @@ fn print_table(rows: &GameLevels) -> anyhow::Result<()> {
         )?;
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_kept_pairing_reads_back_and_counts_from_either_side() {
-        let k = Kept {
-            a: "novice".into(),
-            b: "random".into(),
-            spec_a: "net:visits=1".into(),
-            spec_b: "random".into(),
-            games: 10,
-            openings: 2,
-            seed: 1,
-            wdl: [7, 2, 1],
-        };
-        let back = Kept::parse(k.line().trim_end()).unwrap();
-        assert_eq!(back, k);
-        assert_eq!(k.score_for("net:visits=1"), (10, 8.0));
-        assert_eq!(k.score_for("random"), (10, 2.0));
-        let swapped = Kept {
-            spec_a: "random".into(),
-            spec_b: "net:visits=1".into(),
-            ..k.clone()
-        };
-        assert!(k.same_pairing(&swapped));
-        assert!(!k.same_pairing(&Kept {
-            games: 12,
-            ..k.clone()
-        }));
-        assert!(!k.same_pairing(&Kept {
-            spec_a: "net:visits=2".into(),
-            ..k.clone()
-        }));
-        assert!(Kept::parse("a\tb\tc").is_none());
-    }
 }

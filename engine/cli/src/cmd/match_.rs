@@ -4,12 +4,12 @@
 
 use anyhow::Context;
 use clap::Args as ClapArgs;
-use std::collections::BTreeMap;
-use std::path::PathBuf;
-use std::sync::Mutex;
+use std::path::{Path, PathBuf};
 
-use games::{record, Player, RecordMeta};
-use players::matchplay::{play_match_parallel, Colours, GameRecord, MatchResult, Openings};
+use games::Player;
+use players::matchplay::{
+    agent_label, play_match_parallel, Colours, GameRecord, MatchLog, MatchResult, Openings,
+};
 use players::spec::{self as agents, AgentSpec};
 use progress::Progress;
 
@@ -125,8 +125,8 @@ fn run_match<G: GameType>(
     args: &Args,
     load_net: agents::NetLoader<'_, G>,
 ) -> anyhow::Result<()> {
-    let name_a = spec_text(&args.black, "black");
-    let name_b = spec_text(&args.white, "white");
+    let name_a = agent_label(&args.black, "black");
+    let name_b = agent_label(&args.white, "white");
     let handicapped;
     let (start, colours) = match args.handicap {
         Some(n) => {
@@ -161,63 +161,19 @@ fn run_match<G: GameType>(
         }
     )?;
     let bar = Progress::new(u64::from(args.games), "match", "games");
-    if let Some(path) = &args.record {
-        // A path that cannot be written fails now, not after the first game.
-        record::write_file(path, "")
-            .with_context(|| format!("--record: cannot write {}", path.display()))?;
-    }
-    let saved = Mutex::new(BTreeMap::new());
-    let save = |g: u32, game: &GameRecord<G>, a_plays: Player| -> std::io::Result<()> {
-        let Some(path) = &args.record else {
-            return Ok(());
-        };
-        let names = match a_plays {
-            Player::First => [name_a.as_str(), name_b.as_str()],
-            Player::Second => [name_b.as_str(), name_a.as_str()],
-        };
-        let ending = match (game.resigned, &game.forfeit) {
-            (Some(p), _) => Some(format!("{} resigned", G::SIDES[p.index()])),
-            (None, Some(f)) => Some(format!(
-                "{} forfeited: {}",
-                G::SIDES[f.player.index()],
-                f.reason
-            )),
-            (None, None) if game.capped => {
-                Some(format!("drawn at the cap of {} actions", args.max_actions))
-            }
-            (None, None) => None,
-        };
-        let meta = RecordMeta {
-            names,
-            ending: ending.as_deref().or(Some(game.ending.as_str())),
-            resigned: game.resigned,
-        };
-        let mut saved = saved.lock().unwrap_or_else(|p| p.into_inner());
-        saved.insert(g, G::write_record(&game.to_record(), &meta));
-        let text: Vec<&str> = saved.values().map(String::as_str).collect();
-        record::write_file(path, &text.join("\n"))
-    };
-    // Games lost by an answer the rules refused, by number: said after the result.
-    let forfeits = Mutex::new(BTreeMap::new());
+    // A path that cannot be written fails now, not after the first game.
+    let log = MatchLog::new(
+        [&name_a, &name_b],
+        G::SIDES,
+        args.max_actions,
+        args.record.as_deref(),
+    )
+    .with_context(|| {
+        let path = args.record.as_deref().unwrap_or(Path::new(""));
+        format!("--record: cannot write {}", path.display())
+    })?;
     let show = |g: u32, game: &GameRecord<G>, a_plays: Player, r: &MatchResult| {
-        if let Some(f) = &game.forfeit {
-            let side = if f.player == a_plays {
-                &name_a
-            } else {
-                &name_b
-            };
-            let line = format!(
-                "game {}: {side} ({}) forfeited: {}: {}",
-                g + 1,
-                G::SIDES[f.player.index()],
-                f.agent,
-                f.reason
-            );
-            tracing::warn!("{line}");
-            let mut forfeits = forfeits.lock().unwrap_or_else(|p| p.into_inner());
-            forfeits.insert(g, line);
-        }
-        if let Err(e) = save(g, game, a_plays) {
+        if let Err(e) = log.add(g, game, a_plays) {
             let path = args.record.as_deref().map(|p| p.display().to_string());
             tracing::error!(
                 "cannot write the record file {}: {e}",
@@ -252,11 +208,7 @@ fn run_match<G: GameType>(
         None => format!("{name_a} vs {name_b}"),
     };
     print_result(&title, &result, G::SIDES)?;
-    for line in forfeits
-        .into_inner()
-        .unwrap_or_else(|p| p.into_inner())
-        .values()
-    {
+    for line in log.forfeits() {
         outln!("{line}")?;
     }
     for (a, b) in &pairs {
@@ -265,54 +217,6 @@ fn run_match<G: GameType>(
         }
     }
     Ok(())
-}
-
-/// The spec as the user wrote it, for tables (`--black random` prints `random`).
-pub(super) fn spec_text(spec: &AgentSpec, side: &str) -> String {
-    // A Gumbel search (PUCT is the default and goes unnamed), a guard and a handoff say so.
-    let extras = |m: &players::spec::MctsSpec| {
-        let kind = match m.search {
-            search::SearchKind::Gumbel => ", gumbel",
-            search::SearchKind::Puct => "",
-        };
-        let guard = m.guard.map_or(String::new(), |g| {
-            let margin = m.guard_margin.unwrap_or(players::guard::DEFAULT_MARGIN);
-            format!(", guard {g}, margin {margin}")
-        });
-        let handoff = m
-            .handoff
-            .map_or(String::new(), |k| format!(", handoff {k}"));
-        let views = if m.views > 1 {
-            format!(", {} views", m.views)
-        } else {
-            String::new()
-        };
-        format!("{kind}{views}{guard}{handoff}")
-    };
-    let s = match spec {
-        AgentSpec::Random { .. } => "random".to_string(),
-        AgentSpec::Mcts(m) => format!(
-            "mcts({}{})",
-            m.visits
-                .map(|v| format!("{v} visits"))
-                .or(m.time.map(|t| format!("{t} s")))
-                .unwrap_or_default(),
-            extras(m)
-        ),
-        AgentSpec::Other(text) => text.clone(),
-        AgentSpec::Net { model, mcts } => format!(
-            "net({}, {}{})",
-            model
-                .as_deref()
-                .map_or("default model".into(), |m| m.display().to_string()),
-            mcts.visits
-                .map(|v| format!("{v} visits"))
-                .or(mcts.time.map(|t| format!("{t} s")))
-                .unwrap_or_default(),
-            extras(mcts)
-        ),
-    };
-    format!("{s}[{side}]")
 }
 
 /// The result lines; `title` names the two agents (and a handicap), `sides` the game's colours.
