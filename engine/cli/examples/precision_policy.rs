@@ -83,6 +83,8 @@ fn entropy(p: &[f64]) -> f64 {
 
 fn main() -> anyhow::Result<()> {
     let args = parse_args()?;
+    // Fetches ONNX Runtime's library on first use, as the engine does.
+    provision::install();
     let start = Liuzhou::new(Rules::default());
     let load = |precision| {
         let opts = OrtOptions {
