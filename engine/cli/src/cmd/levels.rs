@@ -104,11 +104,15 @@ impl ForGame for &Args {
             .clone();
         let panel = Panel::new(&rows, &self.anchors, &self.levels).map_err(|e| {
             let flag = match e {
-                CalibrationError::NoAnchor { .. } => "--anchors: ",
-                CalibrationError::NoLevel { .. } => "--levels: ",
-                _ => "",
+                CalibrationError::NoAnchor { .. } => Some("--anchors"),
+                CalibrationError::NoLevel { .. } => Some("--levels"),
+                _ => None,
             };
-            anyhow::anyhow!("{flag}{e:#}")
+            let e = anyhow::Error::from(e);
+            match flag {
+                Some(flag) => e.context(flag),
+                None => e,
+            }
         })?;
         let pairings = panel.schedule().len();
         outln!(
