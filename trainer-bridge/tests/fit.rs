@@ -822,6 +822,7 @@ fn go_aux_shard_of_size(path: &Path, size: usize, n: usize, seed: u64) {
 /// with none of those terms.
 #[test]
 fn auxiliary_losses_fall_and_are_logged() {
+    testkit::onnx_runtime();
     let dir = tmpdir("aux");
     let shards = dir.join("shards");
     std::fs::create_dir_all(&shards).unwrap();
@@ -924,6 +925,7 @@ fn auxiliary_losses_fall_and_are_logged() {
 /// the new model's ONNX outputs are the plain ones.
 #[test]
 fn soft_policy_loss_falls_and_is_logged() {
+    testkit::onnx_runtime();
     let dir = tmpdir("soft");
     let shards = dir.join("shards");
     std::fs::create_dir_all(&shards).unwrap();
@@ -1002,6 +1004,7 @@ fn soft_policy_loss_falls_and_is_logged() {
 /// board with a warning and fits on its own.
 #[test]
 fn a_network_of_any_size_fits_on_boards_of_several_sizes() {
+    testkit::onnx_runtime();
     let dir = tmpdir("sizes");
     let shards = dir.join("shards");
     std::fs::create_dir_all(&shards).unwrap();

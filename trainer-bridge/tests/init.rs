@@ -29,6 +29,7 @@ fn init_liuzhou(config: &Path, out: &Path, extra: &[&str]) {
 
 #[test]
 fn init_writes_a_loadable_generation_zero() {
+    testkit::onnx_runtime();
     let dir = std::env::temp_dir().join(format!("tb-init-{}", std::process::id()));
     let config = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/liuzhou.yaml");
     let out = dir.join("models/liuzhou/0000");

@@ -83,6 +83,7 @@ fn key(p: &[f32]) -> Vec<u32> {
 
 #[test]
 fn shipped_liuzhou_int8_stays_close_to_fp32_on_held_out_positions() {
+    testkit::onnx_runtime();
     let dir = tmpdir("accuracy");
     let model = copy_shipped(&dir);
     let (calib, held) = (dir.join("calibration"), dir.join("held-out"));
@@ -147,6 +148,7 @@ fn optimised_ops(path: &Path, dir: &Path) -> Vec<String> {
 
 #[test]
 fn onnx_runtime_runs_every_layer_with_integer_kernels() {
+    testkit::onnx_runtime();
     let dir = tmpdir("kernels");
     let model = copy_shipped(&dir);
     selfplay(&dir.join("shards"), None, 4, 5);
@@ -179,6 +181,7 @@ fn onnx_runtime_runs_every_layer_with_integer_kernels() {
 
 #[test]
 fn precision_int8_loads_the_model_beside_and_refuses_a_missing_or_stale_one() {
+    testkit::onnx_runtime();
     let dir = tmpdir("engine");
     let model = copy_shipped(&dir);
     let start = Liuzhou::default();
@@ -304,6 +307,7 @@ fn precision_int8_loads_the_model_beside_and_refuses_a_missing_or_stale_one() {
 
 #[test]
 fn fit_writes_the_int8_model_when_the_config_asks() {
+    testkit::onnx_runtime();
     let dir = tmpdir("fit");
     let shards = dir.join("shards");
     selfplay(&shards, None, 8, 7);
@@ -418,6 +422,7 @@ fn fitted_go(dir: &Path, train: &Path, network: &trainer_bridge::NetConfig) -> P
 /// ownership 0.016, score 0.022, wdl 0.004, reply 0.014; the test prints them.
 #[test]
 fn pooling_go_network_int8_stays_close_on_every_output() {
+    testkit::onnx_runtime();
     let dir = tmpdir("pooling");
     let (train, calib, held) = (dir.join("train"), dir.join("calib"), dir.join("held"));
     selfplay_go(&train, 8, 1);

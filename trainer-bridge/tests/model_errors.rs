@@ -51,6 +51,7 @@ fn missing_file() {
 
 #[test]
 fn truncated_and_garbage_files() {
+    testkit::onnx_runtime();
     let dir = temp_dir("truncated");
     let good = dir.join("good.onnx");
     write(&good, Liuzhou::NAME, Liuzhou::default().shape());
@@ -80,6 +81,7 @@ fn truncated_and_garbage_files() {
 
 #[test]
 fn wrong_game_and_wrong_shape() {
+    testkit::onnx_runtime();
     let dir = temp_dir("wrong");
     let shape = Liuzhou::default().shape();
     let other_game = dir.join("xiangqi.onnx");
@@ -114,6 +116,7 @@ fn wrong_game_and_wrong_shape() {
 /// asking with fallback runs on the CPU and says so.
 #[test]
 fn gpu_providers_without_a_gpu_build() {
+    testkit::onnx_runtime();
     let dir = temp_dir("provider");
     let path = dir.join("net.onnx");
     let proto = Liuzhou::default();
@@ -152,6 +155,7 @@ fn gpu_providers_without_a_gpu_build() {
 
 #[test]
 fn wrong_output_buffer_sizes_are_errors() {
+    testkit::onnx_runtime();
     let dir = temp_dir("buffers");
     let path = dir.join("net.onnx");
     let proto = Liuzhou::default();

@@ -156,6 +156,7 @@ fn shape_parity(label: &str, shape: TensorShape) {
 
 #[test]
 fn parity_6x6() {
+    testkit::onnx_runtime();
     shape_parity(
         "6x6",
         TensorShape {
@@ -169,6 +170,7 @@ fn parity_6x6() {
 
 #[test]
 fn parity_9x9() {
+    testkit::onnx_runtime();
     shape_parity(
         "9x9",
         TensorShape {
@@ -182,6 +184,7 @@ fn parity_9x9() {
 
 #[test]
 fn parity_10x9() {
+    testkit::onnx_runtime();
     shape_parity(
         "10x9",
         TensorShape {
@@ -231,16 +234,19 @@ fn game_parity<G: Game>(proto: G, config: &str) {
 
 #[test]
 fn parity_liuzhou() {
+    testkit::onnx_runtime();
     game_parity(games::liuzhou::Liuzhou::default(), "configs/liuzhou.yaml");
 }
 
 #[test]
 fn parity_xiangqi() {
+    testkit::onnx_runtime();
     game_parity(games::xiangqi::Xiangqi::default(), "configs/xiangqi.yaml");
 }
 
 #[test]
 fn parity_go_9x9() {
+    testkit::onnx_runtime();
     let go = games::go::GoState::new(games::go::GoRules::default()).unwrap();
     game_parity(go, "configs/go.yaml");
 }
@@ -414,6 +420,7 @@ fn pooling_parity(
 
 #[test]
 fn pooling_and_auxiliary_heads_parity_go_9x9() {
+    testkit::onnx_runtime();
     let go = games::go::GoState::new(games::go::GoRules::default()).unwrap();
     pooling_parity("pool-go9", "go", &pooling_config(), go.shape());
     pooling_parity("mixed-go9", "go", &mixed_config(), go.shape());
@@ -421,6 +428,7 @@ fn pooling_and_auxiliary_heads_parity_go_9x9() {
 
 #[test]
 fn pooling_and_auxiliary_heads_parity_go_13x13() {
+    testkit::onnx_runtime();
     let shape = games::shape_of("go", Some(13)).unwrap();
     assert_eq!(shape.policy_size, 13 * 13 + 1);
     pooling_parity("pool-go13", "go", &pooling_config(), shape);
@@ -428,6 +436,7 @@ fn pooling_and_auxiliary_heads_parity_go_13x13() {
 
 #[test]
 fn pooling_and_auxiliary_heads_parity_liuzhou() {
+    testkit::onnx_runtime();
     let shape = games::liuzhou::Liuzhou::default().shape();
     pooling_parity("pool-liuzhou", "liuzhou", &pooling_config(), shape);
     pooling_parity("mixed-liuzhou", "liuzhou", &mixed_config(), shape);
@@ -435,6 +444,7 @@ fn pooling_and_auxiliary_heads_parity_liuzhou() {
 
 #[test]
 fn pooling_and_auxiliary_heads_parity_xiangqi() {
+    testkit::onnx_runtime();
     let shape = games::xiangqi::Xiangqi::default().shape();
     pooling_parity("pool-xiangqi", "xiangqi", &pooling_config(), shape);
 }
@@ -444,6 +454,7 @@ fn pooling_and_auxiliary_heads_parity_xiangqi() {
 /// and self-play searches through it.
 #[test]
 fn pooling_network_plays_go_through_the_engine() {
+    testkit::onnx_runtime();
     let go = games::go::GoState::new(games::go::GoRules::default()).unwrap();
     let cfg = pooling_config();
     let shape = go.shape();
@@ -494,6 +505,7 @@ fn pooling_network_plays_go_through_the_engine() {
 /// what their ONNX models do; exported again, they give the same graph and metadata.
 #[test]
 fn shipped_models_load_and_export_as_before() {
+    testkit::onnx_runtime();
     use prost::Message;
     use trainer_bridge::onnx::proto::ModelProto;
     for game in ["liuzhou", "xiangqi", "go"] {
@@ -540,6 +552,7 @@ fn shipped_models_load_and_export_as_before() {
 /// from it runs at every size as well.
 #[test]
 fn one_go_network_plays_every_board_size() {
+    testkit::onnx_runtime();
     let cfg = pooling_config();
     let go = |size| games::go::GoState::new(games::go::GoRules::with_size(size)).unwrap();
     let shape9 = go(9).shape();
@@ -633,6 +646,7 @@ fn one_go_network_plays_every_board_size() {
 /// it for another board, naming both shapes.
 #[test]
 fn a_network_with_dense_heads_plays_its_own_size_only() {
+    testkit::onnx_runtime();
     let go = |size| games::go::GoState::new(games::go::GoRules::with_size(size)).unwrap();
     let cfg = small_config();
     let shape9 = go(9).shape();

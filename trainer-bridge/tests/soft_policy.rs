@@ -44,6 +44,7 @@ fn max_diff(a: &Tensor, b: &Tensor) -> f32 {
 /// Liuzhou with the plain fully connected one.
 #[test]
 fn a_checkpoint_with_the_soft_head_exports_the_model_without_it() {
+    testkit::onnx_runtime();
     let dir = tmpdir("export");
     let go = NetConfig {
         blocks: 2,
