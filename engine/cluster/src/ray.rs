@@ -8,8 +8,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
+use games::Game;
 use selfplay::RayConfig;
 use serde::{Deserialize, Serialize};
+
+use crate::Played;
 
 /// The driver's source, run with `python -u -c`, so the engine needs no file of the checkout.
 pub const DRIVER_SOURCE: &str = include_str!("../../../cluster/ray_driver.py");
@@ -123,21 +126,112 @@ pub struct Batch<'a> {
     pub tasks: &'a [Task],
 }
 
-/// What a batch did.
-#[derive(Clone, Debug, Default)]
-pub struct Played {
-    /// Games in the shards this batch wrote.
-    pub games: usize,
-    pub positions: u64,
-    pub written: usize,
-    pub skipped: usize,
-    pub seconds: f64,
+/// The Ray backend: its settings, and the driver once the first batch has started it.
+pub struct OnRay {
+    ray: RayConfig,
+    driver: Option<RayDriver>,
 }
 
-impl Played {
-    pub fn positions_per_second(&self) -> f64 {
-        self.positions as f64 / self.seconds.max(1e-9)
+impl OnRay {
+    /// The cluster `ray` names.
+    pub fn new(ray: RayConfig) -> OnRay {
+        OnRay { ray, driver: None }
     }
+
+    /// Plays `request`'s tasks whose shards are missing (all of them unless it resumes),
+    /// starting the driver if it is not running.
+    pub(crate) fn run<G: Game>(
+        &mut self,
+        request: &crate::Request<'_, G>,
+    ) -> anyhow::Result<Played> {
+        let out = request.out;
+        let stamp = if request.resume {
+            batch_stamp(out, request.tag)?
+        } else {
+            now_stamp()
+        };
+        let ray = &self.ray;
+        let seed = request.seed;
+        let mut tasks = plan(request.games, ray.games_per_task, request.tag, stamp, seed);
+        if request.resume {
+            keep_current(out, &tasks, G::NAME, request.model_name)?;
+            tasks.retain(|t| !out.join(&t.file).exists());
+        }
+        if tasks.is_empty() {
+            return Ok(Played::default());
+        }
+        let driver = match &mut self.driver {
+            Some(d) => d,
+            None => self
+                .driver
+                .insert(RayDriver::start(ray, &std::env::current_exe()?)?),
+        };
+        let doc = with_full_visits(request.doc, request.config.full_visits);
+        let config = task_config(&doc, ray);
+        let batch = Batch {
+            game: G::NAME,
+            model: Path::new(request.model),
+            model_name: request.model_name,
+            config: &config,
+            out_dir: out,
+            tasks: &tasks,
+        };
+        let mut played = play(driver, &batch, request.label)?;
+        played.line = format!(
+            "{} games, {} positions ({:.1}/s), {} shards, on Ray at {} in {} tasks",
+            played.games,
+            played.positions,
+            played.positions_per_second(),
+            played.written,
+            ray.address,
+            tasks.len()
+        );
+        Ok(played)
+    }
+}
+
+/// Plays `batch` on the cluster with a progress bar of its games; `label` names it in the log.
+fn play(driver: &mut RayDriver, batch: &Batch<'_>, label: &str) -> anyhow::Result<Played> {
+    let games: usize = batch.tasks.iter().map(|t| t.games).sum();
+    let bar = progress::Progress::new(games as u64, format!("{label} on Ray"), "games");
+    let began = Instant::now();
+    let mut positions = 0;
+    let played = driver.selfplay(batch, |e| {
+        if let Event::Shard {
+            games,
+            positions: p,
+            ..
+        } = e
+        {
+            positions += p;
+            let rate = positions as f64 / began.elapsed().as_secs_f64().max(1e-9);
+            bar.set_message(format!("{rate:.0} positions/s"));
+            bar.inc(*games as u64);
+        }
+    })?;
+    bar.finish();
+    tracing::info!(
+        "{label} on Ray: {} tasks, {} games, {} positions ({:.1}/s) in {:.1} s; {} shards \
+         already there",
+        played.written,
+        played.games,
+        played.positions,
+        played.positions_per_second(),
+        played.seconds,
+        played.skipped
+    );
+    Ok(played)
+}
+
+/// The config `doc` with `selfplay.full_visits` set to `visits` (an iteration's, by
+/// `train.visit_schedule`), as the cluster's tasks read it.
+fn with_full_visits(doc: &serde_yaml::Value, visits: u32) -> serde_yaml::Value {
+    let mut doc = doc.clone();
+    if !doc["selfplay"].is_mapping() {
+        doc["selfplay"] = serde_yaml::Value::Mapping(Default::default());
+    }
+    doc["selfplay"]["full_visits"] = u64::from(visits).into();
+    doc
 }
 
 /// The driver process, connected to a cluster.
@@ -160,7 +254,7 @@ impl RayDriver {
             .stderr(Stdio::inherit())
             // Ray would report usage to its makers: not from here.
             .env("RAY_USAGE_STATS_ENABLED", "0");
-        crate::trainer::die_with_this_thread(&mut command);
+        crate::child::die_with_this_thread(&mut command);
         let mut child = command.spawn().map_err(|error| ClusterError::Start {
             python: ray.python.clone(),
             error,
@@ -528,6 +622,17 @@ mod tests {
         // Readers look only at `.safetensors` files: the stale one is never read.
         assert_eq!(shards::newest_first(&dir).unwrap().len(), 1);
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn the_tasks_config_carries_the_iterations_full_visits() {
+        let doc: serde_yaml::Value =
+            serde_yaml::from_str("selfplay: {full_visits: 200, cheap_visits: 50}\n").unwrap();
+        let out = with_full_visits(&doc, 64);
+        assert_eq!(out["selfplay"]["full_visits"], 64);
+        assert_eq!(out["selfplay"]["cheap_visits"], 50);
+        let empty: serde_yaml::Value = serde_yaml::from_str("game: {}\n").unwrap();
+        assert_eq!(with_full_visits(&empty, 8)["selfplay"]["full_visits"], 8);
     }
 
     #[test]

@@ -100,6 +100,17 @@ impl TrainConfig {
     /// Range checks for the whole section, run at startup: the gate and the evaluation build
     /// their agents from these values only after a full self-play and fit.
     pub fn validate(&self) -> Result<(), InvalidSetting> {
+        self.check_run()?;
+        self.check_other_boards()?;
+        self.check_matches()?;
+        self.check_init()?;
+        self.check_ladder()?;
+        self.check_visit_schedule()?;
+        self.check_bootstrap_shards()
+    }
+
+    /// Where the run lives and how long it lasts.
+    fn check_run(&self) -> Result<(), InvalidSetting> {
         use InvalidSetting as I;
         let dir = self.run_dir.to_string_lossy();
         // The gate names models inside agent specs, whose fields are separated by commas.
@@ -127,7 +138,12 @@ impl TrainConfig {
             "clock",
             "cpu",
             "wall (the CPU clock is read on Linux only)",
-        )?;
+        )
+    }
+
+    /// Each other board's share, and the configured board's rest.
+    fn check_other_boards(&self) -> Result<(), InvalidSetting> {
+        use InvalidSetting as I;
         for &(size, share) in &self.other_boards {
             I::check(
                 share > 0.0 && share < 1.0,
@@ -142,7 +158,12 @@ impl TrainConfig {
             "other_boards",
             format_args!("shares adding up to {shares}"),
             "shares adding up to less than 1 (the configured board plays the rest)",
-        )?;
+        )
+    }
+
+    /// Game counts, visits and the gate's settings.
+    fn check_matches(&self) -> Result<(), InvalidSetting> {
+        use InvalidSetting as I;
         let counts = [
             ("games_per_iteration", self.games_per_iteration as u64),
             ("gate_games", u64::from(self.gate_games)),
@@ -171,33 +192,51 @@ impl TrainConfig {
             "gate_temperature",
             t,
             "a finite number ≥ 0",
-        )?;
-        I::check(
+        )
+    }
+
+    /// Model 0000 comes from `init_from` or from a fit on the bootstrap shards, not both.
+    fn check_init(&self) -> Result<(), InvalidSetting> {
+        InvalidSetting::check(
             self.init_from.is_none() || self.bootstrap_fit_steps == 0,
             "bootstrap_fit_steps",
             self.bootstrap_fit_steps,
             "0 when init_from gives model 0000",
-        )?;
+        )
+    }
+
+    /// Every fixed opponent parses as an agent spec, and none is a network.
+    fn check_ladder(&self) -> Result<(), InvalidSetting> {
         for (k, spec) in self.ladder_opponents.iter().enumerate() {
             let parsed = AgentSpec::parse(spec);
-            I::check(
+            InvalidSetting::check(
                 parsed.is_ok() && !matches!(parsed, Ok(AgentSpec::Net { .. })),
                 "ladder_opponents",
                 format_args!("{spec:?} (entry {})", k + 1),
                 "an agent spec of `engine match` other than `net` (models join the ladder by themselves)",
             )?;
         }
+        Ok(())
+    }
+
+    /// The schedule's iterations increase and each names at least one visit.
+    fn check_visit_schedule(&self) -> Result<(), InvalidSetting> {
         for (k, pair) in self.visit_schedule.iter().enumerate() {
             let after_previous = k == 0 || self.visit_schedule[k - 1].0 < pair.0;
-            I::check(
+            InvalidSetting::check(
                 after_previous && pair.1 >= 1,
                 "visit_schedule",
                 format_args!("[{}, {}] (entry {})", pair.0, pair.1, k + 1),
                 "[iteration, full_visits] pairs, the iterations increasing, full_visits 1 or more",
             )?;
         }
+        Ok(())
+    }
+
+    /// The bootstrap settings that read shards need a directory of them.
+    fn check_bootstrap_shards(&self) -> Result<(), InvalidSetting> {
         let uses_shards = self.bootstrap_fit_steps > 0 || self.bootstrap_samples > 0;
-        I::check(
+        InvalidSetting::check(
             self.bootstrap_shards.is_some() || !uses_shards,
             "bootstrap_shards",
             "none",

@@ -8,13 +8,12 @@ use std::time::Instant;
 
 use anyhow::Context;
 use players::spec::OwnPlayers;
-use selfplay::Backend;
 
 use crate::matches::{Matches, Rung};
 use crate::run_dir::RunDir;
 use crate::state::{IterationRecord, TrainState};
 use crate::trainer::{self, StatusOk};
-use crate::{cluster, ladder, report, self_play, Clock, Setup, TrainConfig};
+use crate::{ladder, report, self_play, Clock, Setup, TrainConfig};
 
 /// What every iteration of one run shares.
 pub(crate) struct Run<'a, G> {
@@ -24,11 +23,9 @@ pub(crate) struct Run<'a, G> {
     pub train: &'a TrainConfig,
     pub setup: &'a Setup<'a>,
     pub dir: RunDir,
-    /// The whole config as text, as trainer-bridge reads it and each shard records it.
-    pub config_text: String,
     pub matches: Matches<'a>,
-    /// Started when the first iteration needs the cluster; kept for the run.
-    pub ray: Option<cluster::RayDriver>,
+    /// Where self-play runs (a Ray backend keeps its driver for the run).
+    pub selfplay: cluster::Selfplay,
 }
 
 /// The iteration that turns `state.iterations` into one more.
@@ -90,12 +87,8 @@ impl<'r, 'a, G: OwnPlayers> Iteration<'r, 'a, G> {
     /// Self-play with the best model up to the iteration's game count; returns the positions
     /// per second (0 when nothing was left to play).
     fn self_play(&mut self) -> anyhow::Result<f64> {
-        let (i, best_onnx) = (self.i, self.best_onnx());
-        let tag = format!("i{i:04}");
-        match self.run.setup.selfplay.backend {
-            Backend::Local => self_play::local(self.run, i, &best_onnx, &tag),
-            Backend::Ray => self_play::on_ray(self.run, i, &best_onnx, &tag),
-        }
+        let best_onnx = self.best_onnx();
+        self_play::step(self.run, self.i, &best_onnx)
     }
 
     /// Trains the candidate from the latest weights (the previous candidate) on the newest

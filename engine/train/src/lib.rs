@@ -4,7 +4,6 @@
 //! and started again, it continues from `state.yaml`: finished shards and models are kept, an
 //! interrupted step is redone.
 
-pub mod cluster;
 pub mod bench;
 mod config;
 mod iteration;
@@ -18,7 +17,6 @@ mod trainer;
 
 pub use config::{ClockKind, TrainConfig};
 pub use report::ladder_svg;
-pub use self_play::ray_selfplay;
 pub use trainer::{find_trainer, TRAINER_CONFIG};
 
 use std::path::{Path, PathBuf};
@@ -57,33 +55,7 @@ pub fn run<G: OwnPlayers>(
     let config_text = serde_yaml::to_string(setup.doc)?;
     // Everything that can be checked is checked before the run directory is touched.
     check_selfplay_games(train, setup)?;
-    let other_boards = train
-        .other_boards
-        .iter()
-        .map(|&(size, _)| {
-            start.on_board(size).ok_or_else(|| {
-                anyhow::anyhow!(
-                    "config {}: train.other_boards: {} has no {size}x{size} board",
-                    setup.config_path.display(),
-                    G::NAME
-                )
-            })
-        })
-        .collect::<anyhow::Result<Vec<G>>>()?;
-    let on = |key: &str| {
-        setup
-            .network
-            .get(key)
-            .is_some_and(|v| v.as_u64() == Some(1) || v.as_bool() == Some(true))
-    };
-    let any_size = on("policy_pool") && on("value_pool");
-    if !other_boards.is_empty() && !any_size {
-        bail!(
-            "config {}: train.other_boards: only a network of any size learns other boards: \
-             set network.policy_pool: 1 and network.value_pool: 1",
-            setup.config_path.display()
-        );
-    }
+    let other_boards = other_boards(start, train, setup)?;
     let mut state = run_dir::load_state(start, &dir, setup)?;
     if !state.initialised || state.iterations < train.iterations {
         trainer::check_found(&setup.trainer)?;
@@ -110,9 +82,8 @@ pub fn run<G: OwnPlayers>(
         train,
         setup,
         dir,
-        config_text,
         matches: Matches::new(setup, train),
-        ray: None,
+        selfplay: cluster::Selfplay::configured(&setup.selfplay),
     };
     let limit = train.time_limit_minutes * 60.0;
     while state.iterations < train.iterations && clock.seconds() < limit {
@@ -127,6 +98,42 @@ pub fn run<G: OwnPlayers>(
         run.dir.root.join("best.onnx").display(),
         run.dir.root.join("report.svg").display()
     ))
+}
+
+/// The start positions of `train.other_boards`, which only a network of any size can learn.
+fn other_boards<G: OwnPlayers>(
+    start: &G,
+    train: &TrainConfig,
+    setup: &Setup<'_>,
+) -> anyhow::Result<Vec<G>> {
+    let boards = train
+        .other_boards
+        .iter()
+        .map(|&(size, _)| {
+            start.on_board(size).ok_or_else(|| {
+                anyhow::anyhow!(
+                    "config {}: train.other_boards: {} has no {size}x{size} board",
+                    setup.config_path.display(),
+                    G::NAME
+                )
+            })
+        })
+        .collect::<anyhow::Result<Vec<G>>>()?;
+    let on = |key: &str| {
+        setup
+            .network
+            .get(key)
+            .is_some_and(|v| v.as_u64() == Some(1) || v.as_bool() == Some(true))
+    };
+    let any_size = on("policy_pool") && on("value_pool");
+    if !boards.is_empty() && !any_size {
+        bail!(
+            "config {}: train.other_boards: only a network of any size learns other boards: \
+             set network.policy_pool: 1 and network.value_pool: 1",
+            setup.config_path.display()
+        );
+    }
+    Ok(boards)
 }
 
 /// On a Ray cluster an iteration plays whole tasks: their games must add up to the

@@ -68,7 +68,12 @@ impl<'a> Matches<'a> {
             )
         };
         let agent = |spec: &str, seed: u64| -> anyhow::Result<Box<dyn Agent<G>>> {
-            agents::build(&AgentSpec::parse(spec)?, spec, seed, &load_net)
+            Ok(agents::build(
+                &AgentSpec::parse(spec)?,
+                spec,
+                seed,
+                &load_net,
+            )?)
         };
         let mut pairs: Vec<AgentPair<G>> = Vec::new();
         for k in 0..u64::from(self.parallel.min(games)) {

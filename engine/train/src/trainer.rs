@@ -1,5 +1,5 @@
 //! `trainer-bridge` as a child process: finding it, starting it so that it dies with the loop
-//! (the Ray driver of `cluster` is started the same way), and reading its exit status.
+//! (`cluster::die_with_this_thread`, as the Ray driver is), and reading its exit status.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -52,35 +52,9 @@ fn is_program(program: &Path) -> bool {
 pub(crate) fn command(program: &Path, args: &[&str]) -> Command {
     let mut c = Command::new(program);
     c.args(args);
-    die_with_this_thread(&mut c);
+    cluster::die_with_this_thread(&mut c);
     c
 }
-
-/// Makes the child get SIGKILL when the thread that starts it ends (on Linux): a killed
-/// `engine train` must not leave its `trainer-bridge fit` running, or the restarted loop would
-/// fit the same candidate twice at once. The loop starts its children from the thread that runs
-/// it for their whole life.
-#[cfg(target_os = "linux")]
-pub(crate) fn die_with_this_thread(c: &mut Command) {
-    use std::os::unix::process::CommandExt;
-    // SAFETY: only async-signal-safe calls (prctl, getppid) run between fork and exec.
-    let parent = std::process::id();
-    unsafe {
-        c.pre_exec(move || {
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) == -1 {
-                return Err(std::io::Error::last_os_error());
-            }
-            // The parent may have died before the request took effect.
-            if libc::getppid() as u32 != parent {
-                libc::_exit(1);
-            }
-            Ok(())
-        });
-    }
-}
-
-#[cfg(not(target_os = "linux"))]
-pub(crate) fn die_with_this_thread(_: &mut Command) {}
 
 /// Runs a command to its end; an error unless it exits with success.
 pub(crate) trait StatusOk {

@@ -1,11 +1,11 @@
 //! `engine selfplay`: plays games against itself and writes training shards.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use clap::Args as ClapArgs;
-use progress::Progress;
-use selfplay::{SelfplayConfig, ShardSink};
+use cluster::{Request, Selfplay};
+use selfplay::SelfplayConfig;
 use setup::{config, models};
 
 use super::{config_reads, ForGame, GameArgs, GameType, Loaded};
@@ -64,87 +64,50 @@ impl ForGame for &Args {
     fn run<G: GameType>(self, start: G, c: &Loaded) -> anyhow::Result<String> {
         let sp: SelfplayConfig = config::selfplay(&c.doc, &c.path)?;
         config::inference(&c.doc, &c.path)?;
-        let config_text = serde_yaml::to_string(&c.doc).unwrap_or_default();
         let model = match &self.model {
             Some(m) => m.clone(),
             None => models::default_network_for(&start, "uniform priors (--model uniform)")
                 .map_or_else(|| models::UNIFORM.to_owned(), |p| p.model()),
         };
-        if let Some(address) = &self.ray {
-            return on_ray(self, G::NAME, &c.doc, sp, address, &model);
-        }
-        let sink = ShardSink {
-            dir: &self.out,
+        let (mut backend, label) = match &self.ray {
+            Some(address) => (on_ray(&model, address, &sp)?, "--ray: self-play"),
+            None => (Selfplay::Local, "self-play"),
+        };
+        let request = Request {
+            start: &start,
+            model: &model,
+            model_name: self.model_name.as_deref().unwrap_or(&model),
+            doc: &c.doc,
+            config_path: &c.path,
+            config: &sp,
+            overrides: models::Overrides {
+                provider: self.provider,
+                precision: self.precision,
+                ..Default::default()
+            },
+            games: self.games,
+            out: &self.out,
             tag: "selfplay",
-            model: self.model_name.as_deref().unwrap_or(&model),
-            config: &config_text,
+            seed: self.seed,
+            resume: false,
+            label,
         };
         // A bad --out fails here, not after a shard's worth of games.
-        sink.prepare().context("--out")?;
-        let overrides = models::Overrides {
-            provider: self.provider,
-            precision: self.precision,
-            ..Default::default()
-        };
-        let evaluator = models::evaluator_with(&start, &model, &c.doc, &c.path, overrides)?;
-        tracing::info!("self-play with {}", evaluator.describe());
-        let bar = Progress::new(self.games as u64, "self-play", "games");
-        let summary = selfplay::run(
-            &start,
-            evaluator.as_ref(),
-            &sp,
-            self.games,
-            &sink,
-            self.seed,
-            |s| {
-                bar.set_message(format!("{:.1} positions/s", s.positions_per_second()));
-                bar.set_position(s.games as u64);
-            },
-        )?;
-        bar.finish();
-        Ok(summary.line())
+        request.prepare_out().context("--out")?;
+        Ok(backend.run(&request)?.line)
     }
 }
 
-/// `--ray`: the games as tasks on the cluster, through the same driver as `engine train`.
-fn on_ray(
-    args: &Args,
-    game: &str,
-    doc: &serde_yaml::Value,
-    sp: SelfplayConfig,
-    address: &str,
-    model: &str,
-) -> anyhow::Result<String> {
-    let model_path = PathBuf::from(model);
+/// `--ray`: the games as tasks on the cluster at `address`, `model` sent to the workers.
+fn on_ray(model: &str, address: &str, sp: &SelfplayConfig) -> anyhow::Result<Selfplay> {
     anyhow::ensure!(
-        model_path.is_file(),
+        Path::new(model).is_file(),
         "--ray: --model must be an ONNX file to send to the workers, not {model:?}"
     );
     let ray = selfplay::RayConfig {
         address: address.to_owned(),
-        ..sp.ray
+        ..sp.ray.clone()
     };
     ray.validate().map_err(|e| anyhow::anyhow!("--ray: {e}"))?;
-    std::fs::create_dir_all(&args.out).context("--out")?;
-    let stamp = train::cluster::now_stamp();
-    let tasks = train::cluster::plan(args.games, ray.games_per_task, "selfplay", stamp, args.seed);
-    let config = train::cluster::task_config(doc, &ray);
-    let mut driver = train::cluster::RayDriver::start(&ray, &std::env::current_exe()?)?;
-    let batch = train::cluster::Batch {
-        game,
-        model: &model_path,
-        model_name: args.model_name.as_deref().unwrap_or(model),
-        config: &config,
-        out_dir: &args.out,
-        tasks: &tasks,
-    };
-    let played = train::ray_selfplay(&mut driver, &batch, "--ray")?;
-    Ok(format!(
-        "{} games, {} positions ({:.1}/s), {} shards, on Ray at {address} in {} tasks",
-        played.games,
-        played.positions,
-        played.positions_per_second(),
-        played.written,
-        tasks.len()
-    ))
+    Ok(Selfplay::on_ray(ray))
 }
