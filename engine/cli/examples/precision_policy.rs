@@ -82,6 +82,7 @@ fn entropy(p: &[f64]) -> f64 {
 }
 
 fn main() -> anyhow::Result<()> {
+    provision::install();
     let args = parse_args()?;
     // Fetches ONNX Runtime's library on first use, as the engine does.
     provision::install();

@@ -31,7 +31,7 @@ impl Place {
             std::env::consts::ARCH
         ));
         std::fs::create_dir_all(&dir).unwrap();
-        std::os::unix::fs::symlink(&lib, dir.join(infer::runtime::LIB_NAME)).unwrap();
+        std::os::unix::fs::symlink(lib, dir.join(infer::runtime::LIB_NAME)).unwrap();
         Place { root }
     }
 

@@ -23,7 +23,58 @@ use search::{Limit, MctsAgent, MctsAgentConfig, RunOptions, SearchConfig, Search
 pub struct SpecError {
     pub spec: String,
     pub key: Option<String>,
-    pub reason: String,
+    pub reason: SpecReason,
+}
+
+/// Why a spec could not be read.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SpecReason {
+    #[error("no agent kind")]
+    NoKind,
+    #[error("expected key=value")]
+    NotKeyValue,
+    #[error("given twice")]
+    GivenTwice,
+    /// A key the kind does not read.
+    #[error("not a key of `{kind}` (keys: {})", allowed.join(", "))]
+    UnknownKey {
+        kind: &'static str,
+        allowed: &'static [&'static str],
+    },
+    /// A value outside what the key takes (`expected` says what it takes).
+    #[error("{value:?} is not {expected}")]
+    BadValue { value: String, expected: String },
+    /// The key means something only beside another setting (`search=gumbel`, `time=S`, …).
+    #[error("needs {0}")]
+    Needs(&'static str),
+}
+
+/// Why [`build`] made no player.
+#[derive(Debug, thiserror::Error)]
+pub enum BuildError {
+    #[error(transparent)]
+    Spec(#[from] SpecError),
+    /// A kind that is neither generic (`random`, `mcts`, `net`) nor one of the game's own
+    /// ([`OwnPlayers::OWN_KINDS`]); the game's factory words the refusal.
+    #[error("{refusal}")]
+    UnknownKind {
+        kind: String,
+        game: &'static str,
+        refusal: AgentError,
+    },
+    /// One of the game's own players refused its settings or could not start, or the game has
+    /// no guard or handoff for a spec that asks for one.
+    #[error(transparent)]
+    Agent(#[from] AgentError),
+    /// The network of a `net` agent did not load (the loader's error, with its causes).
+    #[error(transparent)]
+    Network(anyhow::Error),
+    /// A `net` agent's `batch` above what the loaded model runs at once.
+    #[error("batch={asked} is more than the model's batch size {most} (the config's inference.batch_size)")]
+    BatchTooLarge { asked: usize, most: usize },
+    /// A builder of tree searches ([`build_mcts`]) given another kind.
+    #[error("agent spec {label:?} is not a tree search (mcts or net)")]
+    NotTreeSearch { label: String },
 }
 
 /// How an MCTS agent searches; shared by the pure (`mcts`) and network (`net`) kinds.
@@ -130,7 +181,7 @@ pub enum AgentSpec {
 
 impl AgentSpec {
     pub fn parse(spec: &str) -> Result<AgentSpec, SpecError> {
-        let err = |key: Option<&str>, reason: String| SpecError {
+        let err = |key: Option<&str>, reason: SpecReason| SpecError {
             spec: spec.to_string(),
             key: key.map(str::to_string),
             reason,
@@ -140,75 +191,77 @@ impl AgentSpec {
         for item in rest.split(',').filter(|s| !s.trim().is_empty()) {
             let (k, v) = item
                 .split_once('=')
-                .ok_or_else(|| err(Some(item.trim()), "expected key=value".into()))?;
+                .ok_or_else(|| err(Some(item.trim()), SpecReason::NotKeyValue))?;
             let (k, v) = (k.trim(), v.trim());
             if pairs.iter().any(|(seen, _)| *seen == k) {
-                return Err(err(Some(k), "given twice".into()));
+                return Err(err(Some(k), SpecReason::GivenTwice));
             }
             pairs.push((k, v));
         }
         let mut mcts = MctsSpec::default();
         let mut model = None;
         let mut seed = None;
-        let allowed: &[&str] = match kind.trim() {
-            "random" => &["seed"],
-            "mcts" => &[
-                "visits",
-                "time",
-                "threads",
-                "temp",
-                "cpuct",
-                "fpu",
-                "seed",
-                "resign",
-                "search",
-                "gumbel_m",
-                "decisive",
-                "captures",
-                "minimax",
-                "contempt",
-                "guard",
-                "guard_margin",
-                "handoff",
-            ],
-            "net" => &[
-                "model",
-                "visits",
-                "time",
-                "threads",
-                "batch",
-                "temp",
-                "cpuct",
-                "fpu",
-                "seed",
-                "resign",
-                "search",
-                "gumbel_m",
-                "decisive",
-                "captures",
-                "minimax",
-                "contempt",
-                "guard",
-                "guard_margin",
-                "handoff",
-                "views",
-            ],
-            "" => return Err(err(None, "no agent kind".into())),
+        let (kind, allowed): (&'static str, &'static [&'static str]) = match kind.trim() {
+            "random" => ("random", &["seed"]),
+            "mcts" => (
+                "mcts",
+                &[
+                    "visits",
+                    "time",
+                    "threads",
+                    "temp",
+                    "cpuct",
+                    "fpu",
+                    "seed",
+                    "resign",
+                    "search",
+                    "gumbel_m",
+                    "decisive",
+                    "captures",
+                    "minimax",
+                    "contempt",
+                    "guard",
+                    "guard_margin",
+                    "handoff",
+                ],
+            ),
+            "net" => (
+                "net",
+                &[
+                    "model",
+                    "visits",
+                    "time",
+                    "threads",
+                    "batch",
+                    "temp",
+                    "cpuct",
+                    "fpu",
+                    "seed",
+                    "resign",
+                    "search",
+                    "gumbel_m",
+                    "decisive",
+                    "captures",
+                    "minimax",
+                    "contempt",
+                    "guard",
+                    "guard_margin",
+                    "handoff",
+                    "views",
+                ],
+            ),
+            "" => return Err(err(None, SpecReason::NoKind)),
             // Another kind: the game's own factory reads it (and names what is wrong).
             _ => return Ok(AgentSpec::Other(spec.trim().to_string())),
         };
         for (k, v) in pairs {
             if !allowed.contains(&k) {
-                return Err(err(
-                    Some(k),
-                    format!(
-                        "not a key of `{}` (keys: {})",
-                        kind.trim(),
-                        allowed.join(", ")
-                    ),
-                ));
+                return Err(err(Some(k), SpecReason::UnknownKey { kind, allowed }));
             }
-            let bad = |what: &str| err(Some(k), format!("{v:?} is not {what}"));
+            let bad = |what: &str| {
+                let (value, expected) = (v.to_string(), what.to_string());
+                err(Some(k), SpecReason::BadValue { value, expected })
+            };
             match k {
                 "seed" => {
                     let s = Some(v.parse::<u64>().map_err(|_| bad("an unsigned integer"))?);
@@ -353,20 +406,20 @@ impl AgentSpec {
             }
         }
         if mcts.gumbel_m.is_some() && mcts.search != SearchKind::Gumbel {
-            return Err(err(Some("gumbel_m"), "needs search=gumbel".into()));
+            return Err(err(Some("gumbel_m"), SpecReason::Needs("search=gumbel")));
         }
         if mcts.guard_margin.is_some() && mcts.guard.is_none() {
-            return Err(err(Some("guard_margin"), "needs guard=S".into()));
+            return Err(err(Some("guard_margin"), SpecReason::Needs("guard=S")));
         }
         if mcts.guard.is_some() && mcts.time.is_none() {
             // The check takes its share of a move's time; a visit budget has none to share.
-            return Err(err(Some("guard"), "needs time=S".into()));
+            return Err(err(Some("guard"), SpecReason::Needs("time=S")));
         }
         if mcts.handoff.is_some() && mcts.time.is_none() {
             // Alpha-beta plays its part at the tree's time a move.
-            return Err(err(Some("handoff"), "needs time=S".into()));
+            return Err(err(Some("handoff"), SpecReason::Needs("time=S")));
         }
-        Ok(match kind.trim() {
+        Ok(match kind {
             "random" => AgentSpec::Random { seed },
             "mcts" => {
                 if mcts.visits.is_none() && mcts.time.is_none() {
@@ -519,9 +572,20 @@ pub fn build<G: OwnPlayers>(
     label: &str,
     seed: u64,
     load_net: NetLoader<'_, G>,
-) -> anyhow::Result<Box<dyn Agent<G>>> {
+) -> Result<Box<dyn Agent<G>>, BuildError> {
     Ok(match spec {
-        AgentSpec::Other(text) => G::own_agent(text)?,
+        AgentSpec::Other(text) => G::own_agent(text).map_err(|refusal| {
+            let kind = text.split(':').next().unwrap_or(text).trim();
+            if G::OWN_KINDS.contains(&kind) {
+                BuildError::Agent(refusal)
+            } else {
+                BuildError::UnknownKind {
+                    kind: kind.to_string(),
+                    game: G::NAME,
+                    refusal,
+                }
+            }
+        })?,
         AgentSpec::Random { seed: s } => Box::new(RandomAgent::new(s.unwrap_or(seed))),
         AgentSpec::Mcts(m) | AgentSpec::Net { mcts: m, .. } => {
             let agent = Box::new(build_mcts(spec, label, seed, load_net)?);
@@ -559,7 +623,7 @@ pub fn build_driven(
 
 /// [`build`] for a spec given as text that needs no network loaded (`random`, `mcts:…`, the
 /// game's own kinds): faces that hold no network, fuzzing and tests.
-pub fn build_text<G: OwnPlayers>(text: &str, seed: u64) -> anyhow::Result<Box<dyn Agent<G>>> {
+pub fn build_text<G: OwnPlayers>(text: &str, seed: u64) -> Result<Box<dyn Agent<G>>, BuildError> {
     let spec = AgentSpec::parse(text)?;
     let label = text.split(':').next().unwrap_or(text).trim();
     build(&spec, label, seed, &preloaded(None))
@@ -573,7 +637,7 @@ pub fn build_mcts<G: Game>(
     label: &str,
     seed: u64,
     load_net: NetLoader<'_, G>,
-) -> anyhow::Result<MctsAgent<G>> {
+) -> Result<MctsAgent<G>, BuildError> {
     let (m, evaluator, run, cache) = match spec {
         AgentSpec::Mcts(m) => {
             let seed = m.seed.unwrap_or(seed);
@@ -589,17 +653,14 @@ pub fn build_mcts<G: Game>(
             (m, evaluator, run, false)
         }
         AgentSpec::Net { model, mcts: m } => {
-            let mut evaluator = load_net(model.as_deref())?;
+            let mut evaluator = load_net(model.as_deref()).map_err(BuildError::Network)?;
             if m.views > 1 {
                 evaluator = Arc::new(eval::Symmetric::new(evaluator, m.views));
             }
             let most = evaluator.batch_size().max(1);
             if let Some(b) = m.batch.filter(|&b| b > most) {
                 // The caller's context names the agent; the label would say it twice.
-                anyhow::bail!(
-                    "batch={b} is more than the model's batch size {most} \
-                     (the config's inference.batch_size)"
-                );
+                return Err(BuildError::BatchTooLarge { asked: b, most });
             }
             let batch = m
                 .batch
@@ -616,7 +677,10 @@ pub fn build_mcts<G: Game>(
             };
             (m, evaluator, run, true)
         }
-        _ => anyhow::bail!("agent spec {label:?} is not a tree search (mcts or net)"),
+        _ => {
+            let label = label.to_string();
+            return Err(BuildError::NotTreeSearch { label });
+        }
     };
     let defaults = SearchConfig::default();
     let search = SearchConfig {
@@ -815,7 +879,23 @@ mod tests {
     fn names_the_key_at_fault() {
         let e = AgentSpec::parse("mcts:visits=lots").unwrap_err();
         assert_eq!(e.key.as_deref(), Some("visits"));
-        assert!(e.to_string().contains("\"lots\""), "{e}");
+        assert!(
+            matches!(&e.reason, SpecReason::BadValue { value, .. } if value == "lots"),
+            "{e}"
+        );
+        assert_eq!(
+            e.to_string(),
+            "agent spec \"mcts:visits=lots\", key `visits`: \"lots\" is not a positive integer"
+        );
+        let e = AgentSpec::parse("random:visits=5").unwrap_err();
+        assert_eq!(
+            e.reason,
+            SpecReason::UnknownKey {
+                kind: "random",
+                allowed: &["seed"]
+            }
+        );
+        assert_eq!(e.reason.to_string(), "not a key of `random` (keys: seed)");
         let e = AgentSpec::parse("mcts:model=x").unwrap_err();
         assert_eq!(e.key.as_deref(), Some("model"));
         // No model: the game's default network.
@@ -827,14 +907,17 @@ mod tests {
             AgentSpec::parse("alphabeta:depth=4").unwrap(),
             AgentSpec::Other("alphabeta:depth=4".into())
         );
-        assert!(AgentSpec::parse("").is_err());
+        assert_eq!(AgentSpec::parse("").unwrap_err().reason, SpecReason::NoKind);
         assert_eq!(
             AgentSpec::parse("mcts:visits=1,visits=2")
                 .unwrap_err()
                 .reason,
-            "given twice"
+            SpecReason::GivenTwice
         );
-        assert!(AgentSpec::parse("mcts:visits").is_err());
+        assert_eq!(
+            AgentSpec::parse("mcts:visits").unwrap_err().reason,
+            SpecReason::NotKeyValue
+        );
         assert!(AgentSpec::parse("mcts:threads=0").is_err());
         assert!(AgentSpec::parse("mcts:time=-1").is_err());
         assert!(AgentSpec::parse("mcts:temp=nan").is_err());
@@ -862,6 +945,9 @@ mod tests {
             let e = AgentSpec::parse(bad).unwrap_err();
             assert_eq!(e.key.as_deref(), Some(key), "{bad}: {e}");
         }
+        let e = AgentSpec::parse("net:visits=800,guard=0.5").unwrap_err();
+        assert_eq!(e.reason, SpecReason::Needs("time=S"));
+        assert_eq!(e.reason.to_string(), "needs time=S");
         for bad in [
             "mcts:resign=-1",
             "mcts:resign=1",
@@ -885,5 +971,63 @@ mod tests {
             panic!("a net spec")
         };
         assert_eq!(mcts.views, 1, "the position as given unless asked");
+    }
+
+    #[test]
+    fn build_errors_say_which_part_failed() {
+        use games::liuzhou::Liuzhou;
+        let no_net = |_: Option<&Path>| -> anyhow::Result<Arc<dyn Evaluator<Liuzhou>>> {
+            Err(anyhow::anyhow!("no such file").context("loading m.onnx"))
+        };
+        let built =
+            |text: &str| build::<Liuzhou>(&AgentSpec::parse(text).unwrap(), "x", 1, &no_net);
+
+        // A kind the game does not have: the game's own words, which list its kinds.
+        match built("minimax:depth=3") {
+            Err(BuildError::UnknownKind {
+                kind,
+                game,
+                refusal,
+            }) => {
+                assert_eq!((kind.as_str(), game), ("minimax", "liuzhou"));
+                assert!(
+                    refusal.to_string().contains("alphabeta or gtp"),
+                    "{refusal}"
+                );
+            }
+            other => panic!("expected UnknownKind, got {:?}", other.err()),
+        }
+        // One of its own kinds with a bad setting is the player's refusal, not an unknown kind.
+        assert!(matches!(
+            built("alphabeta:depth=0"),
+            Err(BuildError::Agent(_))
+        ));
+        // The loader's error and its causes, as the loader gave them.
+        match built("net:model=m.onnx,visits=4") {
+            Err(e @ BuildError::Network(_)) => {
+                assert_eq!(format!("{e:#}"), "loading m.onnx: no such file")
+            }
+            other => panic!("expected Network, got {:?}", other.err()),
+        }
+        let fake = |_: Option<&Path>| -> anyhow::Result<Arc<dyn Evaluator<Liuzhou>>> {
+            Ok(Arc::new(eval::fake::FakeEvaluator::new(8)))
+        };
+        let spec = AgentSpec::parse("net:visits=4,batch=9").unwrap();
+        match build::<Liuzhou>(&spec, "x", 1, &fake) {
+            Err(BuildError::BatchTooLarge { asked: 9, most: 8 }) => {}
+            other => panic!("expected BatchTooLarge, got {:?}", other.err()),
+        }
+        let spec = AgentSpec::parse("random").unwrap();
+        match build_mcts::<Liuzhou>(&spec, "r", 1, &fake) {
+            Err(BuildError::NotTreeSearch { label }) => assert_eq!(label, "r"),
+            other => panic!(
+                "expected NotTreeSearch, got {:?}",
+                other.err().map(|e| e.to_string())
+            ),
+        }
+        assert!(matches!(
+            build_text::<Liuzhou>("mcts:visits=x", 1),
+            Err(BuildError::Spec(SpecError { .. }))
+        ));
     }
 }

@@ -361,7 +361,7 @@ fn a_protocol_clock_shortens_the_time_and_explain_reports_the_search() {
 
 #[test]
 fn the_one_builder_makes_it() {
-    use players::spec::{build, AgentSpec, OwnPlayers};
+    use players::spec::{build, AgentSpec, BuildError, OwnPlayers};
     assert_eq!(Liuzhou::OWN_KINDS, &["alphabeta", "gtp"]);
     let spec = AgentSpec::parse("alphabeta:depth=2,hash=1").unwrap();
     let load = |_: Option<&std::path::Path>| anyhow::bail!("no network");
@@ -369,11 +369,12 @@ fn the_one_builder_makes_it() {
     assert_eq!(agent.name(), "alphabeta-d2");
     let s = pos(START_LFEN);
     assert!(s.is_legal(agent.select_action(&s).unwrap()));
-    let e = build::<Liuzhou>(&AgentSpec::parse("minimax").unwrap(), "x", 0, &load)
-        .err()
-        .unwrap()
-        .to_string();
-    assert!(e.contains("alphabeta"), "{e}");
+    match build::<Liuzhou>(&AgentSpec::parse("minimax").unwrap(), "x", 0, &load) {
+        Err(BuildError::UnknownKind { kind, game, .. }) => {
+            assert_eq!((kind.as_str(), game), ("minimax", "liuzhou"))
+        }
+        other => panic!("expected UnknownKind, got {:?}", other.err()),
+    }
 }
 
 /// Nodes per second and the depth reached at 100 ms and 1 s on fixed positions.

@@ -61,7 +61,7 @@ impl ForGame for &Args {
         let build = |text: &str, seed: u64| -> Result<_, TeachError> {
             let parsed = AgentSpec::parse(text).map_err(|e| TeachError::Spec {
                 spec: text.to_string(),
-                reason: e.reason,
+                reason: e.reason.to_string(),
             })?;
             let parsed = with_default_network(&parsed, &start);
             spec::build::<G>(&parsed, text, seed, &load).map_err(|e| TeachError::Spec {
