@@ -25,13 +25,15 @@ use games::{Outcome, Player};
 /// network's value, and 2^32 visits of ±1 still fit in an i64.
 pub const VALUE_SCALE: f64 = 16_777_216.0;
 
-/// Scores (a network's final margin, in points) are summed in fixed point too, 2^12 steps per
-/// point: a square of the largest margin (±400, clamped) times 2^32 visits still fits in an
-/// i64.
-pub const SCORE_SCALE: f64 = 4096.0;
+/// Scores (a network's final margin, in points) are summed in fixed point too, 2^7 steps per
+/// point, with the squares of the same fixed-point numbers: the spread of equal scores is then
+/// exactly 0 (squares rounded on their own would leave a spread of rounding errors). The
+/// square of the largest margin times 2^32 visits still fits in a u64.
+pub const SCORE_SCALE: f64 = 128.0;
 
-/// The largest score margin kept; larger ones are clamped (Go's 19 × 19 board holds 361).
-const SCORE_MAX: f32 = 400.0;
+/// The largest score margin kept, in points; larger ones are clamped (a 19 × 19 board holds
+/// 361 points, and komi).
+const SCORE_MAX: f32 = 380.0;
 
 /// A value in [−1, 1] in fixed point.
 #[inline]
@@ -142,8 +144,8 @@ struct ScoreCell {
     count: AtomicU64,
     /// Σ score, in fixed point ([`SCORE_SCALE`]).
     sum: AtomicI64,
-    /// Σ score², in fixed point.
-    squares: AtomicI64,
+    /// Σ (score in fixed point)², in units of 1 / SCORE_SCALE².
+    squares: AtomicU64,
 }
 
 /// PUCT parameters, copied out of the search configuration for the hot loop.
@@ -300,7 +302,7 @@ impl<A: Copy> Tree<A> {
         }
         let n = count as f64;
         let mean = cell.sum.load(Relaxed) as f64 / SCORE_SCALE / n;
-        let square = cell.squares.load(Relaxed) as f64 / SCORE_SCALE / n;
+        let square = cell.squares.load(Relaxed) as f64 / (SCORE_SCALE * SCORE_SCALE) / n;
         Some(ScoreStats {
             count: count.min(u64::from(u32::MAX)) as u32,
             mean: mean as f32,
@@ -333,7 +335,7 @@ impl<A: Copy> Tree<A> {
         }
         let s = f64::from(score_first.clamp(-SCORE_MAX, SCORE_MAX));
         let fixed = (s * SCORE_SCALE).round() as i64;
-        let square = (s * s * SCORE_SCALE).round() as i64;
+        let square = fixed.unsigned_abs() * fixed.unsigned_abs();
         for &i in path {
             let cell = &scores[i as usize];
             let signed = if self.node(i).mover.load(Relaxed) == 0 {

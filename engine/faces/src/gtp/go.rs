@@ -657,13 +657,15 @@ impl Session {
         }
     }
 
-    /// KataGo's line. Score and ownership are the network's where it has those heads, mixed
-    /// over the root and its visited children by [`search::root_aux`] (a move's score is the
-    /// network's score of the position after it, the root's for moves not evaluated); without
-    /// them every score is 0 and the ownership is the mean area owner at the end of
-    /// [`OWNERSHIP_PLAYOUTS`] random continuations (those `final_score` plays). `scoreStdev`
-    /// is always 0; `utility` is the move's value (−1..1); `lcb` is the win rate less
-    /// 0.98/√visits (a 95 % bound of a result with the largest variance).
+    /// KataGo's line. Where the network has a score head, a move's `scoreMean` and
+    /// `scoreLead` are the mean of the scores the search backed up through the move's subtree
+    /// (the network's final margin at each leaf, a finished game's own margin, for the player
+    /// to move) and `scoreStdev` their standard deviation; without one they are 0. The
+    /// ownership is the network's where it has that head, mixed over the root and its visited
+    /// children by [`search::root_aux`], else the mean area owner at the end of
+    /// [`OWNERSHIP_PLAYOUTS`] random continuations (those `final_score` plays). `utility` is
+    /// the move's value (−1..1); `lcb` is the win rate less 0.98/√visits (a 95 % bound of a
+    /// result with the largest variance).
     fn kata_line(
         &self,
         state: &GoState,
@@ -671,18 +673,8 @@ impl Session {
         how: &Analysing,
         with_ownership: bool,
     ) -> String {
-        let children: Vec<(Move, u32)> = found
-            .candidates
-            .iter()
-            .map(|c| (c.action, c.visits))
-            .collect();
-        // A failed call only loses the auxiliary outputs: the search's own figures stand.
-        let aux = self.playing_network().and_then(|net| {
-            search::root_aux(net.as_ref(), state, &children)
-                .ok()
-                .flatten()
-        });
-        let root_score = aux.as_ref().and_then(|a| a.score);
+        // Without a score head the search's scores would be finished games' alone.
+        let scored = self.playing_network().is_some_and(|n| n.heads().score);
         let mut line = String::new();
         for (order, c) in found
             .candidates
@@ -694,15 +686,10 @@ impl Session {
             let value = c.value.unwrap_or(0.0);
             let winrate = ((value + 1.0) / 2.0).clamp(0.0, 1.0);
             let lcb = winrate - 0.98 / (c.visits as f32).sqrt();
-            let score = aux
-                .as_ref()
-                .and_then(|a| a.child_scores.iter().find(|(m, _)| *m == c.action))
-                .map(|&(_, s)| s)
-                .or(root_score)
-                .unwrap_or(0.0);
+            let (score, stdev) = c.score.filter(|_| scored).unwrap_or((0.0, 0.0));
             let pv = crate::session::line_text(state, &c.pv).join(" ");
             line += &format!(
-                "{}info move {} visits {} utility {} winrate {} scoreMean {} scoreStdev 0 \
+                "{}info move {} visits {} utility {} winrate {} scoreMean {} scoreStdev {} \
                  scoreLead {} prior {} lcb {} order {order} pv {pv}",
                 if order == 0 { "" } else { " " },
                 state.format_action(c.action),
@@ -710,6 +697,7 @@ impl Session {
                 num(value),
                 num(winrate),
                 num(score),
+                num(stdev),
                 num(score),
                 num(c.prior),
                 num(lcb),
@@ -720,7 +708,19 @@ impl Session {
         }
         if with_ownership {
             let n = state.size();
-            let own = aux
+            let children: Vec<(Move, u32)> = found
+                .candidates
+                .iter()
+                .map(|c| (c.action, c.visits))
+                .collect();
+            // A failed call only loses the network's ownership: the playouts' stands in.
+            let own = self
+                .playing_network()
+                .and_then(|net| {
+                    search::root_aux(net.as_ref(), state, &children)
+                        .ok()
+                        .flatten()
+                })
                 .and_then(|a| a.ownership)
                 .unwrap_or_else(|| playout_ownership(state));
             line += " ownership";
