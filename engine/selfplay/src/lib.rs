@@ -75,6 +75,8 @@ pub struct SelfplayConfig {
     /// PUCT: k of the forced playouts of full searches (a root child below sqrt(k · prior · N)
     /// visits goes first), pruned back out of the policy target; 0 off.
     pub forced_playouts: f32,
+    /// Weight of the score utility in PUCT ([`SearchConfig::score_utility`]); 0 off.
+    pub score_utility: f32,
     /// A player whose root value falls below this resigns (−1 disables resignation).
     pub resign_threshold: f32,
     /// Share of games that ignore resignation, to measure how often it would have been wrong.
@@ -141,6 +143,7 @@ impl Default for SelfplayConfig {
             dirichlet_epsilon: 0.25,
             c_puct: 1.5,
             forced_playouts: 0.0,
+            score_utility: 0.0,
             resign_threshold: -0.95,
             resign_playout_fraction: 0.2,
             resign_min_moves: 40,
@@ -273,6 +276,7 @@ impl SelfplayConfig {
             gumbel_c_scale: self.gumbel_c_scale,
             c_puct: self.c_puct,
             forced_playouts: self.forced_playouts,
+            score_utility: self.score_utility,
             max_nodes: self.max_nodes,
             reuse_tree: true,
             ..SearchConfig::default()
