@@ -7,11 +7,11 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::ladder::{self, play_pairing, Pairing, PairingPlan};
+use crate::ladder::{self, play_pairing, LadderError, Pairing, PairingError, PairingPlan};
 use crate::levels::{GameLevels, Rating};
 use crate::spec::{AgentSpec, NetLoader, OwnPlayers, SpecError};
 
-/// Why a calibration cannot start.
+/// Why a calibration cannot start or go on.
 #[derive(Debug, thiserror::Error)]
 pub enum CalibrationError {
     #[error("{game} has no anchor {key:?} (anchors: {known})")]
@@ -37,6 +37,10 @@ pub enum CalibrationError {
     },
     #[error("{}, line {line}: not a kept pairing (10 tab-separated fields)", path.display())]
     Kept { path: PathBuf, line: usize },
+    #[error(transparent)]
+    Pairing(#[from] PairingError),
+    #[error(transparent)]
+    Rate(#[from] LadderError),
     #[error("{what} {}", path.display())]
     Io {
         what: &'static str,
@@ -291,107 +295,125 @@ impl KeptPairings {
     }
 }
 
-/// What a calibration reports as it goes, for a progress display.
-#[derive(Clone, Copy, Debug)]
-pub enum Event<'a> {
-    /// A pairing starts to play.
-    Playing { a: &'a str, b: &'a str },
-    /// A game of it ended (from the games' threads).
-    Game,
-    /// A pairing's result: played, or `kept` from an earlier run (its `games` not played).
-    Result {
-        a: &'a str,
-        b: &'a str,
-        games: u32,
-        score: f64,
-        kept: bool,
-    },
+/// A calibration under way: `panel`'s schedule played pairing by pairing ([`Calibration::play`],
+/// the caller showing each result as it comes), then the ratings fitted.
+pub struct Calibration<'a, G: OwnPlayers> {
+    start: &'a G,
+    load: NetLoader<'a, G>,
+    panel: &'a Panel,
+    plan: PairingPlan,
+    kept: KeptPairings,
+    schedule: Vec<(usize, usize)>,
+    /// The result of each pairing of the schedule, once played or found kept.
+    results: Vec<Option<Pairing>>,
 }
 
-/// Plays `panel`'s schedule with `plan` (the pairings `kept` holds are not played again, the
-/// others are added to it) and fits the ratings, random play at 0 with `prior_draws` virtual
-/// draws between every two players that met. Returns each entrant's rating. An error of
-/// `report` (a closed output) ends the calibration, except for [`Event::Game`], which comes
-/// from the games' threads.
-pub fn calibrate<G: OwnPlayers>(
-    start: &G,
-    load: NetLoader<'_, G>,
-    panel: &Panel,
-    plan: &PairingPlan,
-    prior_draws: f64,
-    kept: &mut KeptPairings,
-    report: impl Fn(Event<'_>) -> anyhow::Result<()> + Sync,
-) -> anyhow::Result<Vec<Rating>> {
-    let mut pairings = Vec::new();
-    for (round, (a, b)) in panel.schedule().into_iter().enumerate() {
-        let (pa, pb) = (&panel.entrants[a], &panel.entrants[b]);
-        let wanted = KeptPairing {
+impl<'a, G: OwnPlayers> Calibration<'a, G> {
+    /// A calibration of `panel` with `plan`: the pairings `kept` holds are not played again,
+    /// the others are added to it as they finish.
+    pub fn new(
+        start: &'a G,
+        load: NetLoader<'a, G>,
+        panel: &'a Panel,
+        plan: PairingPlan,
+        kept: KeptPairings,
+    ) -> Self {
+        let schedule = panel.schedule();
+        Calibration {
+            start,
+            load,
+            panel,
+            plan,
+            kept,
+            results: vec![None; schedule.len()],
+            schedule,
+        }
+    }
+
+    /// The pairings, by entrant ([`Panel::schedule`]); [`Calibration::play`] takes their
+    /// numbers.
+    pub fn schedule(&self) -> &[(usize, usize)] {
+        &self.schedule
+    }
+
+    /// The pairing `round` as `pairings.tsv` keeps it, with no result yet.
+    fn wanted(&self, round: usize) -> KeptPairing {
+        let (a, b) = self.schedule[round];
+        let (pa, pb) = (&self.panel.entrants[a], &self.panel.entrants[b]);
+        KeptPairing {
             a: pa.key.clone(),
             b: pb.key.clone(),
             spec_a: pa.text.clone(),
             spec_b: pb.text.clone(),
-            games: plan.games,
-            openings: plan.openings,
-            seed: plan.seed,
+            games: self.plan.games,
+            openings: self.plan.openings,
+            seed: self.plan.seed,
             wdl: [0; 3],
-        };
-        let (games, score, was_kept) = match kept.find(&wanted) {
-            Some(k) => {
-                let (g, s) = k.score_for(&pa.text);
-                (g, s, true)
-            }
+        }
+    }
+
+    /// Whether pairing `round` was kept from an earlier run (then [`Calibration::play`] plays
+    /// no game).
+    pub fn is_kept(&self, round: usize) -> bool {
+        self.kept.find(&self.wanted(round)).is_some()
+    }
+
+    /// Plays pairing `round` of the schedule, or takes its kept result; `on_game` after each
+    /// game played (from the games' threads). Returns the first player's games and score.
+    pub fn play(
+        &mut self,
+        round: usize,
+        on_game: impl Fn() + Sync,
+    ) -> Result<(u32, f64), CalibrationError> {
+        let wanted = self.wanted(round);
+        let (a, b) = self.schedule[round];
+        let (games, score) = match self.kept.find(&wanted) {
+            Some(k) => k.score_for(&wanted.spec_a),
             None => {
-                report(Event::Playing {
-                    a: &pa.key,
-                    b: &pb.key,
-                })?;
+                let (pa, pb) = (&self.panel.entrants[a], &self.panel.entrants[b]);
                 let r = play_pairing(
-                    start,
-                    load,
+                    self.start,
+                    self.load,
                     [
                         (&pa.spec, &pa.key, &format!("{} ({})", pa.key, pa.text)),
                         (&pb.spec, &pb.key, &format!("{} ({})", pb.key, pb.text)),
                     ],
                     round,
-                    plan,
-                    || {
-                        // Only a progress count: the result's report says what failed.
-                        let _ = report(Event::Game);
-                    },
+                    &self.plan,
+                    on_game,
                 )?;
                 let done = KeptPairing {
                     wdl: [r.wins, r.draws, r.losses],
                     ..wanted
                 };
-                let (g, s) = done.score_for(&pa.text);
-                kept.keep(done)?;
-                (g, s, false)
+                let result = done.score_for(&done.spec_a);
+                self.kept.keep(done)?;
+                result
             }
         };
-        report(Event::Result {
-            a: &pa.key,
-            b: &pb.key,
-            games,
-            score,
-            kept: was_kept,
-        })?;
-        pairings.push(Pairing {
+        self.results[round] = Some(Pairing {
             a,
             b,
             games: f64::from(games),
             score,
         });
+        Ok((games, score))
     }
-    // Entrant 0 is random play, the zero of the scale.
-    let n = panel.entrants.len();
-    let ratings = ladder::rate(n, &pairings, 0, prior_draws)?;
-    Ok((0..n)
-        .map(|i| Rating {
-            elo: ratings.elo[i],
-            half_width95: ratings.half_width95[i],
-            games: ladder::totals(&pairings, i).0 as u32,
-        })
-        .collect())
+
+    /// Each entrant's rating from the pairings played so far, random play (entrant 0) at 0 and
+    /// `prior_draws` virtual draws between every two players that met.
+    pub fn ratings(&self, prior_draws: f64) -> Result<Vec<Rating>, CalibrationError> {
+        let pairings: Vec<Pairing> = self.results.iter().flatten().copied().collect();
+        let n = self.panel.entrants.len();
+        let ratings = ladder::rate(n, &pairings, 0, prior_draws)?;
+        Ok((0..n)
+            .map(|i| Rating {
+                elo: ratings.elo[i],
+                half_width95: ratings.half_width95[i],
+                games: ladder::totals(&pairings, i).0 as u32,
+            })
+            .collect())
+    }
 }
 
 #[cfg(test)]
@@ -547,6 +569,7 @@ mod tests {
     #[test]
     fn a_small_calibration_rates_every_entrant_and_keeps_its_pairings() {
         use games::liuzhou::Liuzhou;
+        use std::sync::atomic::{AtomicU32, Ordering};
         let panel = Panel::new(&rows(), &["mcts-8".into()], &["one".into()]).unwrap();
         let plan = PairingPlan {
             workers: 1,
@@ -555,28 +578,40 @@ mod tests {
             openings: 0,
             seed: 3,
         };
+        let dir = std::env::temp_dir().join(format!("calibration-run-{}", std::process::id()));
+        std::fs::remove_dir_all(&dir).ok();
         let load = crate::spec::preloaded::<Liuzhou>(None);
-        let mut kept = KeptPairings::default();
-        let played = std::sync::atomic::AtomicU32::new(0);
-        let ratings = calibrate(
-            &Liuzhou::default(),
-            &load,
-            &panel,
-            &plan,
-            1.0,
-            &mut kept,
-            |e| {
-                if let Event::Game = e {
-                    played.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                }
-                Ok(())
-            },
-        )
-        .unwrap();
+        let start = Liuzhou::default();
+        let run = |played: &AtomicU32| {
+            let kept = KeptPairings::open(Some(&dir)).unwrap();
+            let mut c = Calibration::new(&start, &load, &panel, plan, kept);
+            let mut results = Vec::new();
+            for round in 0..c.schedule().len() {
+                let was_kept = c.is_kept(round);
+                let r = c.play(round, || {
+                    played.fetch_add(1, Ordering::Relaxed);
+                });
+                results.push((r.unwrap(), was_kept));
+            }
+            (results, c.ratings(1.0).unwrap())
+        };
+        let played = AtomicU32::new(0);
+        let (first, ratings) = run(&played);
         // Three pairings of two games; random play at 0, each entrant in two pairings.
-        assert_eq!(played.into_inner(), 6);
+        assert_eq!(played.load(Ordering::Relaxed), 6);
+        assert!(first.iter().all(|((games, _), kept)| *games == 2 && !kept));
         assert_eq!(ratings.len(), 3);
         assert_eq!(ratings[0].elo, 0.0);
         assert!(ratings.iter().all(|r| r.games == 4 && r.elo.is_finite()));
+        // Again with the same folder: every pairing kept, nothing played, the same ratings.
+        let (again, ratings_again) = run(&played);
+        assert_eq!(played.load(Ordering::Relaxed), 6);
+        assert!(again.iter().all(|(_, kept)| *kept));
+        assert_eq!(
+            again.iter().map(|(r, _)| *r).collect::<Vec<_>>(),
+            first.iter().map(|(r, _)| *r).collect::<Vec<_>>()
+        );
+        assert_eq!(ratings_again, ratings);
+        std::fs::remove_dir_all(&dir).ok();
     }
 }

@@ -13,9 +13,7 @@
 //! [`play_pairing`] plays one pairing of a round robin (`engine ladder`, and the calibration of
 //! the levels), each game's players built from their specs.
 
-use anyhow::Context;
-
-use crate::matchplay::{play_match_parallel, Colours, MatchResult, Openings};
+use crate::matchplay::{play_match_parallel, Colours, MatchError, MatchResult, Openings};
 use crate::spec::{self, AgentSpec, NetLoader, OwnPlayers};
 
 /// Elo points per unit of r: 400 / ln 10.
@@ -236,6 +234,21 @@ pub struct PairingPlan {
     pub seed: u64,
 }
 
+/// Why a pairing did not finish: a player that could not be built, or a game that stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum PairingError {
+    /// `what` names the player (`agent 2`, `novice (net:visits=1)`); the builder's error, with
+    /// its causes, is the source.
+    #[error("{what}")]
+    Build {
+        what: String,
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    #[error(transparent)]
+    Match(#[from] MatchError),
+}
+
 /// Plays pairing number `round` of a round robin: `plan.games` games of the first of `sides`
 /// (spec, name, what an error calls it) against the second, colours alternating, with
 /// `plan.workers` pairs of players seeded apart by round and worker; `on_game` after each game.
@@ -246,14 +259,21 @@ pub fn play_pairing<G: OwnPlayers>(
     round: usize,
     plan: &PairingPlan,
     on_game: impl Fn() + Sync,
-) -> anyhow::Result<MatchResult> {
+) -> Result<MatchResult, PairingError> {
     let [(spec_a, name_a, what_a), (spec_b, name_b, what_b)] = sides;
+    let build = |spec, name, seed, what: &str| {
+        spec::build(spec, name, seed, load).map_err(|e| PairingError::Build {
+            what: what.to_string(),
+            source: e.into(),
+        })
+    };
     let mut pairs = Vec::new();
     for w in 0..u64::from(plan.workers) {
         let seed = plan.seed.wrapping_add(1000 * round as u64 + 2 * w);
-        let x = spec::build(spec_a, name_a, seed, load).with_context(|| what_a.to_string())?;
-        let y = spec::build(spec_b, name_b, seed + 1, load).with_context(|| what_b.to_string())?;
-        pairs.push((x, y));
+        pairs.push((
+            build(spec_a, name_a, seed, what_a)?,
+            build(spec_b, name_b, seed + 1, what_b)?,
+        ));
     }
     let openings = Openings {
         moves: plan.openings,
@@ -273,6 +293,29 @@ pub fn play_pairing<G: OwnPlayers>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_pairing_names_the_player_that_could_not_be_built_with_the_cause() {
+        use games::liuzhou::Liuzhou;
+        let load = crate::spec::preloaded::<Liuzhou>(None);
+        let random = AgentSpec::parse("random").unwrap();
+        let net = AgentSpec::parse("net:visits=2").unwrap();
+        let plan = PairingPlan {
+            workers: 1,
+            games: 2,
+            max_actions: 10,
+            openings: 0,
+            seed: 1,
+        };
+        let sides = [(&random, "a", "agent 1"), (&net, "b", "agent 2")];
+        let e = play_pairing(&Liuzhou::default(), &load, sides, 0, &plan, || {}).unwrap_err();
+        assert!(matches!(&e, PairingError::Build { what, .. } if what == "agent 2"));
+        let text = format!("{:#}", anyhow::Error::from(e));
+        assert!(text.starts_with("agent 2: "), "{text}");
+        assert!(text.contains("no network is loaded for liuzhou"), "{text}");
+        let r = play_pairing(&Liuzhou::default(), &load, [sides[0]; 2], 0, &plan, || {});
+        assert_eq!(r.unwrap().games(), 2);
+    }
 
     #[test]
     fn totals_count_a_pairing_from_either_side() {

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use clap::Args as ClapArgs;
-use players::calibration::{calibrate, CalibrationError, Event, KeptPairings, Panel};
+use players::calibration::{Calibration, CalibrationError, KeptPairings, Panel};
 use players::ladder::PairingPlan;
 use players::levels::{self, GameLevels, Rating, Table};
 use progress::Progress;
@@ -122,7 +122,7 @@ impl ForGame for &Args {
             panel.entrants.len() - panel.anchors(),
             self.games
         )?;
-        let mut kept = KeptPairings::open(self.dir.as_deref())?;
+        let kept = KeptPairings::open(self.dir.as_deref())?;
         let load = net_loader(&start, &c.doc, &c.path, self.parallel, None);
         let bar = Progress::new(pairings as u64 * u64::from(self.games), "levels", "games");
         let plan = PairingPlan {
@@ -132,43 +132,26 @@ impl ForGame for &Args {
             openings: self.openings,
             seed: self.seed,
         };
-        let report = |event: Event<'_>| match event {
-            Event::Playing { a, b } => {
+        let mut run = Calibration::new(&start, &load, &panel, plan, kept);
+        for round in 0..pairings {
+            let (a, b) = run.schedule()[round];
+            let (a, b) = (&panel.entrants[a].key, &panel.entrants[b].key);
+            let kept = run.is_kept(round);
+            if kept {
+                bar.inc(u64::from(self.games));
+            } else {
                 bar.set_message(format!("{a} vs {b}"));
-                Ok(())
             }
-            Event::Game => {
-                bar.inc(1);
-                Ok(())
-            }
-            Event::Result {
-                a,
-                b,
-                games,
-                score,
-                kept,
-            } => {
-                if kept {
-                    bar.inc(u64::from(games));
-                }
-                let how = if kept { " (kept)" } else { "" };
-                bar.suspend(|| {
-                    outln!(
-                        "{a} vs {b}: {score:.1}/{games}  score {:.3}{how}",
-                        score / f64::from(games.max(1))
-                    )
-                })
-            }
-        };
-        let ratings = calibrate(
-            &start,
-            &load,
-            &panel,
-            &plan,
-            self.prior_draws,
-            &mut kept,
-            report,
-        )?;
+            let (games, score) = run.play(round, || bar.inc(1))?;
+            let how = if kept { " (kept)" } else { "" };
+            bar.suspend(|| {
+                outln!(
+                    "{a} vs {b}: {score:.1}/{games}  score {:.3}{how}",
+                    score / f64::from(games.max(1))
+                )
+            })?;
+        }
+        let ratings = run.ratings(self.prior_draws)?;
         bar.finish();
         let measured = panel.measured(rows, &ratings);
         print_table(&measured)?;
