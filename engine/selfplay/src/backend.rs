@@ -1,5 +1,6 @@
-//! Where self-play runs: `selfplay.backend` and its `selfplay.ray` settings. The types only;
-//! `engine train` and `engine selfplay --ray` drive the cluster (`docs/cluster.md`).
+//! Where self-play runs: `selfplay.backend` and its `selfplay.ray` settings. The types only:
+//! the `cluster` crate plays a batch on the backend they name (`docs/cluster.md`), since this
+//! crate starts no process.
 
 use eval::InvalidSetting;
 use serde::{Deserialize, Serialize};
