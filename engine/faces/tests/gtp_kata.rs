@@ -242,15 +242,68 @@ fn genmove_analyze_reports_then_plays() {
         .unwrap();
     let body = reply.strip_prefix("=9\n").expect(&reply);
     let body = body.strip_suffix("\n\n").expect(&reply);
-    let (info, play) = body.rsplit_once('\n').expect(&reply);
-    let (candidates, ownership) = parse(&format!("{info}\n"));
+    let (infos, play) = body.rsplit_once('\n').expect(&reply);
+    for info in infos.lines() {
+        let (candidates, ownership) = parse(&format!("{info}\n"));
+        assert_eq!(field(&candidates[0], "order"), "0");
+        assert_eq!(ownership.unwrap().len(), SIZE * SIZE);
+    }
     let mv = play.strip_prefix("play ").expect(&reply);
-    assert_eq!(field(&candidates[0], "order"), "0");
-    assert_eq!(ownership.unwrap().len(), SIZE * SIZE);
     // The move was played: White is to move, and Black's point is taken.
     let again = s.handle(&format!("play w {mv}")).unwrap();
     assert!(again.starts_with('?'), "{again}");
     assert!(s.analysing.is_none());
+}
+
+/// Over a driver (`Conversation`, as `engine gtp` runs it), the move's search reports every
+/// interval while it runs, cannot be interrupted, and ends with `play MOVE` and a blank line.
+#[test]
+fn genmove_analyze_streams_reports_during_the_search_then_plays() {
+    use faces::gtp::frame::Conversation;
+    // 8 leaves a call, 5 ms a call: 256 visits take about 160 ms, reported every 20 ms.
+    let fake = FakeEvaluator::new(8)
+        .with_aux()
+        .with_batch_cost(Duration::from_millis(5));
+    let net: Arc<dyn Evaluator<GoState>> = Arc::new(fake);
+    let spec = AgentSpec::parse("net:visits=256,seed=1").unwrap();
+    let agent = build::<GoState>(&spec, "net", 1, &preloaded(Some(net.clone()))).unwrap();
+    let mut s = Session::new(GoRules::with_size(SIZE), agent).unwrap();
+    s.set_network(Some(net));
+    assert_eq!(
+        Conversation::handle(&mut s, "4 kata-genmove_analyze b 2").as_deref(),
+        Some("=4\n")
+    );
+    assert!(s.ongoing() && !s.interruptible());
+    let mut reports = Vec::new();
+    while s.ongoing() {
+        reports.push(Conversation::report(&mut s));
+        assert!(reports.len() < 1000, "the move's search ends");
+    }
+    let last = reports.pop().unwrap();
+    let (line, play) = last
+        .strip_suffix("\n\n")
+        .and_then(|l| l.rsplit_once("play "))
+        .unwrap_or_else(|| panic!("{last:?}"));
+    assert!(reports.len() >= 2, "{reports:?}");
+    // Each report is a full line, the root's visits growing from one to the next.
+    let mut before = 0;
+    for report in reports.iter().map(String::as_str).chain([line]) {
+        let (candidates, ownership) = parse(report);
+        assert_eq!(ownership, None);
+        let visits: u32 = candidates
+            .iter()
+            .map(|c| field(c, "visits").parse::<u32>().unwrap())
+            .sum();
+        assert!(visits > before, "{report}");
+        before = visits;
+    }
+    // The move was played: Black's point is taken, and the game goes on.
+    let again = s.handle(&format!("play w {play}")).unwrap();
+    assert!(again.starts_with('?'), "{again}");
+    assert_eq!(
+        s.handle("genmove w").map(|r| r.starts_with("= ")),
+        Some(true)
+    );
 }
 
 #[test]

@@ -129,6 +129,12 @@ pub trait Agent<G: Game>: Send {
     ) -> Result<Option<Analysis<G::Action>>, AgentError> {
         Ok(None)
     }
+
+    /// The playouts one move's search spends at most (its visits), for faces that search a
+    /// move in slices of [`Agent::analyse`] (`kata-genmove_analyze`); `None` where it has none.
+    fn visit_limit(&self) -> Option<u64> {
+        None
+    }
 }
 
 /// What a search found in one position (see [`Agent::analyse`]).
@@ -232,6 +238,10 @@ impl<G: Game> Agent<G> for Box<dyn Agent<G>> {
 
     fn set_move_time(&mut self, time: Option<std::time::Duration>) {
         (**self).set_move_time(time)
+    }
+
+    fn visit_limit(&self) -> Option<u64> {
+        (**self).visit_limit()
     }
 
     fn analyse(

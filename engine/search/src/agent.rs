@@ -252,6 +252,10 @@ impl<G: Game> Agent<G> for MctsAgent<G> {
         self.move_time = time;
     }
 
+    fn visit_limit(&self) -> Option<u64> {
+        self.config.limit.visits
+    }
+
     /// Searches as a move would (the kept tree included; `time` in place of the configured
     /// limit when given), but a position with one legal action is searched too, and nothing
     /// is chosen.

@@ -133,6 +133,12 @@ pub trait Conversation {
 
     /// Ends the answer going on (a line arrived); its blank line is written after this.
     fn end_ongoing(&mut self) {}
+
+    /// Whether a line that arrives ends the answer going on; one that is not (a move searched
+    /// with reports) runs to its own end, its last report ending with its blank line.
+    fn interruptible(&self) -> bool {
+        true
+    }
 }
 
 /// Runs one GTP conversation on stdin/stdout until `quit` or the end of input. Lines are read
@@ -166,6 +172,10 @@ pub fn serve_stdio(mut session: impl Conversation) -> anyhow::Result<()> {
     };
     loop {
         let next = if session.ongoing() {
+            if !session.interruptible() {
+                write(&session.report())?;
+                continue;
+            }
             match incoming.try_recv() {
                 Err(mpsc::TryRecvError::Empty) => {
                     write(&session.report())?;

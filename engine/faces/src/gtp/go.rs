@@ -136,11 +136,29 @@ pub struct Session {
     /// An `lz-analyze` or `kata-analyze` under way: the session's driver reports its search
     /// until the next command arrives, then sets this back to `None`.
     pub analysing: Option<Analysing>,
+    /// A `kata-genmove_analyze` under way: its move is searched in slices, one report each,
+    /// and the last report plays the move and ends the answer.
+    moving: Option<MoveSearch>,
     /// The agent's network, whose auxiliary heads (ownership, score) `kata-analyze` reports.
     network: Option<Arc<dyn Evaluator<GoState>>>,
     /// Who plays the sizes `only_size` excludes, so that a GUI can open any board: swapped
     /// with `agent` while the board is of another size ([`Session::set_other_sizes`]).
     other_sizes: Option<OtherSizes>,
+}
+
+/// A move searched in slices of one analysis interval (`kata-genmove_analyze`).
+struct MoveSearch {
+    who: Player,
+    how: Analysing,
+    /// The position searched: the game's, `who` to move.
+    before: GoState,
+    started: std::time::Instant,
+    /// The playouts the slices spent so far, and the most the move may spend (the agent's
+    /// visits).
+    playouts: u64,
+    limit: Option<u64>,
+    /// The move's share of the clock, if one runs.
+    time: Option<Duration>,
 }
 
 /// The player for board sizes the network does not play, and whether it is the one playing.
@@ -189,6 +207,7 @@ impl Session {
             clock: GameClock::default(),
             quit: false,
             analysing: None,
+            moving: None,
             network: None,
             other_sizes: None,
         };
@@ -251,8 +270,19 @@ impl Session {
         Ok(())
     }
 
-    /// Answers one input line, or `None` for a line with no command (empty or a comment).
+    /// Answers one input line, or `None` for a line with no command (empty or a comment). A
+    /// `kata-genmove_analyze` is answered whole, its reports and its move.
     pub fn handle(&mut self, raw: &str) -> Option<String> {
+        let mut reply = self.answer(raw)?;
+        while self.moving.is_some() {
+            reply += &self.move_report();
+        }
+        Some(reply)
+    }
+
+    /// [`Session::handle`], but a `kata-genmove_analyze` that searches in slices answers only
+    /// its first line: its driver writes [`Conversation::report`]s until the move is played.
+    fn answer(&mut self, raw: &str) -> Option<String> {
         let request = match read_request(raw)? {
             Ok(r) => r,
             Err(reply) => return Some(reply),
@@ -266,10 +296,11 @@ impl Session {
                 Err(e) => format!("?{id} {e}\n\n"),
             });
         }
-        // Analysis lines, then the move on a line of its own.
+        // Analysis lines while the move is searched, then the move on a line of its own.
         if command == "kata-genmove_analyze" {
             return Some(match self.genmove_analyze(&args) {
-                Ok(body) => format!("={id}\n{body}\n"),
+                Ok(Some(body)) => format!("={id}\n{body}\n"),
+                Ok(None) => format!("={id}\n"),
                 Err(e) => format!("?{id} {e}\n\n"),
             });
         }
@@ -460,13 +491,78 @@ impl Session {
     }
 
     /// `kata-genmove_analyze [COLOR] [INTERVAL] [KEY VALUE …]`: `genmove` for COLOR (the
-    /// player to move when left out), answered with one `kata-analyze` line of the search that
-    /// chose the move (when the agent searches), then `play MOVE`.
-    fn genmove_analyze(&mut self, args: &[&str]) -> Result<String, Failure> {
+    /// player to move when left out) that reports as KataGo's does. Where the move's search has
+    /// an end the face can count (the agent's visits, or the clock's share), the answer goes
+    /// on: `None`, and [`Session::move_report`] searches it one interval at a time, each
+    /// followed by a `kata-analyze` line, until the visits are spent or the time is up, then
+    /// plays the move (`play MOVE`). Otherwise the move is searched at once and answered with
+    /// one line of its search, then `play MOVE`.
+    fn genmove_analyze(&mut self, args: &[&str]) -> Result<Option<String>, Failure> {
         let (colour, how) = parse_analysis("kata-genmove_analyze", args)?;
         let who = colour.unwrap_or(self.state.to_act());
+        let mut before = self.state.clone();
+        before.set_to_act(who);
+        let limit = self.agent.visit_limit();
+        let time = self.clock.move_time(who);
+        if before.outcome().is_none() && (limit.is_some() || time.is_some()) {
+            self.moving = Some(MoveSearch {
+                who,
+                how,
+                before,
+                started: std::time::Instant::now(),
+                playouts: 0,
+                limit,
+                time,
+            });
+            return Ok(None);
+        }
         let (mv, line) = self.generate_reporting(who, false, Some(how))?;
-        Ok(format!("{line}play {mv}\n"))
+        Ok(Some(format!("{line}play {mv}\n")))
+    }
+
+    /// Searches one more interval of the `kata-genmove_analyze` under way and reports it; the
+    /// last report also chooses the move from the tree (no search of its own), plays it and
+    /// ends the answer: `play MOVE` and the blank line.
+    fn move_report(&mut self) -> String {
+        let Some(mut m) = self.moving.take() else {
+            return String::new();
+        };
+        let left = m.time.map(|t| t.saturating_sub(m.started.elapsed()));
+        let slice = left.map_or(m.how.interval, |l| l.min(m.how.interval));
+        let mut line = String::new();
+        let mut searching = !slice.is_zero() && m.limit.is_none_or(|n| m.playouts < n);
+        if searching {
+            match self.agent.analyse(&m.before, Some(slice)) {
+                Ok(Some(found)) => {
+                    m.playouts += found.playouts;
+                    line = self.report_line(&m.before, &found, &m.how);
+                }
+                // An agent that does not search decides at once.
+                Ok(None) | Err(_) => searching = false,
+            }
+        }
+        let spent = m.limit.is_some_and(|n| m.playouts >= n)
+            || m.time.is_some_and(|t| m.started.elapsed() >= t);
+        if searching && !spent {
+            self.moving = Some(m);
+            return line;
+        }
+        // The tree is searched: the move is chosen from it as it stands.
+        self.agent.set_move_time(Some(Duration::ZERO));
+        let decision = self.agent.decide(&m.before);
+        self.agent.set_move_time(self.clock.move_time(m.who));
+        self.clock.account(m.who, m.started.elapsed());
+        let played = decision
+            .map_err(|e| e.to_string())
+            .and_then(|d| self.play_decision(m.before, m.who, d, false));
+        match played {
+            Ok(mv) => format!("{line}play {mv}\n\n"),
+            // The answer began with `=`: the reason goes to stderr, the answer ends.
+            Err(e) => {
+                tracing::warn!("kata-genmove_analyze: {e}");
+                format!("{line}\n")
+            }
+        }
     }
 
     /// [`Session::generate`]; with `report`, also the analysis line of the move's search
@@ -499,6 +595,20 @@ impl Session {
             }
             _ => String::new(),
         };
+        let mv = self.play_decision(before, who, decision, cleanup)?;
+        Ok((mv, line))
+    }
+
+    /// Plays `decision` (of `who`, in `before`) on the board and answers it as `genmove`
+    /// does: with `cleanup`, a pass or resignation becomes [`cleanup_move`]'s move while dead
+    /// stones can be taken; a resignation leaves the board as it is.
+    fn play_decision(
+        &mut self,
+        before: GoState,
+        who: Player,
+        decision: Decision<Move>,
+        cleanup: bool,
+    ) -> Result<String, Failure> {
         let mv = match decision {
             Decision::Play(Move::Place(p)) => Move::Place(p),
             Decision::Play(Move::Pass) | Decision::Resign if cleanup => {
@@ -507,14 +617,14 @@ impl Session {
             }
             Decision::Play(Move::Pass) => Move::Pass,
             // The board stays as it is: the controller ends the game.
-            Decision::Resign => return Ok(("resign".into(), line)),
+            Decision::Resign => return Ok("resign".into()),
         };
         self.state
             .play_as(who, mv)
             .map_err(|e| format!("agent chose an illegal move: {e}"))?;
         self.undo.push(before.clone());
         self.agent.observe(&before, mv).map_err(|e| e.to_string())?;
-        Ok((mv.to_gtp(), line))
+        Ok(mv.to_gtp())
     }
 
     /// The dead stones and the area score that `final_score` and `final_status_list` report:
@@ -811,7 +921,7 @@ impl Session {
 
 impl Conversation for Session {
     fn handle(&mut self, line: &str) -> Option<String> {
-        Session::handle(self, line)
+        self.answer(line)
     }
 
     fn quit(&self) -> bool {
@@ -819,15 +929,25 @@ impl Conversation for Session {
     }
 
     fn ongoing(&self) -> bool {
-        self.analysing.is_some()
+        self.analysing.is_some() || self.moving.is_some()
     }
 
     fn report(&mut self) -> String {
-        self.analysis_report()
+        if self.moving.is_some() {
+            self.move_report()
+        } else {
+            self.analysis_report()
+        }
     }
 
     fn end_ongoing(&mut self) {
         self.analysing = None;
+    }
+
+    /// A `kata-genmove_analyze` runs to its move, as KataGo's does; an analysis ends at the
+    /// next line.
+    fn interruptible(&self) -> bool {
+        self.moving.is_none()
     }
 }
 
