@@ -1,5 +1,6 @@
 //! A missing library or a wrong `ORT_DYLIB_PATH` gives a typed error that says what to do,
-//! never ort's panic, and `infer` fetches nothing itself.
+//! never ort's panic; `infer` fetches nothing itself, only through the fetcher a program
+//! registers.
 //!
 //! One test in its own binary: it sets the process environment, and the ONNX Runtime
 //! environment is loaded once per process.
@@ -29,6 +30,22 @@ fn bad_library_paths_are_typed_errors() {
             other => panic!("expected NotFound, got {other:?}"),
         }
         assert!(!dir.join("cache").exists(), "nothing was fetched");
+
+        // A program's fetcher is asked for the cache directory, and the lookup then finds
+        // what it put there (the stand-in writes a placeholder: nothing loads it here).
+        runtime::set_fetcher(|dir| {
+            std::fs::create_dir_all(dir).map_err(|e| RuntimeError::Fetch(e.to_string()))?;
+            std::fs::write(dir.join(runtime::LIB_NAME), b"placeholder")
+                .map_err(|e| RuntimeError::Fetch(e.to_string()))
+        });
+        let fetched = runtime::library_path().unwrap();
+        assert_eq!(fetched, runtime::cache_dir().join(runtime::LIB_NAME));
+        assert!(
+            fetched.starts_with(dir.join("cache")),
+            "{}",
+            fetched.display()
+        );
+        assert_eq!(runtime::find_library(), Ok(Some(fetched)));
     } else {
         // A checkout's .ort/ holds the library: the lookup finds it before the cache.
         eprintln!("SKIPPED: the checkout's .ort/ has the library; NotFound is not checked");
