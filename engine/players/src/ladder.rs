@@ -14,7 +14,7 @@
 //! the levels), each game's players built from their specs.
 
 use crate::matchplay::{play_match_parallel, Colours, MatchError, MatchResult, Openings};
-use crate::spec::{self, AgentSpec, NetLoader, OwnPlayers};
+use crate::spec::{self, AgentSpec, BuildError, NetLoader, OwnPlayers};
 
 /// Elo points per unit of r: 400 / ln 10.
 const ELO_PER_NAT: f64 = 400.0 / std::f64::consts::LN_10;
@@ -237,13 +237,12 @@ pub struct PairingPlan {
 /// Why a pairing did not finish: a player that could not be built, or a game that stopped.
 #[derive(Debug, thiserror::Error)]
 pub enum PairingError {
-    /// `what` names the player (`agent 2`, `novice (net:visits=1)`); the builder's error, with
-    /// its causes, is the source.
+    /// `what` names the player (`agent 2`, `novice (net:visits=1)`).
     #[error("{what}")]
     Build {
         what: String,
         #[source]
-        source: Box<dyn std::error::Error + Send + Sync>,
+        source: BuildError,
     },
     #[error(transparent)]
     Match(#[from] MatchError),
@@ -262,9 +261,9 @@ pub fn play_pairing<G: OwnPlayers>(
 ) -> Result<MatchResult, PairingError> {
     let [(spec_a, name_a, what_a), (spec_b, name_b, what_b)] = sides;
     let build = |spec, name, seed, what: &str| {
-        spec::build(spec, name, seed, load).map_err(|e| PairingError::Build {
+        spec::build(spec, name, seed, load).map_err(|source| PairingError::Build {
             what: what.to_string(),
-            source: e.into(),
+            source,
         })
     };
     let mut pairs = Vec::new();
@@ -309,7 +308,10 @@ mod tests {
         };
         let sides = [(&random, "a", "agent 1"), (&net, "b", "agent 2")];
         let e = play_pairing(&Liuzhou::default(), &load, sides, 0, &plan, || {}).unwrap_err();
-        assert!(matches!(&e, PairingError::Build { what, .. } if what == "agent 2"));
+        assert!(
+            matches!(&e, PairingError::Build { what, source: BuildError::Network(_) } if what == "agent 2"),
+            "{e:?}"
+        );
         let text = format!("{:#}", anyhow::Error::from(e));
         assert!(text.starts_with("agent 2: "), "{text}");
         assert!(text.contains("no network is loaded for liuzhou"), "{text}");
