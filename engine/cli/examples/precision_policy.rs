@@ -78,7 +78,10 @@ fn legal_softmax(logits: &[f32], legal: &[usize], t: f64) -> Vec<f64> {
 }
 
 fn entropy(p: &[f64]) -> f64 {
-    -p.iter().filter(|&&x| x > 0.0).map(|x| x * x.ln()).sum::<f64>()
+    -p.iter()
+        .filter(|&&x| x > 0.0)
+        .map(|x| x * x.ln())
+        .sum::<f64>()
 }
 
 fn main() -> anyhow::Result<()> {
@@ -117,7 +120,10 @@ fn main() -> anyhow::Result<()> {
         fp32.evaluate(&[&state], &mut p32, &mut v32)?;
         int8.evaluate(&[&state], &mut p8, &mut v8)?;
         let legal: Vec<usize> = actions.iter().map(|&a| state.action_index(a)).collect();
-        let (a, b) = (legal_softmax(&p32, &legal, 1.0), legal_softmax(&p8, &legal, 1.0));
+        let (a, b) = (
+            legal_softmax(&p32, &legal, 1.0),
+            legal_softmax(&p8, &legal, 1.0),
+        );
         sums.add(&a, &b, v32[0], v8[0]);
         for (k, &t) in args.temps.iter().enumerate() {
             sums.tempered[k] += entropy(&legal_softmax(&p32, &legal, t));
