@@ -536,6 +536,8 @@ impl Session {
                 Ok(Some(found)) => {
                     m.playouts += found.playouts;
                     line = self.report_line(&m.before, &found, &m.how);
+                    // A slice that adds nothing (a proven root) would add nothing again.
+                    searching = found.playouts > 0;
                 }
                 // An agent that does not search decides at once.
                 Ok(None) | Err(_) => searching = false,
@@ -1332,6 +1334,21 @@ mod tests {
         let mut s = Session::new(rules, agent).unwrap();
         s.only_size = only;
         s
+    }
+
+    #[test]
+    fn genmove_analyze_of_a_proven_root_ends_with_its_move() {
+        // Black passed on an empty board: White's pass ends the game won by komi, which the
+        // solver proves at once; timed slices of a proven root add no playouts, so the move
+        // is played though its visits are far from spent.
+        let mut s = searching("mcts", None, 5, 1_000_000);
+        s.handle("play b pass");
+        let reply = s.handle("kata-genmove_analyze w 1").unwrap();
+        assert!(reply.starts_with("=\n"), "{reply}");
+        assert!(
+            reply.ends_with("play PASS\n\n") || reply.ends_with("play pass\n\n"),
+            "{reply}"
+        );
     }
 
     #[test]
