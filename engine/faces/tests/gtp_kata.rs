@@ -190,6 +190,18 @@ fn scores_are_each_moves_subtree_mean_and_spread_at_9_and_13() {
         }
         assert!(spread > 0, "leaves of many values spread: {report}");
         s.analysing = None;
+        // The move's own reports carry the whole board too.
+        let reply = s.handle("kata-genmove_analyze B 5 ownership true").unwrap();
+        let body = reply.strip_prefix("=\n").expect(&reply);
+        let (infos, play) = body
+            .strip_suffix("\n\n")
+            .and_then(|b| b.rsplit_once('\n'))
+            .expect(&reply);
+        assert!(play.starts_with("play ") && !infos.is_empty(), "{reply}");
+        for info in infos.lines() {
+            let (_, ownership) = parse(&format!("{info}\n"));
+            assert_eq!(ownership.unwrap().len(), size * size, "{size}");
+        }
     }
 }
 
