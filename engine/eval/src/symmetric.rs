@@ -44,6 +44,90 @@ impl<G: Game> Symmetric<G> {
         maps
     }
 
+    /// Policy and value averaged over the views; with `aux`, the auxiliary outputs too, from
+    /// the same network calls: ownership and win/draw/loss of the state as given (one view is
+    /// enough to show a territory), the score averaged over the views as the value is.
+    fn views(
+        &self,
+        states: &[&G],
+        policy: &mut [f32],
+        value: &mut [f32],
+        aux: bool,
+    ) -> Result<AuxOutputs, EvalError> {
+        let Some(first) = states.first() else {
+            return Ok(AuxOutputs::default());
+        };
+        let shape = first.shape();
+        let same = states.iter().take_while(|s| s.shape() == shape).count();
+        if same < states.len() {
+            // Boards of several sizes: each stretch of one size on its own.
+            let (p, v) = (same * shape.policy_size, same);
+            if policy.len() < p || value.len() < v {
+                return Err(EvalError::Backend(format!(
+                    "output buffers hold {} logits and {} values, too few for {} states",
+                    policy.len(),
+                    value.len(),
+                    states.len()
+                )));
+            }
+            let head = self.views(&states[..same], &mut policy[..p], &mut value[..v], aux)?;
+            let tail = self.views(&states[same..], &mut policy[p..], &mut value[v..], aux)?;
+            return Ok(concat(head, tail));
+        }
+        let maps = self.maps_of(first);
+        let size = shape.policy_size;
+        // Every state gets `n` images, in order: image `i` is state `i / n`'s.
+        let n = self.views.min(maps.len());
+        let mut images = Vec::with_capacity(states.len() * n);
+        for state in states {
+            for m in Self::chosen(state, maps.len(), n) {
+                images.push((m, state.transform(maps[m].0)));
+            }
+        }
+        // The inner evaluator takes at most its batch a call; on the CPU a call costs what it
+        // holds, so several calls cost what one large one would.
+        let mut logits = vec![0.0f32; images.len() * size];
+        let mut values = vec![0.0f32; images.len()];
+        let chunk = self.inner.batch_size().max(1);
+        let mut found = AuxOutputs::default();
+        for (c, part) in images.chunks(chunk).enumerate() {
+            let refs: Vec<&G> = part.iter().map(|(_, s)| s).collect();
+            let at = c * chunk;
+            let (l, v) = (
+                &mut logits[at * size..(at + part.len()) * size],
+                &mut values[at..at + part.len()],
+            );
+            if aux {
+                found = concat(found, self.inner.evaluate_aux(&refs, l, v)?);
+            } else {
+                self.inner.evaluate(&refs, l, v)?;
+            }
+        }
+        policy[..states.len() * size].fill(0.0);
+        value[..states.len()].fill(0.0);
+        for (i, (m, _)) in images.iter().enumerate() {
+            let k = i / n;
+            let view = &logits[i * size..(i + 1) * size];
+            let max = view.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+            let total: f32 = view.iter().map(|&x| (x - max).exp()).sum();
+            let out = &mut policy[k * size..(k + 1) * size];
+            for (p, &j) in out.iter_mut().zip(&maps[*m].1) {
+                if j != NO_INDEX {
+                    *p += (view[j as usize] - max).exp() / total;
+                }
+            }
+            value[k] += values[i];
+        }
+        for p in &mut policy[..states.len() * size] {
+            // Back to logits: the search takes a softmax over the legal actions.
+            *p = (*p / n as f32).max(f32::MIN_POSITIVE).ln();
+        }
+        for v in &mut value[..states.len()] {
+            *v /= n as f32;
+        }
+        Ok(identity_views(found, states.len(), n))
+    }
+
     /// The `n` symmetries (indices into the game's `count`) `state` is evaluated under, identity
     /// first.
     fn chosen(state: &G, count: usize, n: usize) -> impl Iterator<Item = usize> {
@@ -70,89 +154,22 @@ impl<G: Game> Evaluator<G> for Symmetric<G> {
         policy: &mut [f32],
         value: &mut [f32],
     ) -> Result<(), EvalError> {
-        let Some(first) = states.first() else {
-            return Ok(());
-        };
-        let shape = first.shape();
-        let same = states.iter().take_while(|s| s.shape() == shape).count();
-        if same < states.len() {
-            // Boards of several sizes: each stretch of one size on its own.
-            let (p, v) = (same * shape.policy_size, same);
-            if policy.len() < p || value.len() < v {
-                return Err(EvalError::Backend(format!(
-                    "output buffers hold {} logits and {} values, too few for {} states",
-                    policy.len(),
-                    value.len(),
-                    states.len()
-                )));
-            }
-            self.evaluate(&states[..same], &mut policy[..p], &mut value[..v])?;
-            return self.evaluate(&states[same..], &mut policy[p..], &mut value[v..]);
-        }
-        let maps = self.maps_of(first);
-        let size = shape.policy_size;
-        // Every state gets `n` images, in order: image `i` is state `i / n`'s.
-        let n = self.views.min(maps.len());
-        let mut images = Vec::with_capacity(states.len() * n);
-        for state in states {
-            for m in Self::chosen(state, maps.len(), n) {
-                images.push((m, state.transform(maps[m].0)));
-            }
-        }
-        // The inner evaluator takes at most its batch a call; on the CPU a call costs what it
-        // holds, so several calls cost what one large one would.
-        let mut logits = vec![0.0f32; images.len() * size];
-        let mut values = vec![0.0f32; images.len()];
-        let chunk = self.inner.batch_size().max(1);
-        for (c, part) in images.chunks(chunk).enumerate() {
-            let refs: Vec<&G> = part.iter().map(|(_, s)| s).collect();
-            let at = c * chunk;
-            self.inner.evaluate(
-                &refs,
-                &mut logits[at * size..(at + part.len()) * size],
-                &mut values[at..at + part.len()],
-            )?;
-        }
-        policy[..states.len() * size].fill(0.0);
-        value[..states.len()].fill(0.0);
-        for (i, (m, _)) in images.iter().enumerate() {
-            let k = i / n;
-            let view = &logits[i * size..(i + 1) * size];
-            let max = view.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-            let total: f32 = view.iter().map(|&x| (x - max).exp()).sum();
-            let out = &mut policy[k * size..(k + 1) * size];
-            for (p, &j) in out.iter_mut().zip(&maps[*m].1) {
-                if j != NO_INDEX {
-                    *p += (view[j as usize] - max).exp() / total;
-                }
-            }
-            value[k] += values[i];
-        }
-        for p in &mut policy[..states.len() * size] {
-            // Back to logits: the search takes a softmax over the legal actions.
-            *p = (*p / n as f32).max(f32::MIN_POSITIVE).ln();
-        }
-        for v in &mut value[..states.len()] {
-            *v /= n as f32;
-        }
-        Ok(())
+        self.views(states, policy, value, false).map(|_| ())
     }
 
     fn heads(&self) -> Heads {
         self.inner.heads()
     }
 
-    /// Policy and value averaged over the views; the auxiliary outputs of the state as given
-    /// (analysis asks for them, and one view is enough to show a territory).
+    /// Policy and value averaged over the views, and the auxiliary outputs from the same calls
+    /// (see [`Symmetric::views`]).
     fn evaluate_aux(
         &self,
         states: &[&G],
         policy: &mut [f32],
         value: &mut [f32],
     ) -> Result<AuxOutputs, EvalError> {
-        let aux = self.inner.evaluate_aux(states, policy, value)?;
-        self.evaluate(states, policy, value)?;
-        Ok(aux)
+        self.views(states, policy, value, true)
     }
 
     fn fits(&self, shape: TensorShape) -> bool {
@@ -170,5 +187,45 @@ impl<G: Game> Evaluator<G> for Symmetric<G> {
 
     fn calls_cost_whole_batch(&self) -> bool {
         self.inner.calls_cost_whole_batch()
+    }
+}
+
+/// `a`'s outputs followed by `b`'s (those of later states).
+fn concat(a: AuxOutputs, b: AuxOutputs) -> AuxOutputs {
+    let join = |x: Option<Vec<f32>>, y: Option<Vec<f32>>| match (x, y) {
+        (Some(mut x), Some(y)) => {
+            x.extend(y);
+            Some(x)
+        }
+        (x, None) => x,
+        (None, y) => y,
+    };
+    AuxOutputs {
+        ownership: join(a.ownership, b.ownership),
+        score: join(a.score, b.score),
+        wdl: join(a.wdl, b.wdl),
+    }
+}
+
+/// The outputs of `states` from those of their `n` images each (image `k · n` the state as
+/// given): ownership and win/draw/loss of the state as given, the score the images' mean.
+fn identity_views(images: AuxOutputs, states: usize, n: usize) -> AuxOutputs {
+    let rows = |x: Option<Vec<f32>>| {
+        x.map(|x| {
+            let width = x.len() / (states * n).max(1);
+            (0..states)
+                .flat_map(|k| x[k * n * width..(k * n + 1) * width].to_vec())
+                .collect()
+        })
+    };
+    let score = images.score.map(|s| {
+        s.chunks(n)
+            .map(|views| views.iter().sum::<f32>() / n as f32)
+            .collect()
+    });
+    AuxOutputs {
+        ownership: rows(images.ownership),
+        score,
+        wdl: rows(images.wdl),
     }
 }

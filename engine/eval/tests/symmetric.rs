@@ -196,3 +196,82 @@ fn more_views_than_the_game_has_are_all_of_them() {
         eight.describe()
     );
 }
+
+/// Counts the images the wrapped evaluator is asked for.
+struct Counting {
+    inner: FakeEvaluator,
+    images: std::sync::atomic::AtomicUsize,
+}
+
+impl Evaluator<GoState> for Counting {
+    fn batch_size(&self) -> usize {
+        Evaluator::<GoState>::batch_size(&self.inner)
+    }
+
+    fn evaluate(
+        &self,
+        states: &[&GoState],
+        policy: &mut [f32],
+        value: &mut [f32],
+    ) -> Result<(), eval::EvalError> {
+        self.images
+            .fetch_add(states.len(), std::sync::atomic::Ordering::Relaxed);
+        self.inner.evaluate(states, policy, value)
+    }
+
+    fn heads(&self) -> eval::Heads {
+        Evaluator::<GoState>::heads(&self.inner)
+    }
+
+    fn evaluate_aux(
+        &self,
+        states: &[&GoState],
+        policy: &mut [f32],
+        value: &mut [f32],
+    ) -> Result<eval::AuxOutputs, eval::EvalError> {
+        self.images
+            .fetch_add(states.len(), std::sync::atomic::Ordering::Relaxed);
+        self.inner.evaluate_aux(states, policy, value)
+    }
+
+    fn describe(&self) -> String {
+        "counting".into()
+    }
+}
+
+/// With the auxiliary heads asked for, each image is evaluated once (not the state as given a
+/// second time); policy and value are those of `evaluate`, ownership and win/draw/loss the
+/// state's own, the score the mean over its images as the value is (a seeded fake's score is
+/// ten times its value on each image).
+#[test]
+fn auxiliary_outputs_come_from_the_same_views() {
+    let start = GoState::new(GoRules::with_size(5)).unwrap();
+    let states = positions(&start, 6, 11);
+    let fake = FakeEvaluator::new(8).seeded(5).with_aux();
+    let counting = Arc::new(Counting {
+        inner: FakeEvaluator::new(8).seeded(5).with_aux(),
+        images: Default::default(),
+    });
+    let views = 4;
+    let sym = Symmetric::new(counting.clone(), views);
+    let (p0, v0) = evaluate(&sym, &states);
+    let plain = counting
+        .images
+        .swap(0, std::sync::atomic::Ordering::Relaxed);
+    assert_eq!(plain, states.len() * views);
+    let refs: Vec<&GoState> = states.iter().collect();
+    let size = start.shape().policy_size;
+    let (mut p, mut v) = (vec![0.0; states.len() * size], vec![0.0; states.len()]);
+    let aux = sym.evaluate_aux(&refs, &mut p, &mut v).unwrap();
+    assert_eq!(
+        counting.images.load(std::sync::atomic::Ordering::Relaxed),
+        plain
+    );
+    assert_eq!((&p, &v), (&p0, &v0));
+    for (i, s) in states.iter().enumerate() {
+        assert_eq!(aux.ownership_of(i, 25), Some(&fake.ownership_of(s)[..]));
+        assert!((aux.score_of(i).unwrap() - 10.0 * v[i]).abs() < 1e-4);
+        assert!(aux.wdl_of(i).is_some());
+    }
+    assert!(aux.score_of(states.len()).is_none());
+}
