@@ -120,6 +120,9 @@ pub struct MctsSpec {
     /// What a draw costs the agent in its search (`contempt=C`, 0 to 1; see
     /// [`search::SearchConfig::contempt`]).
     pub contempt: Option<f32>,
+    /// Weight of the score lead in the search's utility (`score_utility=W`, 0 to 1; see
+    /// [`search::SearchConfig::score_utility`]; needs a network with a score head).
+    pub score_utility: Option<f32>,
     /// Share of each move's time given to a tactical check by the game's alpha-beta
     /// (`guard=S`, 0 < S < 1; needs `time`; see [`crate::guard`]).
     pub guard: Option<f64>,
@@ -153,6 +156,7 @@ impl Default for MctsSpec {
             resign_below: None,
             minimax_weight: None,
             contempt: None,
+            score_utility: None,
             guard: None,
             guard_margin: None,
             handoff: None,
@@ -220,6 +224,7 @@ impl AgentSpec {
                     "captures",
                     "minimax",
                     "contempt",
+                    "score_utility",
                     "guard",
                     "guard_margin",
                     "handoff",
@@ -244,6 +249,7 @@ impl AgentSpec {
                     "captures",
                     "minimax",
                     "contempt",
+                    "score_utility",
                     "guard",
                     "guard_margin",
                     "handoff",
@@ -347,6 +353,13 @@ impl AgentSpec {
                         return Err(bad("a value from 0 to 1"));
                     }
                     mcts.contempt = Some(c);
+                }
+                "score_utility" => {
+                    let w = v.parse::<f32>().map_err(|_| bad("a number"))?;
+                    if !(0.0..=1.0).contains(&w) {
+                        return Err(bad("a weight from 0 to 1"));
+                    }
+                    mcts.score_utility = Some(w);
                 }
                 "guard" => {
                     let g = v.parse::<f64>().map_err(|_| bad("a number"))?;
@@ -695,6 +708,7 @@ pub fn build_mcts<G: Game>(
         capture_prior: m.capture_prior.unwrap_or(G::CAPTURE_PRIOR),
         minimax_weight: m.minimax_weight.unwrap_or(defaults.minimax_weight),
         contempt: m.contempt.unwrap_or(defaults.contempt),
+        score_utility: m.score_utility.unwrap_or(defaults.score_utility),
         cache_entries: if cache { defaults.cache_entries } else { 0 },
         max_nodes: arena_nodes(m.visits),
         ..defaults
@@ -853,6 +867,9 @@ mod tests {
         let spec = AgentSpec::parse("mcts:contempt=0.2").unwrap();
         let agent = build_mcts::<games::liuzhou::Liuzhou>(&spec, "mcts", 1, &no_net).unwrap();
         assert_eq!(agent.search_config().contempt, 0.2);
+        let spec = AgentSpec::parse("mcts:score_utility=0.1").unwrap();
+        let agent = build_mcts::<games::liuzhou::Liuzhou>(&spec, "mcts", 1, &no_net).unwrap();
+        assert_eq!(agent.search_config().score_utility, 0.1);
         let spec = AgentSpec::parse("mcts:fpu=0.1").unwrap();
         let agent = build_mcts::<games::liuzhou::Liuzhou>(&spec, "mcts", 1, &no_net).unwrap();
         assert_eq!(agent.search_config().fpu_reduction, 0.1);
@@ -931,6 +948,8 @@ mod tests {
             ("net:minimax=2", "minimax"),
             ("net:contempt=-0.1", "contempt"),
             ("mcts:contempt=x", "contempt"),
+            ("net:score_utility=2", "score_utility"),
+            ("mcts:score_utility=x", "score_utility"),
             ("mcts:minimax=x", "minimax"),
             ("net:time=1,guard=1", "guard"),
             ("net:time=1,guard=0", "guard"),
