@@ -40,9 +40,8 @@ fn succeeded(args: &[OsString]) -> String {
 /// Runs and expects a refusal; returns stderr.
 fn refused(args: &[OsString]) -> String {
     let out = run(args);
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
-    assert!(stderr.starts_with("error: "), "{stderr}");
+    let stderr = testkit::refused(&out, &[]);
+    assert!(stderr.starts_with("error: "), "{args:?}: {stderr}");
     assert!(!stderr.contains("panicked"), "{stderr}");
     stderr
 }

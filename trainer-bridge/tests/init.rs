@@ -97,9 +97,8 @@ fn init_refuses_an_unknown_game_and_a_missing_config() {
             .env("RUST_BACKTRACE", "0")
             .output()
             .unwrap();
-        assert_eq!(out.status.code(), Some(2), "{game}");
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(stderr.starts_with("error: "), "{stderr}");
+        let stderr = testkit::refused(&out, &[]);
+        assert!(stderr.starts_with("error: "), "{game}: {stderr}");
         assert!(!stderr.contains("panicked"), "{stderr}");
     }
     assert!(!dir.join("m.onnx").exists());
@@ -142,9 +141,7 @@ fn init_checks_the_board_size() {
         ),
     ] {
         let out = init_with(args, &config, &dir.join("m"));
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
-        assert!(stderr.contains(expect), "{args:?}: {stderr}");
+        testkit::refused(&out, &[expect]);
     }
     assert!(!dir.join("m.onnx").exists());
     let out = init_with(
@@ -170,12 +167,7 @@ fn init_refuses_network_sizes_out_of_range() {
     std::fs::write(&config, "network:\n  blocks: 100000\n  channels: 48\n").unwrap();
     let started = std::time::Instant::now();
     let out = init_with(&["--game", "liuzhou"], &config, &dir.join("m"));
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
-    assert!(
-        stderr.contains("network: `blocks` is 100000, outside 0..=64"),
-        "{stderr}"
-    );
+    testkit::refused(&out, &["network: `blocks` is 100000, outside 0..=64"]);
     assert!(started.elapsed().as_secs() < 30);
     assert!(!dir.join("m.onnx").exists());
     std::fs::remove_dir_all(&dir).unwrap();

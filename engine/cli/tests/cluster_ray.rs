@@ -75,11 +75,9 @@ fn bad_ray_settings_are_refused_before_the_cluster_is_contacted() {
         .arg(&config)
         .output()
         .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(
-        err.contains("= 15 games an iteration, but train.games_per_iteration is 16"),
-        "{err}"
+    testkit::refused(
+        &out,
+        &["= 15 games an iteration, but train.games_per_iteration is 16"],
     );
     assert!(!dir.join("run").exists());
     let out = Command::new(engine())
@@ -94,9 +92,7 @@ fn bad_ray_settings_are_refused_before_the_cluster_is_contacted() {
         .arg(dir.join("shards"))
         .output()
         .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(err.contains("--ray: --model must be an ONNX file"), "{err}");
+    testkit::refused(&out, &["--ray: --model must be an ONNX file"]);
     let _ = std::fs::remove_dir_all(&dir);
 }
 

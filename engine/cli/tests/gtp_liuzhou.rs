@@ -232,9 +232,7 @@ fn another_game_s_config_or_flags_are_refused() {
             .stdin(Stdio::null())
             .output()
             .unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
-        assert!(err.contains(needle), "{args:?}: {err}");
+        testkit::refused(&out, &[needle]);
     }
     let out = Command::new(ENGINE)
         .args(["gtp", "--game", "xiangqi"])

@@ -201,12 +201,7 @@ fn go_self_play_mixes_boards_for_a_network_of_any_size() {
             .unwrap()
     };
     let refused = train(&plain, "go");
-    assert_eq!(refused.status.code(), Some(2), "{refused:?}");
-    let err = String::from_utf8_lossy(&refused.stderr);
-    assert!(
-        err.contains("train.other_boards") && err.contains("value_pool"),
-        "{err}"
-    );
+    testkit::refused(&refused, &["train.other_boards", "value_pool"]);
     assert!(!run_dir.exists());
 
     let out = train(&any, "go");
