@@ -45,6 +45,29 @@ fn a_short_match_reports_the_score() {
     );
 }
 
+/// Two deterministic players from one start play two games over and over: the report says so,
+/// and varied starts (`--openings`) make every game another.
+#[test]
+fn games_repeated_move_for_move_are_reported() {
+    let run = |extra: &[&str]| {
+        let out = engine()
+            .args(["match", "--game", "liuzhou", "--black", "alphabeta:depth=2"])
+            .args(["--white", "alphabeta:depth=2", "--games", "4"])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let same = run(&[]);
+    assert!(
+        same.contains("warning: 2 of 4 games repeat an earlier one move for move"),
+        "{same}"
+    );
+    let varied = run(&["--openings", "4"]);
+    assert!(!varied.contains("repeat an earlier"), "{varied}");
+}
+
 #[test]
 fn a_bad_agent_spec_names_the_key() {
     let out = engine()

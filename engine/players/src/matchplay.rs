@@ -2,7 +2,8 @@
 //! confidence interval, and what a match keeps of its games ([`MatchLog`]: the record file in
 //! the game's own format, the forfeits).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
+use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -36,6 +37,9 @@ pub struct MatchResult {
     pub endings: BTreeMap<String, u32>,
     /// Wins, draws and losses of agent A playing each side (by [`Player::index`]).
     pub by_side: [[u32; 3]; 2],
+    /// A fingerprint of each distinct game (start, agent A's side, actions): two players that
+    /// choose deterministically from the same start play one game again and again.
+    pub distinct: BTreeSet<u64>,
 }
 
 impl MatchResult {
@@ -70,6 +74,12 @@ impl MatchResult {
     pub fn elo(&self) -> f64 {
         let s = self.score();
         -400.0 * (1.0 / s - 1.0).log10()
+    }
+
+    /// Games that repeat an earlier game of the match move for move, with the same start and
+    /// colours: counted again in the score, they carry no new information about strength.
+    pub fn repeats(&self) -> u32 {
+        self.games().saturating_sub(self.distinct.len() as u32)
     }
 
     /// The endings, most frequent first: `checkmate 12, threefold repetition 3`.
@@ -114,6 +124,10 @@ impl MatchResult {
         self.by_side[a_plays.index()][column] += 1;
         self.capped += u32::from(record.capped);
         *self.endings.entry(record.ending.clone()).or_default() += 1;
+        // The default hasher's keys are fixed: the same game gets the same fingerprint.
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        (record.start.hash(), a_plays.index(), &record.moves).hash(&mut h);
+        self.distinct.insert(h.finish());
     }
 }
 
@@ -644,6 +658,29 @@ mod tests {
             h.by_side_text(["Black", "White"]),
             "as Black 0 wins, 1 draws, 0 losses, 0.500"
         );
+    }
+
+    #[test]
+    fn games_repeated_move_for_move_are_counted() {
+        use games::liuzhou::{Action, Liuzhou, Rules};
+        let game = |moves: Vec<Action>| GameRecord::<Liuzhou> {
+            start: Liuzhou::new(Rules::default()),
+            moves,
+            outcome: Outcome::Draw,
+            capped: false,
+            ending: "test".into(),
+            resigned: None,
+            forfeit: None,
+        };
+        let (a, b) = (Action::place(0), Action::place(7));
+        let mut r = MatchResult::default();
+        r.add(&game(vec![a, b]), Player::First);
+        r.add(&game(vec![a, b]), Player::Second); // other colours: another game
+        r.add(&game(vec![b, a]), Player::First);
+        assert_eq!(r.repeats(), 0);
+        r.add(&game(vec![a, b]), Player::First);
+        r.add(&game(vec![a, b]), Player::Second);
+        assert_eq!((r.games(), r.repeats()), (5, 2));
     }
 
     #[test]

@@ -246,5 +246,13 @@ fn print_result(title: &str, r: &MatchResult, sides: [&str; 2]) -> anyhow::Resul
             r.capped
         )?;
     }
+    if r.repeats() > 0 {
+        outln!(
+            "warning: {} of {} games repeat an earlier one move for move (same start, same \
+             colours): the interval counts them as new evidence; vary the starts with --openings",
+            r.repeats(),
+            r.games()
+        )?;
+    }
     Ok(())
 }
