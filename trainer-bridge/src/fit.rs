@@ -1053,7 +1053,7 @@ pub fn with_ext(stem: &Path, ext: &str) -> PathBuf {
 mod tests {
     use super::*;
     use crate::window::{self, Planes};
-    use games::Game;
+    use games::Encoding;
 
     /// A Go 5×5 window shard of `samples`, with every symmetry.
     fn go_shard(samples: Vec<window::Sample>) -> WindowShard {

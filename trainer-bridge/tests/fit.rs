@@ -8,7 +8,7 @@ use std::path::Path;
 use candle_core::{Device, Tensor};
 use games::liuzhou::Liuzhou;
 use games::xiangqi::Xiangqi;
-use games::Game;
+use games::{Encoding, Game};
 use shards::{Sample, Shard, ShardMeta};
 use trainer_bridge::fit::{fit, Anchor, FitConfig, FitJob, FitReport};
 use trainer_bridge::{write_model, Checkpoint, ModelMeta, Net, NetConfig, NetError};

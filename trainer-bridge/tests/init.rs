@@ -8,7 +8,7 @@ use std::process::Command;
 use candle_core::Device;
 use eval::Evaluator;
 use games::liuzhou::Liuzhou;
-use games::Game;
+use games::Encoding;
 use infer::{OrtEvaluator, OrtOptions};
 use safetensors::SafeTensors;
 use trainer_bridge::{Net, NetConfig};

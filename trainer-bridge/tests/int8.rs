@@ -16,7 +16,7 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use games::liuzhou::Liuzhou;
-use games::Game;
+use games::Encoding;
 use infer::{ModelError, OrtEvaluator, OrtOptions, Precision};
 use prost::Message;
 use trainer_bridge::quantize::{self, Fp32Model};

@@ -9,7 +9,7 @@ use std::process::{Command, Output};
 
 use candle_core::Device;
 use games::liuzhou::Liuzhou;
-use games::Game;
+use games::{Encoding, Game};
 use shards::{Sample, Shard, ShardMeta};
 use trainer_bridge::{write_model, Checkpoint, ModelMeta, Net, NetConfig, NetError};
 

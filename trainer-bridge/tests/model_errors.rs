@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use candle_core::Device;
 use eval::Evaluator;
 use games::liuzhou::Liuzhou;
-use games::{Game, TensorShape};
+use games::{Encoding, Game, TensorShape};
 use infer::{ModelError, OrtEvaluator, OrtOptions, Provider};
 use trainer_bridge::{export_onnx, ModelMeta, Net, NetConfig};
 

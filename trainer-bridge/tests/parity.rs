@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use candle_core::{Device, Tensor};
 use candle_nn::VarMap;
 use eval::Evaluator;
-use games::{Game, TensorShape};
+use games::{Encoding, TensorShape};
 use infer::{OrtEvaluator, OrtModel, OrtOptions};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
@@ -198,7 +198,7 @@ fn parity_10x9() {
 
 /// A game's default network (its config's `network:` section) on positions from random play,
 /// through `OrtEvaluator` and the `Game` trait's encoding.
-fn game_parity<G: Game>(proto: G, config: &str) {
+fn game_parity<G: Encoding>(proto: G, config: &str) {
     let cfg = NetConfig::from_yaml_file(
         &Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("..")

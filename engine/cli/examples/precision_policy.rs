@@ -15,7 +15,7 @@ use std::path::PathBuf;
 use anyhow::{bail, Context};
 use eval::Evaluator;
 use games::liuzhou::{Liuzhou, Rules};
-use games::Game;
+use games::{Encoding, Game};
 use infer::{OrtEvaluator, OrtOptions, Precision};
 
 struct Args {

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use games::liuzhou::Liuzhou;
-use games::Game;
+use games::{Encoding, Game};
 use shards::{Sample, Shard, ShardMeta};
 
 fn tmpdir(name: &str) -> PathBuf {

@@ -13,7 +13,7 @@ pub mod ray;
 
 use std::path::Path;
 
-use games::Game;
+use selfplay::Trainable;
 use selfplay::{Backend, RayConfig, SelfplayConfig, ShardSink};
 use setup::models::Overrides;
 
@@ -107,7 +107,7 @@ impl Selfplay {
     }
 
     /// Plays `request`'s games (those its shards lack when it resumes) and writes their shards.
-    pub fn run<G: Game>(&mut self, request: &Request<'_, G>) -> anyhow::Result<Played> {
+    pub fn run<G: Trainable>(&mut self, request: &Request<'_, G>) -> anyhow::Result<Played> {
         request.prepare_out()?;
         match self {
             Selfplay::Local => local::run(request),

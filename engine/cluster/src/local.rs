@@ -2,16 +2,16 @@
 
 use std::path::Path;
 
-use games::Game;
 use progress::Progress;
 use selfplay::ShardSink;
+use selfplay::Trainable;
 use setup::models;
 
 use crate::{Played, Request};
 
 /// Plays the games `request` still lacks; seeds differ from an earlier run's by the games
 /// already played, so a resumed batch does not repeat them.
-pub(crate) fn run<G: Game>(request: &Request<'_, G>) -> anyhow::Result<Played> {
+pub(crate) fn run<G: Trainable>(request: &Request<'_, G>) -> anyhow::Result<Played> {
     let done = if request.resume {
         games_in_shards(request.out, request.tag)?
     } else {

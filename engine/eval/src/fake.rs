@@ -5,7 +5,7 @@
 
 use std::time::{Duration, Instant};
 
-use games::{Game, Player};
+use games::{Encoding, Player};
 
 use crate::{AuxOutputs, EvalError, Evaluator, Heads};
 
@@ -62,7 +62,7 @@ impl FakeEvaluator {
     /// act). Uniform: a ramp fixed for the first player, `(2·cell + 1)/cells − 1`, whatever the
     /// position (so a visit-weighted mean over positions gives it back); seeded: pseudo-random
     /// per (seed, state hash, cell).
-    pub fn ownership_of<G: Game>(&self, state: &G) -> Vec<f32> {
+    pub fn ownership_of<G: Encoding>(&self, state: &G) -> Vec<f32> {
         let shape = state.shape();
         let cells = shape.height * shape.width;
         match self.output {
@@ -85,7 +85,7 @@ impl FakeEvaluator {
 
     /// The score this evaluator gives `state`, for its player to act: uniform, 2.5 points for
     /// the first player whatever the position; seeded, 10 × the value.
-    pub fn score_of<G: Game>(&self, state: &G) -> f32 {
+    pub fn score_of<G: Encoding>(&self, state: &G) -> f32 {
         match self.output {
             FakeOutput::Uniform if state.to_act() == Player::First => 2.5,
             FakeOutput::Uniform => -2.5,
@@ -107,7 +107,7 @@ impl FakeEvaluator {
 
     /// The value this evaluator gives `state` (from the point of view of its player to act).
     /// Tests use it to recompute what the search was told.
-    pub fn value_of<G: Game>(&self, state: &G) -> f32 {
+    pub fn value_of<G: Encoding>(&self, state: &G) -> f32 {
         match self.output {
             FakeOutput::Uniform => 0.0,
             FakeOutput::Seeded(seed) => unit(mix(seed ^ state.hash())),
@@ -130,7 +130,7 @@ fn unit(z: u64) -> f32 {
     ((z >> 40) as f32 / (1u64 << 23) as f32) - 1.0
 }
 
-impl<G: Game> Evaluator<G> for FakeEvaluator {
+impl<G: Encoding> Evaluator<G> for FakeEvaluator {
     fn batch_size(&self) -> usize {
         self.batch_size
     }
@@ -224,6 +224,7 @@ impl<G: Game> Evaluator<G> for FakeEvaluator {
 mod tests {
     use super::*;
     use games::go::{GoRules, GoState, Move, Point};
+    use games::Game;
 
     #[test]
     fn auxiliary_outputs_only_when_asked_for() {

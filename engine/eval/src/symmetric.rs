@@ -5,14 +5,14 @@
 
 use std::sync::{Arc, Mutex};
 
-use games::{Game, Symmetry, TensorShape, NO_INDEX};
+use games::{Encoding, Symmetry, TensorShape, NO_INDEX};
 
 use crate::{AuxOutputs, EvalError, Evaluator, Heads};
 
 /// Wraps an evaluator so that each state is evaluated as `views` images: the state as given and
 /// `views − 1` of its other symmetries, chosen by the state's hash (all of them when `views`
 /// reaches the game's count). Policies are averaged as probabilities, values as numbers.
-pub struct Symmetric<G: Game> {
+pub struct Symmetric<G: Encoding> {
     inner: Arc<dyn Evaluator<G>>,
     views: usize,
     /// The maps of each board shape seen (they depend only on the variant; a network of any
@@ -22,7 +22,7 @@ pub struct Symmetric<G: Game> {
 
 type Maps = Vec<(Symmetry, Vec<u16>)>;
 
-impl<G: Game> Symmetric<G> {
+impl<G: Encoding> Symmetric<G> {
     /// `views` of at least 1; more than the game has mean all of them.
     pub fn new(inner: Arc<dyn Evaluator<G>>, views: usize) -> Self {
         Symmetric {
@@ -143,7 +143,7 @@ impl<G: Game> Symmetric<G> {
     }
 }
 
-impl<G: Game> Evaluator<G> for Symmetric<G> {
+impl<G: Encoding> Evaluator<G> for Symmetric<G> {
     fn batch_size(&self) -> usize {
         self.inner.batch_size()
     }

@@ -9,11 +9,11 @@ use eval::{Evaluator, Symmetric};
 use games::go::{GoRules, GoState};
 use games::liuzhou::Liuzhou;
 use games::xiangqi::Xiangqi;
-use games::{Game, NO_INDEX};
+use games::{Encoding, Game, NO_INDEX};
 use rand::SeedableRng;
 
 /// Positions a few random actions from `start`, one per length up to `plies`.
-fn positions<G: Game>(start: &G, plies: usize, seed: u64) -> Vec<G> {
+fn positions<G: Encoding>(start: &G, plies: usize, seed: u64) -> Vec<G> {
     let mut rng = rand::rngs::SmallRng::seed_from_u64(seed);
     let mut state = start.clone();
     let mut out = vec![state.clone()];
@@ -31,7 +31,7 @@ fn positions<G: Game>(start: &G, plies: usize, seed: u64) -> Vec<G> {
 }
 
 /// `states` evaluated in calls of `e`'s batch size.
-fn evaluate<G: Game>(e: &dyn Evaluator<G>, states: &[G]) -> (Vec<f32>, Vec<f32>) {
+fn evaluate<G: Encoding>(e: &dyn Evaluator<G>, states: &[G]) -> (Vec<f32>, Vec<f32>) {
     let size = states[0].shape().policy_size;
     let mut policy = vec![0.0; states.len() * size];
     let mut value = vec![0.0; states.len()];
@@ -60,7 +60,7 @@ fn softmax(logits: &[f32]) -> Vec<f32> {
 /// symmetry, from the average over all views; the fake network alone (its outputs keyed by
 /// the state's hash) answers each image differently. The fake's batch of 3 makes the wrapper
 /// split its images into many calls.
-fn all_views_are_equivariant<G: Game>(start: &G, plies: usize) {
+fn all_views_are_equivariant<G: Encoding>(start: &G, plies: usize) {
     let inner: Arc<dyn Evaluator<G>> = Arc::new(FakeEvaluator::new(3).seeded(11));
     let count = start.symmetries().len();
     let averaged = Symmetric::new(inner.clone(), count);

@@ -14,12 +14,11 @@ use faces::web::view::Choice;
 use games::go::GoState;
 use games::liuzhou::Liuzhou;
 use games::xiangqi::Xiangqi;
-use games::Game;
 use players::spec::{build_mcts, preloaded, AgentSpec};
-use search::RunOptions;
+use search::{Playable, RunOptions};
 
 /// The search `spec` builds for `G` with a network of batch 64.
-fn built<G: Game>(spec: &AgentSpec) -> (RunOptions, usize) {
+fn built<G: Playable>(spec: &AgentSpec) -> (RunOptions, usize) {
     let net: Arc<dyn Evaluator<G>> = Arc::new(FakeEvaluator::new(64));
     let agent = build_mcts::<G>(spec, "net", 1, &preloaded(Some(net))).unwrap();
     (agent.run_options(), agent.search_config().max_nodes)

@@ -6,6 +6,7 @@
 pub mod agent;
 pub mod bench;
 pub mod conformance;
+pub mod encoding;
 pub mod go;
 pub mod liuzhou;
 pub mod record;
@@ -16,6 +17,7 @@ use std::fmt::{self, Debug, Display};
 use std::hash::Hash;
 
 pub use agent::{Agent, AgentError, Analysis, Candidate, Decision, Explanation, RandomAgent};
+pub use encoding::{shape_of, symmetry_maps, Encoding, TensorShape, NO_INDEX};
 pub use record::{GameRecord, RecordError, RecordFormat, RecordMeta};
 pub use symmetry::Symmetry;
 
@@ -92,44 +94,24 @@ pub enum PlayError {
     Illegal { action: String, reason: String },
 }
 
-/// The shape of the network input and output a game needs. Trainer-bridge reads the same
-/// numbers from shard and model metadata, so it never needs the rules.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct TensorShape {
-    pub planes: usize,
-    pub height: usize,
-    pub width: usize,
-    pub policy_size: usize,
-}
-
-impl TensorShape {
-    /// Number of `f32`s in one encoded state.
-    pub fn input_len(&self) -> usize {
-        self.planes * self.height * self.width
-    }
-}
-
 /// A game state: the position plus everything the rules need to continue from it.
 ///
 /// Contracts every implementation keeps (checked by [`conformance`]):
 /// - `legal_actions` is empty exactly when `outcome` is `Some`;
 /// - `play` accepts exactly the legal actions and leaves the state unchanged on error;
-/// - `action_index` maps the legal actions of a state injectively into `0..shape().policy_size`,
-///   and `index_action` inverts it for that state;
 /// - `to_act` may stay the same after an action (a Liuzhou turn spans several actions): callers
 ///   must never assume that players alternate;
-/// - `encode` writes `shape().input_len()` floats from the point of view of `to_act`, in the same
-///   frame as `action_index`;
 /// - each symmetry maps legal actions to legal actions and commutes with `play`.
+///
+/// The trait holds the rules only. The network's view of a state is [`Encoding`]; the search's
+/// per-game defaults and self-play's shaping of training targets are traits of the crates that
+/// use them (`search::Tactics`, `selfplay::Shaping`).
 pub trait Game: Clone + Debug + Send + Sync + 'static {
     /// One atomic decision. Small and `Copy`: the search stores one per tree edge.
     type Action: Copy + Eq + Hash + Debug + Send + Sync + 'static;
 
     /// Short lowercase name used in configs, shards and model metadata (`liuzhou`).
     const NAME: &'static str;
-
-    /// The network interface for this state's variant (Go's depends on the board size).
-    fn shape(&self) -> TensorShape;
 
     /// The player who takes the next action.
     fn to_act(&self) -> Player;
@@ -177,16 +159,6 @@ pub trait Game: Clone + Debug + Send + Sync + 'static {
         Ok(())
     }
 
-    /// The action's index in the policy vector (`0..shape().policy_size`).
-    fn action_index(&self, action: Self::Action) -> usize;
-
-    /// The action at policy `index` in this state, if the index names one.
-    fn index_action(&self, index: usize) -> Option<Self::Action>;
-
-    /// Writes the network input for this state into `out` (`shape().input_len()` floats,
-    /// planes × height × width), from the point of view of `to_act`.
-    fn encode(&self, out: &mut [f32]);
-
     /// The board symmetries under which the rules are invariant, identity first.
     fn symmetries(&self) -> &'static [Symmetry];
 
@@ -221,82 +193,27 @@ pub trait Game: Clone + Debug + Send + Sync + 'static {
         None
     }
 
-    /// For a game that ended in a draw (by a move limit, typically): how well `player` stood,
-    /// in [−1, 1]. Self-play may mix a fraction of it into drawn games' value targets so that a
-    /// net learns what leads towards a win before it has seen many wins; the rules and the
-    /// search never use it. Default: 0 (a draw is a draw).
-    fn draw_tiebreak(&self, _player: Player) -> f32 {
-        0.0
-    }
-
-    /// Who owns each point, from `player`'s point of view, were the game to end in this state:
-    /// `shape().height × shape().width` numbers in [−1, 1] (+1 `player`'s, −1 the opponent's,
-    /// 0 nobody's), in the order of a plane of [`Game::encode`]. Self-play takes it from a
-    /// finished game as an auxiliary training target; the rules and the search never use it.
-    /// `None` (the default) where the game has no such notion (Xiangqi).
+    /// Who owns each point by the game's own count, from `player`'s point of view, were the game
+    /// to end in this state (Go's area, Liuzhou's stones): one number per point in [−1, 1] (+1
+    /// `player`'s, −1 the opponent's, 0 nobody's), row by row as a plane of
+    /// [`Encoding::encode`]. It stays with the rules because it is their count; self-play and
+    /// imported records take it as a training target. `None` (the default) where the game has
+    /// no such count (Xiangqi).
     fn final_ownership(&self, _player: Player) -> Option<Vec<f32>> {
         None
     }
 
-    /// The score margin from `player`'s point of view, were the game to end in this state, in
-    /// the game's own units (Go: area margin with komi; Liuzhou: stone difference). An
-    /// auxiliary training target like [`Game::final_ownership`]; `None` (the default) where the
-    /// game has no score.
+    /// The score margin by the game's own count, from `player`'s point of view, were the game
+    /// to end in this state, in its own units (Go: area margin with komi; Liuzhou: stone
+    /// difference). GTP's `final_score`, the search's scores of finished games and self-play's
+    /// score target all read it. `None` (the default) where the game has no score.
     fn final_score(&self, _player: Player) -> Option<f32> {
         None
-    }
-
-    /// Whether tree searches look for a winning action (see [`Game::winning_action`]) at each
-    /// expansion by default: right where games often end on one move that a weak policy rates
-    /// low (Xiangqi's checkmates), and where the test costs little beside a network call.
-    const DECISIVE_SEARCH: bool = false;
-
-    /// An action after which the game is over and won by the player to act now (checkmate in
-    /// one), if there is one. The default plays each legal action on a copy.
-    fn winning_action(&self) -> Option<Self::Action> {
-        let me = self.to_act();
-        let mut actions = Vec::new();
-        self.legal_actions(&mut actions);
-        actions.into_iter().find(|&a| {
-            let mut next = self.clone();
-            next.play_unchecked(a);
-            next.outcome() == Some(Outcome::Win(me))
-        })
-    }
-
-    /// Share of the prior that tree searches give to captures by default (see
-    /// [`Game::capture_gain`]): a network that learned from good play rarely saw a piece left
-    /// hanging and may not rate taking it, which the search must still look at.
-    const CAPTURE_PRIOR: f32 = 0.0;
-
-    /// First-play urgency that tree searches use by default (an unvisited child is valued at
-    /// its parent's mean less this), where the game's tactics ask for another than the
-    /// search's own default; `None` keeps the search's.
-    const FPU_REDUCTION: Option<f32> = None;
-
-    /// What `action` takes from the opponent at once, in the game's own material units (0 for
-    /// an action that captures nothing). Only search heuristics use it. Default: 0.
-    fn capture_gain(&self, _action: Self::Action) -> f32 {
-        0.0
     }
 
     /// A human-readable board, for the terminal faces.
     fn render(&self) -> String {
         self.to_text()
-    }
-}
-
-/// The network interface of the game called `name` (Go's depends on `board_size`), for tools
-/// such as trainer-bridge that know games only by name.
-pub fn shape_of(name: &str, board_size: Option<usize>) -> Option<TensorShape> {
-    match name {
-        liuzhou::Liuzhou::NAME => Some(liuzhou::Liuzhou::default().shape()),
-        xiangqi::Xiangqi::NAME => Some(xiangqi::Xiangqi::default().shape()),
-        go::GoState::NAME => {
-            let rules = go::GoRules::with_size(board_size.unwrap_or(go::GoRules::default().size));
-            go::GoState::new(rules).ok().map(|s| s.shape())
-        }
-        _ => None,
     }
 }
 
@@ -340,30 +257,6 @@ pub fn perft_divide<G: Game>(state: &G, depth: u32) -> Vec<(G::Action, u64)> {
             let mut next = state.clone();
             next.play_unchecked(a);
             (a, perft(&next, depth - 1))
-        })
-        .collect()
-}
-
-/// A policy index that a symmetry sends to no action.
-pub const NO_INDEX: u16 = u16::MAX;
-
-/// For each symmetry of `state` (the identity first), where it sends each policy index: entry
-/// `i` is the index, in the transformed state, of the transformed action of index `i`
-/// ([`NO_INDEX`] where `i` names no action). The maps depend only on the variant's shape, so
-/// one state's maps serve every state of its variant.
-pub fn symmetry_maps<G: Game>(state: &G) -> Vec<(Symmetry, Vec<u16>)> {
-    let size = state.shape().policy_size;
-    state
-        .symmetries()
-        .iter()
-        .map(|&sym| {
-            let map = (0..size)
-                .map(|i| match state.index_action(i) {
-                    Some(a) => state.action_index(state.transform_action(sym, a)) as u16,
-                    None => NO_INDEX,
-                })
-                .collect();
-            (sym, map)
         })
         .collect()
 }

@@ -5,7 +5,7 @@
 use games::go::{GoState, Move};
 use games::liuzhou::{Liuzhou, Rules};
 use games::xiangqi::Xiangqi;
-use games::{Game, Outcome, Player};
+use games::{Encoding, Game, Outcome, Player};
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
 
@@ -69,7 +69,7 @@ fn xiangqi_has_no_ownership_or_score() {
 /// Plays random games to their end and checks that a point the mover's stone-plane (plane 0)
 /// marks is owned +1 by the mover and one the opponent's plane (1) marks is owned −1: the
 /// ownership is laid out like the input planes.
-fn ownership_follows_the_planes<G: Game>(start: &G, games: usize, seed: u64) {
+fn ownership_follows_the_planes<G: Encoding>(start: &G, games: usize, seed: u64) {
     let mut rng = SmallRng::seed_from_u64(seed);
     let shape = start.shape();
     let area = shape.height * shape.width;

@@ -2,7 +2,7 @@
 //! phase transition, plus the shared conformance harness and property tests over random games.
 
 use games::liuzhou::{Action, ActionKind, Liuzhou, Phase, Rules, STONES_PER_PLAYER};
-use games::{conformance, Game, Outcome, Player};
+use games::{conformance, Encoding, Game, Outcome, Player};
 use proptest::prelude::*;
 use rand::rngs::SmallRng;
 use rand::seq::SliceRandom;
@@ -438,13 +438,6 @@ proptest! {
             }
         });
     }
-}
-
-#[test]
-fn draw_tiebreak_is_the_stone_balance() {
-    let s = pos("WW4/6/6/6/BB4/BBBB2 w move 0 90 0");
-    assert_eq!(s.draw_tiebreak(Player::First), 4.0 / 18.0);
-    assert_eq!(s.draw_tiebreak(Player::Second), -4.0 / 18.0);
 }
 
 /// Every square and line of the board, as point sets: the oracle for the shape planes.

@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use games::Game;
+use games::Encoding;
 use ort::session::Session;
 use ort::value::TensorRef;
 use rand::rngs::SmallRng;
@@ -66,7 +66,11 @@ impl Row {
 ///
 /// The states are positions reached by random play from `proto`, so the encoding cost is that
 /// of real positions.
-pub fn run<G: Game>(path: &Path, proto: &G, opts: &BenchOptions) -> Result<Vec<Row>, ModelError> {
+pub fn run<G: Encoding>(
+    path: &Path,
+    proto: &G,
+    opts: &BenchOptions,
+) -> Result<Vec<Row>, ModelError> {
     let max = opts.batch_sizes.iter().copied().max().unwrap_or(1);
     let states = sample_states(proto, max, 0x5eed);
     let shape = proto.shape();
@@ -146,7 +150,7 @@ impl PrecisionRow {
 /// Measures the model at `path` (fp32) against its int8 model beside it
 /// ([`crate::precision::int8_path`]) at each of `opts.batch_sizes`, on the CPU, their calls
 /// alternating on the same positions (random play from `proto`).
-pub fn compare_precisions<G: Game>(
+pub fn compare_precisions<G: Encoding>(
     path: &Path,
     proto: &G,
     opts: &BenchOptions,
@@ -259,7 +263,7 @@ fn median(v: &mut [f64]) -> f64 {
 
 /// `count` positions from random games started at `proto` (a new game whenever one ends), each
 /// after a random number of actions, so that the batch holds varied positions.
-pub fn sample_states<G: Game>(proto: &G, count: usize, seed: u64) -> Vec<G> {
+pub fn sample_states<G: Encoding>(proto: &G, count: usize, seed: u64) -> Vec<G> {
     use rand::Rng;
     let mut rng = SmallRng::seed_from_u64(seed);
     let mut out = Vec::with_capacity(count);

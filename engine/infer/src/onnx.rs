@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use std::sync::Mutex;
 
-use games::{Game, TensorShape};
+use games::{Encoding, TensorShape};
 use ort::ep::ExecutionProvider as _;
 use ort::session::builder::{GraphOptimizationLevel, SessionBuilder};
 use ort::session::Session;
@@ -894,7 +894,7 @@ pub struct OrtEvaluator<G> {
     _game: PhantomData<fn() -> G>,
 }
 
-impl<G: Game> OrtEvaluator<G> {
+impl<G: Encoding> OrtEvaluator<G> {
     /// Loads a model for the variant of `proto` (Go's board size decides its shape); refuses a
     /// model written for another game or shape.
     pub fn load(path: &Path, proto: &G, opts: &OrtOptions) -> Result<Self, ModelError> {
@@ -1028,7 +1028,7 @@ impl<G: Game> OrtEvaluator<G> {
     }
 }
 
-impl<G: Game> Evaluator<G> for OrtEvaluator<G> {
+impl<G: Encoding> Evaluator<G> for OrtEvaluator<G> {
     fn batch_size(&self) -> usize {
         self.model.batch
     }

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use eval::Evaluator;
 use games::liuzhou::Liuzhou;
-use games::Game;
+use games::{Encoding, Game};
 use infer::{OrtEvaluator, OrtOptions};
 use rand::rngs::SmallRng;
 use rand::seq::SliceRandom;

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use games::xiangqi::{Move, Xiangqi};
-use games::{Agent, Candidate, Game, Outcome};
+use games::{Agent, Candidate, Encoding, Game, Outcome};
 use search::{Limit, MctsAgent};
 
 use crate::alphabeta::xiangqi::{value_score, AlphaBeta, SearchInfo, SearchResult, MATE};

@@ -14,8 +14,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use eval::Evaluator;
-use games::{Agent, AgentError, Game, RandomAgent};
-use search::{Limit, MctsAgent, MctsAgentConfig, RunOptions, SearchConfig, SearchKind};
+use games::{Agent, AgentError, RandomAgent};
+use search::{Limit, MctsAgent, MctsAgentConfig, Playable, RunOptions, SearchConfig, SearchKind};
 
 /// A spec that could not be read: the whole spec, the key at fault (if any) and why.
 #[derive(Debug, PartialEq, Eq, thiserror::Error)]
@@ -99,15 +99,15 @@ pub struct MctsSpec {
     /// PUCT exploration constant (`cpuct=C`).
     pub c_puct: Option<f32>,
     /// First-play urgency (`fpu=F`, −2 to 2): an unvisited child is valued at its parent's mean
-    /// less F; by default the game's ([`games::Game::FPU_REDUCTION`]), else the search's.
+    /// less F; by default the game's ([`search::Tactics::FPU_REDUCTION`]), else the search's.
     pub fpu_reduction: Option<f32>,
     /// Look for one-move wins at each expansion (`decisive=1|0`; see
     /// [`search::SearchConfig::decisive`]); by default where the game asks for it
-    /// ([`games::Game::DECISIVE_SEARCH`]).
+    /// ([`search::Tactics::DECISIVE_SEARCH`]).
     pub decisive: Option<bool>,
     /// Share of the prior given to captures (`captures=E`, 0 to 1; see
     /// [`search::SearchConfig::capture_prior`]); by default the game's
-    /// ([`games::Game::CAPTURE_PRIOR`]).
+    /// ([`search::Tactics::CAPTURE_PRIOR`]).
     pub capture_prior: Option<f32>,
     /// Seed of the agent's randomness (`seed=N`).
     pub seed: Option<u64>,
@@ -485,7 +485,7 @@ impl AgentSpec {
 }
 
 /// A loader for faces that hold their network already (or none).
-pub fn preloaded<G: Game>(
+pub fn preloaded<G: Playable>(
     net: Option<Arc<dyn Evaluator<G>>>,
 ) -> impl Fn(Option<&Path>) -> anyhow::Result<Arc<dyn Evaluator<G>>> {
     move |_| {
@@ -506,7 +506,7 @@ pub type NetLoader<'a, G> = &'a dyn Fn(Option<&Path>) -> anyhow::Result<Arc<dyn 
 
 /// The kinds of player a game has beside the generic `random`, `mcts` and `net`, and the
 /// handicap a match may give the first of them.
-pub trait OwnPlayers: Game {
+pub trait OwnPlayers: Playable {
     /// Their kinds, the preferred one first (empty when the game has none).
     const OWN_KINDS: &'static [&'static str] = &[];
 
@@ -645,7 +645,7 @@ pub fn build_text<G: OwnPlayers>(text: &str, seed: u64) -> Result<Box<dyn Agent<
 /// [`build`] for the tree-search kinds (`mcts`, `net`), as the concrete agent that protocol
 /// faces drive directly (a halt flag for UCI's `stop`, analysis under a clock). Refuses other
 /// kinds.
-pub fn build_mcts<G: Game>(
+pub fn build_mcts<G: Playable>(
     spec: &AgentSpec,
     label: &str,
     seed: u64,

@@ -10,7 +10,7 @@ use std::time::Duration;
 use common::Mnk;
 use eval::fake::FakeEvaluator;
 use eval::Evaluator;
-use games::{Agent, Decision, Game, Outcome, Player, RandomAgent};
+use games::{Agent, Decision, Encoding, Game, Outcome, Player, RandomAgent};
 use players::matchplay::{play_game, play_match, RESIGNATION};
 use search::{Limit, MctsAgent, MctsAgentConfig, RunOptions, SearchConfig};
 

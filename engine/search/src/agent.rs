@@ -4,8 +4,9 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::Playable;
 use eval::Evaluator;
-use games::{Agent, AgentError, Analysis, Decision, Explanation, Game};
+use games::{Agent, AgentError, Analysis, Decision, Explanation};
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
 
@@ -32,7 +33,7 @@ pub struct MctsAgentConfig {
 }
 
 /// Plays by MCTS with any evaluator: a network, a fake, or random playouts.
-pub struct MctsAgent<G: Game> {
+pub struct MctsAgent<G: Playable> {
     config: MctsAgentConfig,
     evaluator: Arc<dyn Evaluator<G>>,
     search: Option<Search<G>>,
@@ -52,7 +53,7 @@ pub struct MctsAgent<G: Game> {
     chosen: Option<G::Action>,
 }
 
-impl<G: Game> MctsAgent<G> {
+impl<G: Playable> MctsAgent<G> {
     /// The agent's searches gather scores where `evaluator` has a score head
     /// ([`SearchConfig::track_scores`]): its analyses report them.
     pub fn new(mut config: MctsAgentConfig, evaluator: Arc<dyn Evaluator<G>>) -> Self {
@@ -162,7 +163,7 @@ impl<G: Game> MctsAgent<G> {
     }
 }
 
-impl<G: Game> Agent<G> for MctsAgent<G> {
+impl<G: Playable> Agent<G> for MctsAgent<G> {
     fn name(&self) -> String {
         self.config.name.clone()
     }
@@ -299,7 +300,7 @@ impl<G: Game> Agent<G> for MctsAgent<G> {
     }
 }
 
-impl<G: Game> MctsAgent<G> {
+impl<G: Playable> MctsAgent<G> {
     /// Runs one search from `state`, reusing the tree when it stands there, and records its
     /// report.
     fn search_from(&mut self, state: &G) -> Result<(), AgentError> {

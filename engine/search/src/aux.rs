@@ -3,8 +3,8 @@
 //! visits. Read for analysis only, in one evaluator call of its own at report time (the tree
 //! keeps no ownership, and the cache of network results is not consulted or filled).
 
+use crate::Playable;
 use eval::{EvalError, Evaluator};
-use games::Game;
 
 use crate::Search;
 
@@ -34,7 +34,7 @@ pub struct RootAux<A> {
 /// visited, up to one batch and [`MIXED_MAX`] positions in all, are evaluated; unvisited and
 /// finished ones are left out). A child's outputs are turned to the root's player's view.
 /// `None`, with no call made, where the evaluator has no auxiliary head.
-pub fn root_aux<G: Game>(
+pub fn root_aux<G: Playable>(
     evaluator: &dyn Evaluator<G>,
     root: &G,
     children: &[(G::Action, u32)],
@@ -129,7 +129,7 @@ pub fn root_aux<G: Game>(
     Ok(Some(out))
 }
 
-impl<G: Game> Search<G> {
+impl<G: Playable> Search<G> {
     /// [`root_aux`] of this search's root and its children's visits so far.
     pub fn root_aux(
         &self,
@@ -149,6 +149,7 @@ mod tests {
     use super::*;
     use eval::fake::FakeEvaluator;
     use games::go::{GoRules, GoState, Move, Point};
+    use games::Game;
 
     fn go(size: usize) -> GoState {
         GoState::new(GoRules {

@@ -13,8 +13,8 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::Playable;
 use eval::{EvalError, Evaluator};
-use games::Game;
 use parking_lot::{Condvar, Mutex};
 
 /// Counters of evaluator calls, shared by the threads that make them.
@@ -85,7 +85,7 @@ impl BatchStats {
 /// Calls `evaluator` on `states` and records the call. With `score`, the scores of the states
 /// are asked for too ([`Evaluator::evaluate_aux`]) and written there (left empty where the
 /// evaluator gives none); without, the plain [`Evaluator::evaluate`] runs.
-pub(crate) fn evaluate_recorded<G: Game, S: std::borrow::Borrow<G>>(
+pub(crate) fn evaluate_recorded<G: Playable, S: std::borrow::Borrow<G>>(
     evaluator: &dyn Evaluator<G>,
     states: &[S],
     policy: &mut [f32],
@@ -133,7 +133,7 @@ struct Open<G> {
 ///
 /// No thread of its own: the thread that fills a batch evaluates it, and a thread whose batch
 /// is still not full after `max_wait` evaluates what is there.
-pub struct Batcher<'e, G: Game> {
+pub struct Batcher<'e, G: Playable> {
     evaluator: &'e dyn Evaluator<G>,
     /// Whether each batch's scores are asked for too (see [`Batcher::with_scores`]).
     scores: bool,
@@ -143,7 +143,7 @@ pub struct Batcher<'e, G: Game> {
     stats: BatchStats,
 }
 
-impl<'e, G: Game> Batcher<'e, G> {
+impl<'e, G: Playable> Batcher<'e, G> {
     pub fn new(evaluator: &'e dyn Evaluator<G>, policy_size: usize, max_wait: Duration) -> Self {
         Batcher {
             evaluator,

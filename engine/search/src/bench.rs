@@ -6,9 +6,9 @@ use std::sync::atomic::AtomicU64;
 use std::sync::atomic::Ordering::{Acquire, Release};
 use std::time::{Duration, Instant};
 
+use crate::Playable;
 use eval::fake::FakeEvaluator;
 use eval::Evaluator;
-use games::Game;
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
 
@@ -18,7 +18,7 @@ use crate::search::{Search, SearchError};
 
 /// Positions to search from: `start`, then positions reached by random play from it (taken
 /// every few actions, fixed by `seed`), skipping finished ones.
-pub fn positions<G: Game>(start: &G, count: usize, seed: u64) -> Vec<G> {
+pub fn positions<G: Playable>(start: &G, count: usize, seed: u64) -> Vec<G> {
     let mut rng = SmallRng::seed_from_u64(seed);
     let mut out = vec![start.clone()];
     let mut s = start.clone();
@@ -102,7 +102,7 @@ impl SearchBench {
 /// Searches from each of `positions` in turn (starting again from the first) until `duration`
 /// has passed (at least one search): `moves` moves of a game from each, `visits` playouts per
 /// move, playing the best action and keeping its subtree as in match play.
-pub fn searches<G: Game>(
+pub fn searches<G: Playable>(
     positions: &[G],
     evaluator: &dyn Evaluator<G>,
     config: &SearchConfig,
@@ -143,7 +143,7 @@ pub fn searches<G: Game>(
 
 /// Search overhead alone: playouts/s with a uniform fake evaluator (no cost), `threads`
 /// threads in one tree, each evaluating its own `leaves` leaves at a time.
-pub fn overhead<G: Game>(
+pub fn overhead<G: Playable>(
     positions: &[G],
     threads: usize,
     visits: u64,
@@ -167,7 +167,7 @@ pub fn overhead<G: Game>(
 /// The machine's own scaling, the reference for [`overhead`] on `threads` threads: each thread
 /// searches a tree of its own (as self-play's games could), so they share nothing but the
 /// memory system. Playouts are summed; the elapsed time is the longest thread's.
-pub fn own_trees<G: Game>(
+pub fn own_trees<G: Playable>(
     positions: &[G],
     threads: usize,
     visits: u64,
@@ -231,7 +231,7 @@ pub fn round_trip(rounds: u64) -> Duration {
 }
 
 /// The evaluator alone: states per second in full batches of its batch size, over `positions`.
-pub fn bare_evaluator<G: Game>(
+pub fn bare_evaluator<G: Playable>(
     positions: &[G],
     evaluator: &dyn Evaluator<G>,
     duration: Duration,
@@ -256,7 +256,7 @@ pub fn bare_evaluator<G: Game>(
 /// tree, at least `visits` playouts per move (whole batches), eight moves of a game from each
 /// position with the tree kept from move to move (as in match play). Compare `evals_per_second()` with
 /// [`bare_evaluator`] at the same batch size.
-pub fn with_evaluator<G: Game>(
+pub fn with_evaluator<G: Playable>(
     positions: &[G],
     evaluator: &dyn Evaluator<G>,
     visits: u64,
@@ -292,7 +292,7 @@ pub struct SearchFigures {
 
 /// Measures the search section for `start`'s game: overhead with the fake evaluator on one
 /// thread and on all, and, given a real `evaluator`, its throughput bare and inside the search.
-pub fn search_figures<G: Game>(
+pub fn search_figures<G: Playable>(
     start: &G,
     budget: Duration,
     evaluator: Option<&dyn Evaluator<G>>,

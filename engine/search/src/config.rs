@@ -77,11 +77,11 @@ pub struct SearchConfig {
     /// Keep the chosen child's subtree as the next root.
     pub reuse_tree: bool,
     /// At each expansion, ask the game for an action that wins at once
-    /// ([`games::Game::winning_action`]): a node that has one is proven won on the spot, and
+    /// ([`crate::Tactics::winning_action`]): a node that has one is proven won on the spot, and
     /// the move that walks into a one-move loss proven lost, whatever the priors say.
     pub decisive: bool,
     /// Share of each expanded node's prior moved to its captures, in proportion to what they
-    /// take ([`games::Game::capture_gain`]); 0 leaves the network's prior as it is.
+    /// take ([`crate::Tactics::capture_gain`]); 0 leaves the network's prior as it is.
     pub capture_prior: f32,
     /// Weight of a child's implicit minimax value (the minimax of the evaluations below it) in
     /// its PUCT value, beside the mean of its playouts; 0 keeps the mean alone.

@@ -9,6 +9,8 @@
 //!   policy, selectable in place of PUCT ([`SearchKind`]).
 //! - Batching: [`Search::gather`] / [`LeafBatch::apply`] let the trees of many games fill one
 //!   batch (self-play); [`Batcher`] combines the leaves of many threads (match play).
+//! - [`tactics`]: each game's defaults for the search ([`Tactics`]: winning actions, the prior
+//!   of captures, first-play urgency) and [`Playable`], the bound of generic players.
 //! - [`aux`]: a network's ownership, score and win/draw/loss at the root, for analysis.
 //! - Agents: [`MctsAgent`] (a network, or random playouts via [`eval::RolloutEvaluator`]).
 //!
@@ -23,6 +25,7 @@ pub mod config;
 pub mod gumbel;
 pub mod noise;
 mod search;
+pub mod tactics;
 pub mod tree;
 
 pub use agent::{MctsAgent, MctsAgentConfig};
@@ -33,3 +36,4 @@ pub use config::{Limit, RunOptions, SearchConfig, SearchKind};
 pub use search::{
     batched_round, ChildInfo, GatherCounts, LeafBatch, Search, SearchError, SearchReport, PV_MAX,
 };
+pub use tactics::{Playable, Tactics};

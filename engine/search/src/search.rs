@@ -11,8 +11,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
+use crate::Playable;
 use eval::{EvalError, Evaluator};
-use games::{Candidate, Game, Outcome, PlayError, Player};
+use games::{Candidate, Outcome, PlayError, Player};
 use parking_lot::Mutex;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
@@ -108,7 +109,7 @@ struct LeafRef {
 /// Every [`Search::gather`] into a batch must be followed by [`LeafBatch::apply`] (or
 /// [`LeafBatch::abandon`]) before the batch is cleared: besides the leaves, the batch holds the
 /// virtual loss of the descents that collided, which those two withdraw.
-pub struct LeafBatch<G: Game> {
+pub struct LeafBatch<G: Playable> {
     states: Vec<G>,
     leaves: Vec<LeafRef>,
     /// Paths of descents that met a leaf being evaluated. Their virtual loss stays until the
@@ -134,7 +135,7 @@ pub struct LeafBatch<G: Game> {
     wants_score: bool,
 }
 
-impl<G: Game> Default for LeafBatch<G> {
+impl<G: Playable> Default for LeafBatch<G> {
     fn default() -> Self {
         LeafBatch {
             states: Vec::new(),
@@ -155,7 +156,7 @@ impl<G: Game> Default for LeafBatch<G> {
     }
 }
 
-impl<G: Game> LeafBatch<G> {
+impl<G: Playable> LeafBatch<G> {
     pub fn new() -> Self {
         Self::default()
     }
@@ -280,7 +281,7 @@ impl<G: Game> LeafBatch<G> {
 pub const PV_MAX: usize = 12;
 
 /// The search of one game.
-pub struct Search<G: Game> {
+pub struct Search<G: Playable> {
     state: G,
     tree: Tree<G::Action>,
     config: SearchConfig,
@@ -314,7 +315,7 @@ pub struct Search<G: Game> {
     gumbel_scale: f32,
 }
 
-impl<G: Game> Search<G> {
+impl<G: Playable> Search<G> {
     /// A search from `state` with a fresh tree (and a cache of its own if configured).
     pub fn new(state: G, config: SearchConfig, seed: u64) -> Self {
         let cache =
@@ -1307,7 +1308,7 @@ fn cursor(cursors: &mut Vec<Cursor>, tag: u32) -> &mut Cursor {
 /// room) until the batch holds the evaluator's batch size or no tree yields more, evaluates
 /// them in one call and applies the results. Each search's leaves carry its index in
 /// `searches` as their tag. Pass only the searches that still need playouts.
-pub fn batched_round<G: Game>(
+pub fn batched_round<G: Playable>(
     searches: &[&Search<G>],
     batch: &mut LeafBatch<G>,
     evaluator: &dyn Evaluator<G>,
@@ -1379,7 +1380,7 @@ impl Tickets {
 }
 
 /// The score utility's scale for `state`'s board: 2 · √(board area), KataGo's.
-fn score_scale<G: Game>(state: &G) -> f32 {
+fn score_scale<G: Playable>(state: &G) -> f32 {
     let shape = state.shape();
     2.0 * ((shape.height * shape.width).max(1) as f32).sqrt()
 }

@@ -12,6 +12,7 @@ use eval::Evaluator;
 use games::liuzhou::{Liuzhou, Rules};
 use games::{Game, Player};
 use search::gumbel::Schedule;
+use search::Playable;
 use search::{LeafBatch, Limit, RunOptions, Search, SearchConfig, SearchKind};
 
 fn gumbel(m: u32) -> SearchConfig {
@@ -24,7 +25,7 @@ fn gumbel(m: u32) -> SearchConfig {
 }
 
 /// Each root child's visits, in the tree's order.
-fn child_visits<G: Game>(s: &Search<G>) -> Vec<u64> {
+fn child_visits<G: Playable>(s: &Search<G>) -> Vec<u64> {
     s.root_children()
         .iter()
         .map(|c| u64::from(c.visits))
@@ -48,7 +49,7 @@ fn follows_schedule(before: &[u64], after: &[u64], m: u32, simulations: u64, wha
 
 /// Searches `visits` playouts the way self-play does: `gather` up to `per_call` leaves, apply,
 /// repeat until the root has them.
-fn gathered<G: Game>(
+fn gathered<G: Playable>(
     s: &mut Search<G>,
     evaluator: &dyn Evaluator<G>,
     visits: u64,

@@ -8,7 +8,8 @@ use std::time::Duration;
 use common::{action_value, solve, BonusNim, Mnk};
 use eval::fake::FakeEvaluator;
 use games::{Game, Outcome, Player};
-use search::{Limit, RunOptions, Search, SearchConfig};
+use search::Playable;
+use search::{Limit, RunOptions, Search, SearchConfig, Tactics};
 
 fn config() -> SearchConfig {
     SearchConfig {
@@ -18,7 +19,7 @@ fn config() -> SearchConfig {
 }
 
 /// Runs `visits` single-thread playouts (one leaf at a time) and returns the search.
-fn searched<G: Game>(state: G, visits: u64, seed: u64) -> Search<G> {
+fn searched<G: Playable>(state: G, visits: u64, seed: u64) -> Search<G> {
     let fake = FakeEvaluator::new(1).seeded(seed);
     let mut s = Search::new(state, config(), seed);
     let r = s
@@ -39,7 +40,7 @@ fn takes_an_immediate_win_and_blocks_a_threat() {
 }
 
 /// Runs `visits` single-thread playouts with one-move wins looked for at every expansion.
-fn searched_decisive<G: Game>(state: G, visits: u64) -> Search<G> {
+fn searched_decisive<G: Playable>(state: G, visits: u64) -> Search<G> {
     let fake = FakeEvaluator::new(1).seeded(5);
     let config = SearchConfig {
         decisive: true,
@@ -422,7 +423,7 @@ fn many_trees_fill_one_batch() {
 
 /// Every node the solver marked proven, under `node` (whose state is `state`), has exactly
 /// the result exhaustive search gives it. Returns how many were checked.
-fn check_proofs<G: Game>(
+fn check_proofs<G: Playable>(
     t: &search::tree::Tree<G::Action>,
     node: u32,
     state: &G,

@@ -10,11 +10,12 @@ use common::Mnk;
 use eval::fake::FakeEvaluator;
 use games::{Game, Player};
 use search::tree::{to_fixed, Tree};
+use search::Playable;
 use search::{Limit, RunOptions, Search, SearchConfig};
 
 /// Checks the subtree under `node` (whose state is `state`) and returns nothing; panics with
 /// the position on the first mismatch.
-fn check_node<G: Game>(t: &Tree<G::Action>, node: u32, state: &G, fake: &FakeEvaluator) {
+fn check_node<G: Playable>(t: &Tree<G::Action>, node: u32, state: &G, fake: &FakeEvaluator) {
     let s = t.stats(node);
     assert_eq!(
         s.in_flight,

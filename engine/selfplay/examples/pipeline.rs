@@ -13,7 +13,7 @@ use std::time::Duration;
 use eval::fake::FakeEvaluator;
 use eval::{EvalError, Evaluator};
 use games::liuzhou::Liuzhou;
-use games::Game;
+use games::Encoding;
 use selfplay::{run, SelfplayConfig, ShardSink};
 
 /// Uniform outputs after `cost` of waiting; calls wait for each other as they would for one
@@ -24,7 +24,7 @@ struct Device {
     device: Mutex<()>,
 }
 
-impl<G: Game> Evaluator<G> for Device {
+impl<G: Encoding> Evaluator<G> for Device {
     fn batch_size(&self) -> usize {
         Evaluator::<G>::batch_size(&self.outputs)
     }

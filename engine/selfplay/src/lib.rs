@@ -12,6 +12,7 @@
 //! threads inside each call. The calling thread writes the shards.
 
 mod backend;
+pub mod shaping;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
@@ -20,7 +21,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use eval::{Evaluator, InvalidSetting};
-use games::{Game, Outcome, Player};
+use games::{Outcome, Player};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use search::{BatchReport, BatchStats, EvalCache, LeafBatch, Search, SearchConfig};
@@ -29,6 +30,7 @@ use shards::{Aux, PolicyTarget, Sample, Shard, ShardMeta};
 
 pub use backend::{Backend, RayConfig, SHIP};
 pub use search::SearchKind;
+pub use shaping::{Shaping, Trainable};
 
 /// How often `run` reports progress while no game ends.
 const PROGRESS_EVERY: Duration = Duration::from_secs(1);
@@ -414,7 +416,7 @@ struct Pending {
 }
 
 /// One game in progress.
-struct Slot<G: Game> {
+struct Slot<G: Trainable> {
     search: Search<G>,
     moves: u32,
     /// Playouts of the current move's search.
@@ -499,12 +501,12 @@ impl Busy {
 }
 
 /// The run's evaluator, its calls counted into [`Busy`].
-struct Timed<'a, G: Game> {
+struct Timed<'a, G: Trainable> {
     inner: &'a dyn Evaluator<G>,
     busy: &'a Busy,
 }
 
-impl<G: Game> Evaluator<G> for Timed<'_, G> {
+impl<G: Trainable> Evaluator<G> for Timed<'_, G> {
     fn batch_size(&self) -> usize {
         self.inner.batch_size()
     }
@@ -550,7 +552,7 @@ enum Event {
 }
 
 /// What every group shares.
-struct Shared<'a, G: Game> {
+struct Shared<'a, G: Trainable> {
     start: &'a G,
     evaluator: &'a dyn Evaluator<G>,
     config: &'a SelfplayConfig,
@@ -573,7 +575,7 @@ struct Shared<'a, G: Game> {
 /// group's batch is in the network, the others do their tree work. Every group plays a fixed
 /// share of the games from a seed of its own, so a run is reproducible for a given seed and
 /// number of groups (with a deterministic evaluator); the calling thread writes the shards.
-pub fn run<G: Game>(
+pub fn run<G: Trainable>(
     start: &G,
     evaluator: &dyn Evaluator<G>,
     config: &SelfplayConfig,
@@ -715,7 +717,7 @@ struct GroupPlan {
 }
 
 /// Plays a group's games on the calling thread, sending each finished game to `tx`.
-fn play_group<G: Game>(
+fn play_group<G: Trainable>(
     shared: &Shared<'_, G>,
     plan: GroupPlan,
     tx: &mpsc::Sender<Event>,
@@ -820,7 +822,12 @@ fn play_group<G: Game>(
 
 /// Chooses the search of move `index` (0-based): its size (playout-cap randomisation) and
 /// noise.
-fn next_move<G: Game>(slot: &mut Slot<G>, config: &SelfplayConfig, rng: &mut SmallRng, index: u32) {
+fn next_move<G: Trainable>(
+    slot: &mut Slot<G>,
+    config: &SelfplayConfig,
+    rng: &mut SmallRng,
+    index: u32,
+) {
     slot.full = rng.gen_bool(config.full_fraction);
     let visits = if slot.full {
         config.full_visits
@@ -836,7 +843,7 @@ fn next_move<G: Game>(slot: &mut Slot<G>, config: &SelfplayConfig, rng: &mut Sma
 
 /// Starts the search at the slot's root. PUCT counts the visits carried over by tree reuse
 /// towards its target; the Gumbel root plans its halving for `visits` new ones.
-fn begin_search<G: Game>(slot: &mut Slot<G>, config: &SelfplayConfig) {
+fn begin_search<G: Trainable>(slot: &mut Slot<G>, config: &SelfplayConfig) {
     slot.search.begin_search(Some(u64::from(slot.visits)));
     slot.target = match config.search {
         SearchKind::Puct => slot.visits,
@@ -846,7 +853,7 @@ fn begin_search<G: Game>(slot: &mut Slot<G>, config: &SelfplayConfig) {
 
 /// Records the finished search (if full), resigns or plays a move. Returns the outcome when the
 /// game has ended.
-fn make_move<G: Game>(
+fn make_move<G: Trainable>(
     slot: &mut Slot<G>,
     config: &SelfplayConfig,
     rng: &mut SmallRng,
@@ -966,7 +973,7 @@ pub fn short_term_values(
 /// with the position's root value, or its short-term value target where `value_horizon` > 0,
 /// where `value_result_weight` < 1), with their auxiliary
 /// targets ([`aux_targets`]).
-fn finish_game<G: Game>(slot: Slot<G>, outcome: Outcome, config: &SelfplayConfig) -> Finished {
+fn finish_game<G: Trainable>(slot: Slot<G>, outcome: Outcome, config: &SelfplayConfig) -> Finished {
     let last = slot.search.state();
     let result = |mover: Player| match outcome {
         Outcome::Draw => (config.draw_tiebreak_weight * last.draw_tiebreak(mover)).clamp(-1.0, 1.0),
@@ -1013,7 +1020,7 @@ fn finish_game<G: Game>(slot: Slot<G>, outcome: Outcome, config: &SelfplayConfig
 ///   mover is the other player (past the mover's own further actions, as in a Liuzhou turn of
 ///   several). None where the game ended first, or where that decision had a cheap search and
 ///   so no stored target.
-fn aux_targets<G: Game>(
+fn aux_targets<G: Trainable>(
     last: &G,
     samples: &[Pending],
     movers: &[Player],
@@ -1069,7 +1076,7 @@ fn record(game: Finished, summary: &mut Summary, buffer: &mut Vec<Sample>) {
     buffer.extend(game.samples);
 }
 
-fn flush<G: Game>(
+fn flush<G: Trainable>(
     start: &G,
     sink: &ShardSink<'_>,
     config: &SelfplayConfig,

@@ -5,7 +5,7 @@
 use eval::fake::FakeEvaluator;
 use games::go::GoState;
 use games::liuzhou::Liuzhou;
-use games::Game;
+use selfplay::Trainable;
 use selfplay::{run, SelfplayConfig, ShardSink};
 use shards::{Sample, Shard};
 
@@ -18,7 +18,7 @@ fn tmpdir(name: &str) -> std::path::PathBuf {
 
 /// One game, every position searched in full (so stored), no resignation: its samples in the
 /// order played.
-fn one_game<G: Game>(start: &G, name: &str, seed: u64) -> Vec<Sample> {
+fn one_game<G: Trainable>(start: &G, name: &str, seed: u64) -> Vec<Sample> {
     let dir = tmpdir(name);
     let config = SelfplayConfig {
         parallel_games: 1,

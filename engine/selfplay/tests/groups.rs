@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use eval::fake::FakeEvaluator;
 use eval::{EvalError, Evaluator};
 use games::liuzhou::Liuzhou;
-use games::Game;
+use games::Encoding;
 use selfplay::{run, SelfplayConfig, SelfplayError, ShardSink, Summary};
 use shards::Shard;
 
@@ -188,7 +188,7 @@ struct Failing {
     calls: AtomicUsize,
 }
 
-impl<G: Game> Evaluator<G> for Failing {
+impl<G: Encoding> Evaluator<G> for Failing {
     fn batch_size(&self) -> usize {
         Evaluator::<G>::batch_size(&self.inner)
     }

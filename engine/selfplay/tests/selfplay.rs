@@ -3,7 +3,7 @@
 
 use eval::fake::FakeEvaluator;
 use games::liuzhou::Liuzhou;
-use games::Game;
+use games::Encoding;
 use search::SearchKind;
 use selfplay::{run, SelfplayConfig, ShardSink};
 use shards::{PolicyTarget, Shard};

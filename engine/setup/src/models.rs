@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use anyhow::Context;
 use eval::fake::FakeEvaluator;
 use eval::Evaluator;
-use games::Game;
+use games::Encoding;
 use infer::onnx::{OrtEvaluator, OrtModel, OrtOptions, Provider};
 use infer::Precision;
 
@@ -189,7 +189,7 @@ pub fn default_network(game: &str, fallback: &str) -> Option<Place> {
 /// network with fully connected heads plays the one size it was made for) is passed over, and
 /// one warning names it and what plays instead (`fallback`). A network of any size plays
 /// every board.
-pub fn default_network_for<G: Game>(start: &G, fallback: &str) -> Option<Place> {
+pub fn default_network_for<G: Encoding>(start: &G, fallback: &str) -> Option<Place> {
     let place = default_network(G::NAME, fallback)?;
     let model = place.model();
     if model == BUILT_IN {
@@ -244,7 +244,7 @@ fn first_time(line: &str) -> bool {
 /// The evaluator named by `model`: [`UNIFORM`] (no network: uniform priors, value 0),
 /// [`BUILT_IN`] (the network compiled into the engine), or an ONNX model file run by ONNX
 /// Runtime with the config's `inference` section.
-pub fn evaluator<G: Game>(
+pub fn evaluator<G: Encoding>(
     start: &G,
     model: &str,
     doc: &serde_yaml::Value,
@@ -279,7 +279,7 @@ impl Overrides {
 }
 
 /// As [`evaluator`], with the command line's `overrides` in place of the section's settings.
-pub fn evaluator_with<G: Game>(
+pub fn evaluator_with<G: Encoding>(
     start: &G,
     model: &str,
     doc: &serde_yaml::Value,
@@ -333,7 +333,7 @@ pub fn evaluator_with<G: Game>(
 /// The model `engine play`, `engine analyse` and `engine uci` play game `game` with: `--model` when given,
 /// else, unless `--agent` asks for another agent than `net`, the game's default network
 /// ([`default_network`]) if it has one; `fallback` says what plays when it has none.
-pub fn given_or_default<G: Game>(
+pub fn given_or_default<G: Encoding>(
     model: Option<&Path>,
     agent: Option<&str>,
     start: &G,

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use games::go::GoState;
 use games::liuzhou::Liuzhou;
-use games::{Game, Symmetry};
+use games::{Encoding, Symmetry};
 use rand::rngs::SmallRng;
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
@@ -312,7 +312,7 @@ fn a_shard_without_its_targets_is_refused() {
 /// the shard sends the ownership where it sends the planes (the image's own ownership, and the
 /// mover's stone plane marks the points the mover owns), the score nowhere, and the reply where
 /// the game sends the next position's actions.
-fn check_targets_move_with_the_symmetry<G: Game>(start: G, games: usize, seed: u64) -> usize {
+fn check_targets_move_with_the_symmetry<G: Encoding>(start: G, games: usize, seed: u64) -> usize {
     let shape = start.shape();
     let meta = ShardMeta {
         game: G::NAME.into(),

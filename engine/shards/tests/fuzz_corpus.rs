@@ -6,7 +6,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use games::liuzhou::Liuzhou;
-use games::{Game, Symmetry};
+use games::{Encoding, Game, Symmetry};
 use shards::{symmetry_maps, Aux, Integrity, PolicyTarget, Sample, Shard, ShardMeta};
 
 fn corpus() -> PathBuf {

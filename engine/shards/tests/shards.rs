@@ -5,7 +5,7 @@ use std::fs;
 use std::path::PathBuf;
 
 use games::liuzhou::Liuzhou;
-use games::{Game, Symmetry};
+use games::{Encoding, Game, Symmetry};
 use rand::rngs::SmallRng;
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
@@ -375,7 +375,7 @@ fn augmentation_agrees_with_the_game_transform() {
 /// Random games from `start`: every position's encoding and a uniform policy over its legal
 /// actions, transformed by each of the game's symmetries, must equal the encoding and the
 /// actions of the transformed position. Returns the positions checked per side to act.
-fn check_augmentation<G: Game>(start: G, games: usize, max_moves: usize) -> [usize; 2] {
+fn check_augmentation<G: Encoding>(start: G, games: usize, max_moves: usize) -> [usize; 2] {
     let shape = start.shape();
     let meta = ShardMeta {
         game: G::NAME.into(),

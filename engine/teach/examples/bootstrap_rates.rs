@@ -14,7 +14,7 @@ use std::path::PathBuf;
 
 use games::go::GoState;
 use games::xiangqi::Xiangqi;
-use games::Game;
+use games::Encoding;
 use teach::bootstrap::{bootstrap, BootstrapConfig, BootstrapOptions};
 use teach::gtp_teacher::GtpTeacher;
 use teach::teacher::Teacher;
@@ -28,7 +28,7 @@ fn out_dir(name: &str) -> PathBuf {
 }
 
 /// Plays 5 games with `teacher` and prints the run's rates.
-fn print_rate<G: Game>(
+fn print_rate<G: Encoding>(
     start: &G,
     teacher: &mut dyn Teacher<G>,
     spec: &str,

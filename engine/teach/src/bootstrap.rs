@@ -33,7 +33,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use eval::InvalidSetting;
-use games::{random_action, Agent, AgentError, Decision, Game, Outcome, Player};
+use games::{random_action, Agent, AgentError, Decision, Encoding, Outcome, Player};
 use progress::Progress;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
@@ -383,7 +383,7 @@ struct GameEnd<G> {
     movers: Vec<Player>,
 }
 
-impl<G: Game> GameEnd<G> {
+impl<G: Encoding> GameEnd<G> {
     /// The auxiliary targets of the game's stored positions `pending` (in the order played):
     /// the last position's ownership and score from each mover's side where the game ended by
     /// the rules (a resigned game's last position is no end; GNU Go teaches with
@@ -485,7 +485,7 @@ impl ShardBuffer {
 
 /// Plays the missing games of the run `opts` describes and writes their shards (see the module
 /// docs). `start` is the first position of every game, in the configured variant.
-pub fn bootstrap<'o, G: Game>(
+pub fn bootstrap<'o, G: Encoding>(
     start: &G,
     teacher: &mut dyn Teacher<G>,
     mut opponent: Option<&mut (dyn Agent<G> + 'o)>,
@@ -653,7 +653,7 @@ fn prepare_dir(dir: &Path) -> Result<(), BootstrapError> {
 }
 
 /// Plays one game; returns its outcome, its advised positions and how it ended.
-fn play_game<'o, G: Game>(
+fn play_game<'o, G: Encoding>(
     start: &G,
     teacher: &mut dyn Teacher<G>,
     mut opponent: Option<&mut (dyn Agent<G> + 'o)>,
@@ -759,7 +759,7 @@ fn play_game<'o, G: Game>(
 
 /// The sample of `state` with the teacher's policy: illegal and repeated entries dropped,
 /// probabilities renormalised. `None` when nothing legal is left.
-fn pending_sample<G: Game>(
+fn pending_sample<G: Encoding>(
     state: &G,
     policy: &[(G::Action, f32)],
     teacher_value: Option<f32>,

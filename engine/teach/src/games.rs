@@ -4,7 +4,7 @@
 use games::go::GoState;
 use games::liuzhou::Liuzhou;
 use games::xiangqi::{pgn, Xiangqi};
-use games::{Agent, Game, GameRecord, RecordError};
+use games::{Agent, Encoding, GameRecord, RecordError};
 
 use crate::bootstrap::BootstrapConfig;
 use crate::gtp_teacher::GtpTeacher;
@@ -12,7 +12,7 @@ use crate::teacher::{AgentTeacher, TeachError, Teacher};
 use crate::uci_teacher::UciTeacher;
 
 /// A game as `engine import` and `engine bootstrap` see it.
-pub trait Learnable: Game {
+pub trait Learnable: Encoding {
     /// The ending of record files found in directories (`sgf`, `pgn`); `None` when the game
     /// has no record format.
     const RECORD_EXTENSION: Option<&'static str>;

@@ -7,7 +7,7 @@ use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use games::{Game, GameRecord, RecordError};
+use games::{Encoding, GameRecord, RecordError};
 use shards::{Aux, Sample, ShardError};
 
 use crate::writer::ShardWriter;
@@ -213,7 +213,7 @@ pub fn import_stem(sources: &[String]) -> String {
 /// mover's side, where that position ends the game by the rules with the recorded result
 /// (not after a resignation or a time loss, nor where dead stones left on a Go board would
 /// make the area count disagree with the record).
-pub fn record_samples<G: Game>(record: &GameRecord<G>) -> Option<Vec<Sample>> {
+pub fn record_samples<G: Encoding>(record: &GameRecord<G>) -> Option<Vec<Sample>> {
     let outcome = record.result?;
     let input_len = record.start.shape().input_len();
     let last = record.final_state();
@@ -251,7 +251,7 @@ pub fn record_samples<G: Game>(record: &GameRecord<G>) -> Option<Vec<Sample>> {
 }
 
 /// One import run: the writer, the tally and the report.
-struct Run<'a, G: Game> {
+struct Run<'a, G: Encoding> {
     network: &'a G,
     opts: &'a ImportOptions,
     writer: ShardWriter,
@@ -259,7 +259,7 @@ struct Run<'a, G: Game> {
     out: &'a mut dyn Write,
 }
 
-impl<'a, G: Game> Run<'a, G> {
+impl<'a, G: Encoding> Run<'a, G> {
     fn new(
         network: &'a G,
         stem: &str,
@@ -368,7 +368,7 @@ impl<'a, G: Game> Run<'a, G> {
 /// the shard names (see [`import_stem`]). `network` is a state of the configured variant: games
 /// of another shape are skipped, and its symmetries go into the shards. With `strict`, the first
 /// bad game is returned as an error before anything is written.
-pub fn import<G: Game>(
+pub fn import<G: Encoding>(
     records: Vec<Result<GameRecord<G>, RecordError>>,
     source: &str,
     network: &G,
@@ -421,7 +421,7 @@ fn read_text(path: &Path, legacy: Option<fn(&[u8]) -> String>) -> Result<String,
 /// first one is returned as an error and nothing is written. Shards are named by
 /// [`import_stem`] of the files' canonical paths, so importing the same files again into the
 /// same directory replaces the earlier shards instead of adding to them.
-pub fn import_files<G: Game>(
+pub fn import_files<G: Encoding>(
     paths: &[PathBuf],
     read: impl Fn(&str) -> Vec<Result<GameRecord<G>, RecordError>>,
     network: &G,

@@ -5,7 +5,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use games::{Game, Symmetry};
+use games::{Encoding, Symmetry};
 use shards::{Sample, Shard, ShardError, ShardMeta};
 
 /// Writes samples to `DIR/STEM-NNNN.safetensors` (`NNNN` from 0000), at most `per_shard`
@@ -30,7 +30,7 @@ impl ShardWriter {
     /// A writer for samples of `like`'s variant (its shape and symmetries go into every
     /// shard); `model` and `config` are recorded as each shard's metadata. `per_shard` is at
     /// least 1. The directory is created if missing.
-    pub fn new<G: Game>(
+    pub fn new<G: Encoding>(
         like: &G,
         dir: &Path,
         stem: &str,

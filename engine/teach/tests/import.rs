@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use games::go::sgf::read_records;
 use games::go::{GoRules, GoState};
-use games::{Game, GameRecord, Outcome};
+use games::{Encoding, Game, GameRecord, Outcome};
 use shards::Shard;
 use teach::{
     import, import_files, import_stem, record_samples, ImportError, ImportOptions, ShardWriter,

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
 use anyhow::Context;
-use games::Game;
+use games::Encoding;
 
 use crate::trainer;
 
@@ -73,7 +73,7 @@ impl BenchModels {
 
     /// Writes the int8 model beside `model` (`trainer-bridge quantize`), calibrated on
     /// [`CALIBRATION_POSITIONS`] positions of random play from `start`, written as a shard.
-    pub fn quantize<G: Game>(&self, start: &G, model: &Path) -> anyhow::Result<()> {
+    pub fn quantize<G: Encoding>(&self, start: &G, model: &Path) -> anyhow::Result<()> {
         let dir = model.with_extension("positions");
         std::fs::create_dir_all(&dir)?;
         let shape = start.shape();

@@ -8,6 +8,7 @@ use std::time::Instant;
 
 use anyhow::Context;
 use players::spec::OwnPlayers;
+use selfplay::Trainable;
 
 use crate::matches::{Matches, Rung};
 use crate::run_dir::RunDir;
@@ -54,7 +55,7 @@ struct Strength {
 /// An agent on the ladder: its ladder name and its agent spec.
 type Player = (String, String);
 
-impl<'r, 'a, G: OwnPlayers> Iteration<'r, 'a, G> {
+impl<'r, 'a, G: OwnPlayers + Trainable> Iteration<'r, 'a, G> {
     pub fn new(run: &'r mut Run<'a, G>, state: &'r mut TrainState) -> Self {
         let i = state.iterations;
         Iteration { run, state, i }

@@ -27,6 +27,7 @@ use infer::OrtOptions;
 use players::spec::OwnPlayers;
 use progress::Progress;
 use selfplay::Backend;
+use selfplay::Trainable;
 
 use iteration::{Iteration, Run};
 use matches::Matches;
@@ -46,7 +47,7 @@ pub struct Setup<'a> {
 
 /// Runs the loop for `start`'s game until the iteration count or the time limit is reached;
 /// returns the closing line (iterations, best model, report).
-pub fn run<G: OwnPlayers>(
+pub fn run<G: OwnPlayers + Trainable>(
     start: &G,
     train: &TrainConfig,
     setup: &Setup<'_>,

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::{bail, Context};
-use games::Game;
+use games::Encoding;
 use infer::OrtOptions;
 
 use crate::state::{model_files, TrainState};
@@ -75,7 +75,7 @@ impl RunDir {
 
 /// The run's saved state (a fresh one for a new directory), checked against what the
 /// directory holds.
-pub(crate) fn load_state<G: Game>(
+pub(crate) fn load_state<G: Encoding>(
     start: &G,
     dir: &RunDir,
     setup: &Setup<'_>,
@@ -102,7 +102,7 @@ pub(crate) fn load_state<G: Game>(
 
 /// Makes model 0000 (unless it is there) and keeps the bootstrap shards. On failure it leaves
 /// no empty directories behind: it removes those of `created` that nothing was written to.
-pub(crate) fn initialise<G: Game>(
+pub(crate) fn initialise<G: Encoding>(
     start: &G,
     train: &TrainConfig,
     setup: &Setup<'_>,
@@ -235,7 +235,7 @@ fn keep_bootstrap_shards(from: &Path, shards_dir: &Path, samples: usize) -> anyh
 }
 
 /// A resumed run has the models its state names, made with the config's network.
-fn check_resume<G: Game>(
+fn check_resume<G: Encoding>(
     start: &G,
     state: &TrainState,
     dir: &RunDir,
@@ -264,7 +264,7 @@ fn check_resume<G: Game>(
 
 /// Model `n` exists, loads, is for `start`'s game and has the config's network shape; `who`
 /// is the step that should have written it.
-fn check_model<G: Game>(
+fn check_model<G: Encoding>(
     start: &G,
     dir: &RunDir,
     n: u32,

@@ -6,6 +6,7 @@ use std::path::Path;
 
 use cluster::Request;
 use players::spec::OwnPlayers;
+use selfplay::Trainable;
 
 use crate::iteration::Run;
 use crate::matches::FP32;
@@ -13,7 +14,7 @@ use crate::matches::FP32;
 /// Plays what iteration `i` still lacks of its games with `best_onnx`, on the configured board
 /// (shards tagged `i{i:04}`) and on each of `train.other_boards` (tagged `i{i:04}b{size}`);
 /// returns the positions per second (0 when nothing was left to play).
-pub(crate) fn step<G: OwnPlayers>(
+pub(crate) fn step<G: OwnPlayers + Trainable>(
     run: &mut Run<'_, G>,
     i: u32,
     best_onnx: &Path,

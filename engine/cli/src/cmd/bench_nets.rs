@@ -9,6 +9,7 @@ use games::go::{GoRules, GoState};
 use games::liuzhou::Liuzhou;
 use games::xiangqi::Xiangqi;
 use games::Game;
+use search::Playable;
 use train::bench::{BenchModels, CALIBRATION_POSITIONS};
 
 /// The default network of each game (`train::bench`), the games it could not make said.
@@ -36,7 +37,7 @@ impl DefaultModels {
 
 /// A figure measured per game with its default network.
 trait Figure {
-    fn run<G: Game>(&self, start: &G, model: &Path) -> anyhow::Result<()>;
+    fn run<G: Playable>(&self, start: &G, model: &Path) -> anyhow::Result<()>;
 }
 
 /// Search overhead with the fake evaluator (one thread, all threads), and the real evaluator's
@@ -81,7 +82,7 @@ struct Precisions<'a> {
 }
 
 impl Figure for &Precisions<'_> {
-    fn run<G: Game>(&self, start: &G, model: &Path) -> anyhow::Result<()> {
+    fn run<G: Playable>(&self, start: &G, model: &Path) -> anyhow::Result<()> {
         if !model.is_file() {
             return outln!(
                 "== inference, fp32 against int8: {} == skipped: no model",
@@ -127,7 +128,7 @@ struct Search {
 }
 
 impl Figure for Search {
-    fn run<G: Game>(&self, start: &G, model: &Path) -> anyhow::Result<()> {
+    fn run<G: Playable>(&self, start: &G, model: &Path) -> anyhow::Result<()> {
         let opts = infer::onnx::OrtOptions {
             batch_size: 64,
             intra_threads: self.threads,
@@ -152,7 +153,7 @@ struct Inference<'a> {
 }
 
 impl Figure for Inference<'_> {
-    fn run<G: Game>(&self, start: &G, model: &Path) -> anyhow::Result<()> {
+    fn run<G: Playable>(&self, start: &G, model: &Path) -> anyhow::Result<()> {
         if !model.is_file() {
             return outln!("== inference: {} == skipped: no model", G::NAME);
         }

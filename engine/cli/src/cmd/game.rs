@@ -8,7 +8,7 @@ use anyhow::Context;
 use clap::{Arg, ValueEnum};
 use eval::Evaluator;
 use faces::web::view::WebGame;
-use games::Game;
+use games::{Encoding, Game};
 use players::spec::AgentSpec;
 use setup::{config, models};
 
@@ -67,10 +67,11 @@ pub struct Loaded {
     pub path: PathBuf,
 }
 
-/// Everything a subcommand may ask of a game: the faces, its own players, learning from others.
-pub trait GameType: WebGame + teach::Learnable {}
+/// Everything a subcommand may ask of a game: the faces, its own players, learning from others,
+/// self-play.
+pub trait GameType: WebGame + teach::Learnable + selfplay::Trainable {}
 
-impl<G: WebGame + teach::Learnable> GameType for G {}
+impl<G: WebGame + teach::Learnable + selfplay::Trainable> GameType for G {}
 
 /// A subcommand's work for whichever game `--game` names, run once with the configured start
 /// position (see [`GameArgs::dispatch`]).
@@ -114,7 +115,7 @@ impl GameArgs {
 /// on all cores, took 190 s for 20 games where a share each took 101 s. `precision` (a
 /// `--precision` flag) replaces the config's. Specs pass through [`with_default_network`]
 /// first, so a model is always named here.
-pub fn net_loader<'a, G: Game>(
+pub fn net_loader<'a, G: Encoding>(
     start: &'a G,
     doc: &'a serde_yaml::Value,
     config: &'a Path,
@@ -148,7 +149,7 @@ const NO_NET: &str = "random-playout MCTS for `net` agents that name no model";
 /// `spec`, with a `net` agent that names no model given the game's default network; where the
 /// game has none, that agent becomes the tree search with random playouts (`mcts` with the
 /// same settings), and one log line says so.
-pub fn with_default_network<G: Game>(spec: &AgentSpec, start: &G) -> AgentSpec {
+pub fn with_default_network<G: Encoding>(spec: &AgentSpec, start: &G) -> AgentSpec {
     match spec {
         AgentSpec::Net { model: None, mcts } => match models::default_network_for(start, NO_NET) {
             Some(place) => AgentSpec::Net {

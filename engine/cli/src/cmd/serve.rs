@@ -7,7 +7,7 @@ use std::sync::Arc;
 use anyhow::Context;
 use clap::Args as ClapArgs;
 use eval::Evaluator;
-use games::Game;
+use games::Encoding;
 use serde::Deserialize;
 
 use faces::web::{self, Setups};
@@ -105,7 +105,7 @@ fn game_config(game: &str, file: &Option<PathBuf>) -> anyhow::Result<(serde_yaml
 /// section's, else the game's default one where it plays `start`'s board, as `engine gtp` and
 /// `engine play` choose it ([`models::default_network_for`]: a network of any size plays
 /// every Go board; one made for another board is passed over with one warning).
-fn network<G: Game>(
+fn network<G: Encoding>(
     start: &G,
     model: &Option<PathBuf>,
     doc: &serde_yaml::Value,

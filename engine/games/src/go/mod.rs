@@ -32,7 +32,7 @@ pub use rules::{GoRules, KoRule, MoveCap, RulesError};
 
 use std::sync::Arc;
 
-use crate::{Game, Outcome, ParseError, Player, Symmetry, TensorShape};
+use crate::{Game, Outcome, ParseError, Player, Symmetry};
 use board::{mix, Board, Stones, BLACK, EMPTY, WHITE};
 pub use board::{MAX_SIZE, MIN_SIZE};
 
@@ -516,16 +516,6 @@ impl Game for GoState {
         .ok()
     }
 
-    fn shape(&self) -> TensorShape {
-        let n = self.size();
-        TensorShape {
-            planes: PLANES,
-            height: n,
-            width: n,
-            policy_size: n * n + 1,
-        }
-    }
-
     #[inline]
     fn to_act(&self) -> Player {
         self.to_act
@@ -609,28 +599,6 @@ impl Game for GoState {
         }
         self.to_act = self.to_act.opponent();
         self.update_outcome();
-    }
-
-    #[inline]
-    fn action_index(&self, action: Move) -> usize {
-        let n = self.size();
-        match action {
-            Move::Place(p) => p.row as usize * n + p.col as usize,
-            Move::Pass => n * n,
-        }
-    }
-
-    fn index_action(&self, index: usize) -> Option<Move> {
-        let n = self.size();
-        match index.cmp(&(n * n)) {
-            std::cmp::Ordering::Less => Some(Move::Place(Point::new(index / n, index % n))),
-            std::cmp::Ordering::Equal => Some(Move::Pass),
-            std::cmp::Ordering::Greater => None,
-        }
-    }
-
-    fn encode(&self, out: &mut [f32]) {
-        encode::planes(self, out)
     }
 
     fn symmetries(&self) -> &'static [Symmetry] {

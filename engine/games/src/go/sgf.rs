@@ -11,7 +11,9 @@
 use std::fmt::Write as _;
 
 use super::{color_letter, GoRules, GoState, KoRule, Move, Point, MAX_SIZE, MIN_SIZE};
-use crate::{Game, GameRecord, Outcome, PlayError, Player, RecordError, RecordFormat, RecordMeta};
+use crate::{
+    Encoding, Game, GameRecord, Outcome, PlayError, Player, RecordError, RecordFormat, RecordMeta,
+};
 
 /// Why a text is not a usable SGF Go record: the byte offset and the reason.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]

@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::conformance::check_random_games;
-use crate::PlayError;
+use crate::{Encoding, PlayError};
 use rand::rngs::SmallRng;
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};

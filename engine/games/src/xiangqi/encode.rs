@@ -8,7 +8,8 @@
 //! 2 062 indices instead of the 8 100 of a from × to grid, and the mapping round-trips exactly.
 
 use super::board::{self, file_of, rank_of, square};
-use super::{Move, Side};
+use super::{Move, Side, Xiangqi, NATURAL_LIMIT};
+use crate::{Encoding, TensorShape};
 
 const fn abs(x: i32) -> i32 {
     if x < 0 {
@@ -197,4 +198,45 @@ pub(crate) fn write_attack_planes(pos: &board::Position, us: Side, out: &mut [f3
 #[inline]
 pub fn plane_offset(sq: u8, black: bool) -> usize {
     frame90(sq, black)
+}
+
+impl Encoding for Xiangqi {
+    fn shape(&self) -> TensorShape {
+        TensorShape {
+            planes: PLANES,
+            height: 10,
+            width: 9,
+            policy_size: POLICY_SIZE,
+        }
+    }
+
+    fn action_index(&self, action: Move) -> usize {
+        // Legal moves always have an index; anything else maps to 0 rather than panic in a
+        // hot loop (the contract only covers legal actions).
+        move_index(action, self.pos.side() == Side::Black).unwrap_or(0)
+    }
+
+    fn index_action(&self, index: usize) -> Option<Move> {
+        index_move(index, self.pos.side() == Side::Black)
+    }
+
+    fn encode(&self, out: &mut [f32]) {
+        let plane = PLANE;
+        out[..PLANES * plane].fill(0.0);
+        let us = self.pos.side();
+        let black = us == Side::Black;
+        for side in [us, us.opponent()] {
+            let base = if side == us { 0 } else { 7 };
+            for sq in self.pos.pieces(side) {
+                let kind = board::kind_of(self.pos.piece_at(sq)) as usize;
+                out[(base + kind - 1) * plane + plane_offset(sq, black)] = 1.0;
+            }
+        }
+        if self.occurrences() > 1 {
+            out[14 * plane..15 * plane].fill(1.0);
+        }
+        let clock = self.halfmove.min(NATURAL_LIMIT) as f32 / NATURAL_LIMIT as f32;
+        out[15 * plane..16 * plane].fill(clock);
+        write_attack_planes(&self.pos, us, out);
+    }
 }

@@ -40,7 +40,7 @@ pub use fen::START_FEN;
 pub use perft::{bench_xiangqi, perft, perft_divide, BenchReport};
 pub use repetition::{RepetitionRule, UnknownRepetitionRule, Verdict};
 
-use crate::{Game, Outcome, ParseError, Player, Symmetry, TensorShape};
+use crate::{Game, Outcome, ParseError, Player, Symmetry};
 
 /// Plies without a capture after which the game is drawn.
 pub const NATURAL_LIMIT: u32 = 120;
@@ -295,6 +295,20 @@ impl Xiangqi {
         chinese::chinese_notation(&self.pos, m)
     }
 
+    /// A move after which the opponent has no legal move, if there is one (checkmate or
+    /// stalemate in one): `judge` settles that first, as a win for the mover, so the board alone
+    /// answers (no copy of the history).
+    pub fn mate_in_one(&self) -> Option<Move> {
+        let moves = self.legal_moves();
+        let mut pos = self.pos.clone();
+        moves.as_slice().iter().copied().find(|&m| {
+            let undo = pos.make(m);
+            let mated = !pos.has_legal_move();
+            pos.unmake(m, undo);
+            mated
+        })
+    }
+
     /// The legal moves (empty once the game is over).
     pub fn legal_moves(&self) -> MoveList {
         let mut list = MoveList::new();
@@ -308,15 +322,6 @@ impl Xiangqi {
 impl Game for Xiangqi {
     type Action = Move;
     const NAME: &'static str = "xiangqi";
-
-    fn shape(&self) -> TensorShape {
-        TensorShape {
-            planes: encode::PLANES,
-            height: 10,
-            width: 9,
-            policy_size: encode::POLICY_SIZE,
-        }
-    }
 
     fn to_act(&self) -> Player {
         self.pos.side().player()
@@ -348,50 +353,6 @@ impl Game for Xiangqi {
         self.end.map(|(o, _)| o)
     }
 
-    // Checkmates decide most games, and a weak policy misses one-move mates on either side.
-    const DECISIVE_SEARCH: bool = true;
-
-    /// A move after which the opponent has no legal move: `judge` settles that first, as a
-    /// win for the mover, so the board alone answers (no copy of the history).
-    fn winning_action(&self) -> Option<Move> {
-        let moves = self.legal_moves();
-        let mut pos = self.pos.clone();
-        moves.as_slice().iter().copied().find(|&m| {
-            let undo = pos.make(m);
-            let mated = !pos.has_legal_move();
-            pos.unmake(m, undo);
-            mated
-        })
-    }
-
-    const CAPTURE_PRIOR: f32 = 0.25;
-
-    // A short tactic often hides behind a move the policy rates low: a search that values
-    // unvisited moves at their parent's mean looks at more of them before it commits.
-    const FPU_REDUCTION: Option<f32> = Some(0.0);
-
-    /// The usual material scale: rook 9, cannon 4.5, knight 4, advisor and bishop 2, pawn 1
-    /// (2 once across the river, where it also moves sideways).
-    fn capture_gain(&self, action: Move) -> f32 {
-        let victim = self.pos.piece_at(action.to());
-        match board::kind_of(victim) {
-            board::ROOK => 9.0,
-            board::CANNON => 4.5,
-            board::KNIGHT => 4.0,
-            board::ADVISOR | board::BISHOP => 2.0,
-            board::PAWN => {
-                // A red pawn has crossed on ranks 5–9, a black one on ranks 0–4.
-                let red = victim & board::RED_BIT != 0;
-                if (board::rank_of(action.to()) >= 5) == red {
-                    2.0
-                } else {
-                    1.0
-                }
-            }
-            _ => 0.0,
-        }
-    }
-
     fn legal_actions(&self, out: &mut Vec<Move>) {
         out.extend_from_slice(self.legal_moves().as_slice());
     }
@@ -413,36 +374,6 @@ impl Game for Xiangqi {
         }
         self.push_history(action);
         self.end = self.judge();
-    }
-
-    fn action_index(&self, action: Move) -> usize {
-        // Legal moves always have an index; anything else maps to 0 rather than panic in a
-        // hot loop (the contract only covers legal actions).
-        encode::move_index(action, self.pos.side() == Side::Black).unwrap_or(0)
-    }
-
-    fn index_action(&self, index: usize) -> Option<Move> {
-        encode::index_move(index, self.pos.side() == Side::Black)
-    }
-
-    fn encode(&self, out: &mut [f32]) {
-        let plane = encode::PLANE;
-        out[..encode::PLANES * plane].fill(0.0);
-        let us = self.pos.side();
-        let black = us == Side::Black;
-        for side in [us, us.opponent()] {
-            let base = if side == us { 0 } else { 7 };
-            for sq in self.pos.pieces(side) {
-                let kind = board::kind_of(self.pos.piece_at(sq)) as usize;
-                out[(base + kind - 1) * plane + encode::plane_offset(sq, black)] = 1.0;
-            }
-        }
-        if self.occurrences() > 1 {
-            out[14 * plane..15 * plane].fill(1.0);
-        }
-        let clock = self.halfmove.min(NATURAL_LIMIT) as f32 / NATURAL_LIMIT as f32;
-        out[15 * plane..16 * plane].fill(clock);
-        encode::write_attack_planes(&self.pos, us, out);
     }
 
     fn symmetries(&self) -> &'static [Symmetry] {
@@ -555,6 +486,7 @@ impl Game for Xiangqi {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Encoding;
 
     /// The verdict on a history A B C D A B C D A (Red to move at the end, as at A) whose
     /// moves gave check as `checks` says, cycling through the four moves of the cycle.

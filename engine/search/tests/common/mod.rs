@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use games::{Game, Outcome, ParseError, Player, Symmetry, TensorShape};
+use games::{Encoding, Game, Outcome, ParseError, Player, Symmetry, TensorShape};
 
 /// Stones on a `w`×`h` board (at most 16 points); `k` in a row (row, column or diagonal) wins;
 /// a full board is a draw.
@@ -94,15 +94,6 @@ impl Game for Mnk {
     type Action = u8;
     const NAME: &'static str = "mnk";
 
-    fn shape(&self) -> TensorShape {
-        TensorShape {
-            planes: 2,
-            height: usize::from(self.h),
-            width: usize::from(self.w),
-            policy_size: self.n(),
-        }
-    }
-
     fn to_act(&self) -> Player {
         self.to_act
     }
@@ -122,23 +113,6 @@ impl Game for Mnk {
         self.cells[usize::from(action)] = if self.to_act == Player::First { 1 } else { 2 };
         self.to_act = self.to_act.opponent();
         self.outcome = self.compute_outcome();
-    }
-
-    fn action_index(&self, action: u8) -> usize {
-        usize::from(action)
-    }
-
-    fn index_action(&self, index: usize) -> Option<u8> {
-        (index < self.n()).then_some(index as u8)
-    }
-
-    fn encode(&self, out: &mut [f32]) {
-        let me = if self.to_act == Player::First { 1 } else { 2 };
-        let n = self.n();
-        for i in 0..n {
-            out[i] = f32::from(u8::from(self.cells[i] == me));
-            out[n + i] = f32::from(u8::from(self.cells[i] != 0 && self.cells[i] != me));
-        }
     }
 
     fn symmetries(&self) -> &'static [Symmetry] {
@@ -204,6 +178,36 @@ impl Game for Mnk {
     }
 }
 
+impl Encoding for Mnk {
+    fn shape(&self) -> TensorShape {
+        TensorShape {
+            planes: 2,
+            height: usize::from(self.h),
+            width: usize::from(self.w),
+            policy_size: self.n(),
+        }
+    }
+
+    fn action_index(&self, action: u8) -> usize {
+        usize::from(action)
+    }
+
+    fn index_action(&self, index: usize) -> Option<u8> {
+        (index < self.n()).then_some(index as u8)
+    }
+
+    fn encode(&self, out: &mut [f32]) {
+        let me = if self.to_act == Player::First { 1 } else { 2 };
+        let n = self.n();
+        for i in 0..n {
+            out[i] = f32::from(u8::from(self.cells[i] == me));
+            out[n + i] = f32::from(u8::from(self.cells[i] != 0 && self.cells[i] != me));
+        }
+    }
+}
+
+impl search::Tactics for Mnk {}
+
 /// Take-away with bonus actions: a pile of stones; the player to act takes 1, 2 or 3; taking
 /// exactly 2 lets the same player act again. Whoever takes the last stone wins.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -215,15 +219,6 @@ pub struct BonusNim {
 impl Game for BonusNim {
     type Action = u8;
     const NAME: &'static str = "bonusnim";
-
-    fn shape(&self) -> TensorShape {
-        TensorShape {
-            planes: 1,
-            height: 1,
-            width: 1,
-            policy_size: 3,
-        }
-    }
 
     fn to_act(&self) -> Player {
         self.to_act
@@ -244,18 +239,6 @@ impl Game for BonusNim {
         if take != 2 || self.pile == 0 {
             self.to_act = self.to_act.opponent();
         }
-    }
-
-    fn action_index(&self, take: u8) -> usize {
-        usize::from(take - 1)
-    }
-
-    fn index_action(&self, index: usize) -> Option<u8> {
-        (index < 3).then_some(index as u8 + 1)
-    }
-
-    fn encode(&self, out: &mut [f32]) {
-        out[0] = self.pile as f32;
     }
 
     fn symmetries(&self) -> &'static [Symmetry] {
@@ -304,6 +287,31 @@ impl Game for BonusNim {
         })
     }
 }
+
+impl Encoding for BonusNim {
+    fn shape(&self) -> TensorShape {
+        TensorShape {
+            planes: 1,
+            height: 1,
+            width: 1,
+            policy_size: 3,
+        }
+    }
+
+    fn action_index(&self, take: u8) -> usize {
+        usize::from(take - 1)
+    }
+
+    fn index_action(&self, index: usize) -> Option<u8> {
+        (index < 3).then_some(index as u8 + 1)
+    }
+
+    fn encode(&self, out: &mut [f32]) {
+        out[0] = self.pile as f32;
+    }
+}
+
+impl search::Tactics for BonusNim {}
 
 /// The exact value of `state` for its player to act (+1 win, 0 draw, −1 loss), by exhaustive
 /// search that never assumes players alternate.
