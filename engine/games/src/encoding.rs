@@ -8,6 +8,9 @@
 //! self-play, shards) needs it: a crate of its own would only have to re-export the games. Each
 //! game implements it in its own `encode` module.
 
+use crate::go::{GoRules, GoState};
+use crate::liuzhou::Liuzhou;
+use crate::xiangqi::Xiangqi;
 use crate::{Game, Symmetry};
 
 /// How a game is shown to the network: the tensors' shape, the input planes and the policy
@@ -54,13 +57,11 @@ impl TensorShape {
 /// such as trainer-bridge that know games only by name.
 pub fn shape_of(name: &str, board_size: Option<usize>) -> Option<TensorShape> {
     match name {
-        crate::liuzhou::Liuzhou::NAME => Some(crate::liuzhou::Liuzhou::default().shape()),
-        crate::xiangqi::Xiangqi::NAME => Some(crate::xiangqi::Xiangqi::default().shape()),
-        crate::go::GoState::NAME => {
-            let rules = crate::go::GoRules::with_size(
-                board_size.unwrap_or(crate::go::GoRules::default().size),
-            );
-            crate::go::GoState::new(rules).ok().map(|s| s.shape())
+        Liuzhou::NAME => Some(Liuzhou::default().shape()),
+        Xiangqi::NAME => Some(Xiangqi::default().shape()),
+        GoState::NAME => {
+            let rules = GoRules::with_size(board_size.unwrap_or(GoRules::default().size));
+            GoState::new(rules).ok().map(|s| s.shape())
         }
         _ => None,
     }

@@ -1,7 +1,8 @@
 //! The rules of every game the engine plays, behind one [`Game`] trait.
 //!
-//! Search, inference, self-play and the protocol faces see games only through this trait, so a
-//! game added here joins all of them. Every game runs the shared [`conformance`] harness.
+//! Search, inference, self-play and the protocol faces see games only through this trait and
+//! the network's view of it ([`Encoding`]), so a game added here joins all of them. Every game
+//! runs the shared [`conformance`] harness.
 
 pub mod agent;
 pub mod bench;

@@ -1,8 +1,8 @@
 //! The network's view of Liuzhou: the policy index of an action ([`Action::index`]) and the
 //! input planes, from the acting player's point of view.
 
-use super::bits::*;
-use super::*;
+use super::bits::{completing_points, shape_members, BOARD};
+use super::{Action, Liuzhou, Phase, MOVE_LIMIT, NO_CAPTURE_LIMIT, PLANES, POLICY_SIZE};
 use crate::{Encoding, TensorShape};
 
 impl Encoding for Liuzhou {
