@@ -10,7 +10,9 @@
 # resumes), finished runs and matches are kept.
 #   run.sh [DIR]   DIR defaults to runs/recipe; GAME (liuzhou), MINUTES (120: CPU minutes, an
 #                  hour of 2 busy cores), CLOCK (cpu), SEEDS ("1 2"),
-#                  GAMES per match (40) and ENGINE (engine) from the environment.
+#                  GAMES per match (40), ENGINE (engine) and CONFIG (the game's config in
+#                  configs/; a copy pins a run that lasts across sessions to the config its
+#                  binary knows) from the environment.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 dir=${1:-runs/recipe}
@@ -21,7 +23,7 @@ seeds=${SEEDS:-1 2}
 games=${GAMES:-40}
 engine=${ENGINE:-engine}
 # shellcheck disable=SC2086
-python3 "$here/make_configs.py" "$here/../../../configs/$game.yaml" "$dir" "$minutes" "$clock" $seeds
+python3 "$here/make_configs.py" "${CONFIG:-$here/../../../configs/$game.yaml}" "$dir" "$minutes" "$clock" $seeds
 for seed in $seeds; do
   for recipe in base kata; do
     run=$recipe-s$seed
