@@ -19,7 +19,8 @@ use games::{Encoding, Game};
 use infer::{OrtEvaluator, OrtOptions, Precision};
 
 struct Args {
-    model: PathBuf,
+    /// The fp32 network; its int8 copy is the `.int8.onnx` beside it.
+    model: Option<PathBuf>,
     positions: usize,
     temps: Vec<f64>,
     seed: u64,
@@ -27,7 +28,7 @@ struct Args {
 
 fn parse_args() -> anyhow::Result<Args> {
     let mut args = Args {
-        model: PathBuf::from("models/liuzhou/best.onnx"),
+        model: None,
         positions: 3000,
         temps: vec![1.0, 1.1, 1.2, 1.3, 1.5],
         seed: 1,
@@ -36,7 +37,7 @@ fn parse_args() -> anyhow::Result<Args> {
     while let Some(flag) = it.next() {
         let value = it.next().with_context(|| format!("{flag} needs a value"))?;
         match flag.as_str() {
-            "--model" => args.model = value.into(),
+            "--model" => args.model = Some(value.into()),
             "--positions" => args.positions = value.parse().context("--positions")?,
             "--seed" => args.seed = value.parse().context("--seed")?,
             "--temps" => {
@@ -85,10 +86,13 @@ fn entropy(p: &[f64]) -> f64 {
 }
 
 fn main() -> anyhow::Result<()> {
-    provision::install();
-    let args = parse_args()?;
     // Fetches ONNX Runtime's library on first use, as the engine does.
     provision::install();
+    let args = parse_args()?;
+    let model = args
+        .model
+        .clone()
+        .context("--model PATH (the fp32 .onnx) is needed")?;
     let start = Liuzhou::new(Rules::default());
     let load = |precision| {
         let opts = OrtOptions {
@@ -96,8 +100,8 @@ fn main() -> anyhow::Result<()> {
             precision,
             ..Default::default()
         };
-        OrtEvaluator::load(&args.model, &start, &opts)
-            .with_context(|| format!("{} ({precision:?})", args.model.display()))
+        OrtEvaluator::load(&model, &start, &opts)
+            .with_context(|| format!("{} ({precision:?})", model.display()))
     };
     let (fp32, int8) = (load(Precision::Fp32)?, load(Precision::Int8)?);
     let ps = start.shape().policy_size;
