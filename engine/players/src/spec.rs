@@ -123,6 +123,9 @@ pub struct MctsSpec {
     /// Weight of the score lead in the search's utility (`score_utility=W`, 0 to 1; see
     /// [`search::SearchConfig::score_utility`]; needs a network with a score head).
     pub score_utility: Option<f32>,
+    /// Weight of the score lead over the lead the root expects (`dynamic_score_utility=W`,
+    /// 0 to 1; see [`search::SearchConfig::dynamic_score_utility`]; needs a score head).
+    pub dynamic_score_utility: Option<f32>,
     /// Share of each move's time given to a tactical check by the game's alpha-beta
     /// (`guard=S`, 0 < S < 1; needs `time`; see [`crate::guard`]).
     pub guard: Option<f64>,
@@ -157,6 +160,7 @@ impl Default for MctsSpec {
             minimax_weight: None,
             contempt: None,
             score_utility: None,
+            dynamic_score_utility: None,
             guard: None,
             guard_margin: None,
             handoff: None,
@@ -225,6 +229,7 @@ impl AgentSpec {
                     "minimax",
                     "contempt",
                     "score_utility",
+                    "dynamic_score_utility",
                     "guard",
                     "guard_margin",
                     "handoff",
@@ -250,6 +255,7 @@ impl AgentSpec {
                     "minimax",
                     "contempt",
                     "score_utility",
+                    "dynamic_score_utility",
                     "guard",
                     "guard_margin",
                     "handoff",
@@ -360,6 +366,13 @@ impl AgentSpec {
                         return Err(bad("a weight from 0 to 1"));
                     }
                     mcts.score_utility = Some(w);
+                }
+                "dynamic_score_utility" => {
+                    let w = v.parse::<f32>().map_err(|_| bad("a number"))?;
+                    if !(0.0..=1.0).contains(&w) {
+                        return Err(bad("a weight from 0 to 1"));
+                    }
+                    mcts.dynamic_score_utility = Some(w);
                 }
                 "guard" => {
                     let g = v.parse::<f64>().map_err(|_| bad("a number"))?;
@@ -709,6 +722,9 @@ pub fn build_mcts<G: Playable>(
         minimax_weight: m.minimax_weight.unwrap_or(defaults.minimax_weight),
         contempt: m.contempt.unwrap_or(defaults.contempt),
         score_utility: m.score_utility.unwrap_or(defaults.score_utility),
+        dynamic_score_utility: m
+            .dynamic_score_utility
+            .unwrap_or(defaults.dynamic_score_utility),
         cache_entries: if cache { defaults.cache_entries } else { 0 },
         max_nodes: arena_nodes(m.visits),
         ..defaults
@@ -870,6 +886,9 @@ mod tests {
         let spec = AgentSpec::parse("mcts:score_utility=0.1").unwrap();
         let agent = build_mcts::<games::liuzhou::Liuzhou>(&spec, "mcts", 1, &no_net).unwrap();
         assert_eq!(agent.search_config().score_utility, 0.1);
+        let spec = AgentSpec::parse("mcts:dynamic_score_utility=0.3").unwrap();
+        let agent = build_mcts::<games::liuzhou::Liuzhou>(&spec, "mcts", 1, &no_net).unwrap();
+        assert_eq!(agent.search_config().dynamic_score_utility, 0.3);
         let spec = AgentSpec::parse("mcts:fpu=0.1").unwrap();
         let agent = build_mcts::<games::liuzhou::Liuzhou>(&spec, "mcts", 1, &no_net).unwrap();
         assert_eq!(agent.search_config().fpu_reduction, 0.1);
@@ -950,6 +969,8 @@ mod tests {
             ("mcts:contempt=x", "contempt"),
             ("net:score_utility=2", "score_utility"),
             ("mcts:score_utility=x", "score_utility"),
+            ("net:dynamic_score_utility=1.5", "dynamic_score_utility"),
+            ("mcts:dynamic_score_utility=x", "dynamic_score_utility"),
             ("mcts:minimax=x", "minimax"),
             ("net:time=1,guard=1", "guard"),
             ("net:time=1,guard=0", "guard"),

@@ -107,9 +107,16 @@ pub struct SearchConfig {
     /// q + w · 2/π · atan(s / (2 · √(board area))), s its mean score for the player choosing,
     /// so that among moves of equal value the larger lead is preferred, a bounded bonus that
     /// a sure win cannot trade for points. KataGo's constants: scale 2 · √area, weight 0.1
-    /// (`staticScoreUtilityFactor`), beside a dynamic part not used here. 0 (the default)
-    /// turns it off; more than 0 gathers scores as `track_scores` does.
+    /// (`staticScoreUtilityFactor`) beside the dynamic part below. 0 (the default) turns it
+    /// off; more than 0 gathers scores as `track_scores` does.
     pub score_utility: f32,
+    /// Weight w_d of the dynamic score utility (KataGo's): PUCT adds
+    /// w_d · 2/π · atan((s − c) / (2 · √(board area))), c the score the root expects (drawn a
+    /// fifth of the way towards 0), from the chooser's view: a bounded wish to do better than
+    /// expected that keeps working when the game is already won or lost by far, where the
+    /// static term flattens out. KataGo weighs it 0.3 (`dynamicScoreUtilityFactor`). 0 (the
+    /// default) turns it off; more than 0 gathers scores as `track_scores` does.
+    pub dynamic_score_utility: f32,
 }
 
 impl Default for SearchConfig {
@@ -134,6 +141,7 @@ impl Default for SearchConfig {
             forced_playouts: 0.0,
             track_scores: false,
             score_utility: 0.0,
+            dynamic_score_utility: 0.0,
         }
     }
 }
@@ -202,6 +210,13 @@ impl SearchConfig {
         InvalidSetting::check(
             w.is_finite() && (0.0..=1.0).contains(&w),
             "score_utility",
+            w,
+            "0 (off) to 1",
+        )?;
+        let w = self.dynamic_score_utility;
+        InvalidSetting::check(
+            w.is_finite() && (0.0..=1.0).contains(&w),
+            "dynamic_score_utility",
             w,
             "0 (off) to 1",
         )?;

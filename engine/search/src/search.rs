@@ -7,7 +7,7 @@
 //! batch is evaluated, [`LeafBatch::apply`] expands each leaf and backs its value up.
 //! [`Search::run`] does this in a loop with one or more threads on this one tree.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -295,6 +295,10 @@ pub struct Search<G: Playable> {
     /// are out of order and selection must read all the root's children. Changed only under
     /// `&mut` (an atomic only so that the search threads can share `&Search`).
     root_noised: AtomicBool,
+    /// The dynamic score utility's centre (f32 bits, `Player::First`'s view): set from the
+    /// root's mean score when a search begins, or from the root's own evaluation when the
+    /// search expands it.
+    score_center: AtomicU32,
     /// The root's children's priors before Dirichlet noise was mixed in, as (action, prior);
     /// empty while the root has no noise. Written once per root, by the thread that expands
     /// it or under `&mut` (a reused root); cleared under `&mut` with every new root.
@@ -324,7 +328,7 @@ impl<G: Playable> Search<G> {
         if config.minimax_weight > 0.0 {
             tree.track_minimax();
         }
-        if config.track_scores || config.score_utility > 0.0 {
+        if config.track_scores || config.score_utility > 0.0 || config.dynamic_score_utility > 0.0 {
             tree.track_scores();
         }
         let gumbel = (config.search == SearchKind::Gumbel).then_some(Gumbel {
@@ -340,6 +344,8 @@ impl<G: Playable> Search<G> {
                 minimax_weight: config.minimax_weight,
                 forced: config.forced_playouts,
                 score_weight: config.score_utility,
+                dynamic_weight: config.dynamic_score_utility,
+                score_center: 0.0,
                 score_scale: score_scale(&state),
             },
             state,
@@ -349,6 +355,7 @@ impl<G: Playable> Search<G> {
             spare: None,
             rng: Mutex::new(SmallRng::seed_from_u64(seed)),
             root_noised: AtomicBool::new(false),
+            score_center: AtomicU32::new(0.0f32.to_bits()),
             root_prior: Mutex::new(Vec::new()),
             noise_on: true,
             halt: None,
@@ -376,6 +383,11 @@ impl<G: Playable> Search<G> {
     pub fn begin_search(&mut self, visits: Option<u64>) {
         self.budget = visits;
         self.plan = OnceLock::new();
+        let root = self.tree.root();
+        if let Some(stats) = self.tree.score(root) {
+            let mover = self.state.to_act().opponent();
+            self.center_scores(side_value(stats.mean, mover));
+        }
         if self.tree.is_expanded(self.tree.root()) {
             self.plan_root(visits.unwrap_or(OPEN_BUDGET));
         }
@@ -399,6 +411,21 @@ impl<G: Playable> Search<G> {
         ) {
             let _ = self.plan.set(plan);
         }
+    }
+
+    /// Sets the dynamic score utility's centre from the score expected at the root
+    /// (`Player::First`'s view), as KataGo does: that score drawn a fifth of the way towards 0,
+    /// but never further from it than 0.75 · √(board points) (KataGo's
+    /// `dynamicScoreCenterZeroWeight` and `dynamicScoreCenterScale`). The pull towards 0 keeps
+    /// a side that is far ahead from counting every point it gives back as a loss.
+    fn center_scores(&self, expected: f32) {
+        if self.puct.dynamic_weight <= 0.0 {
+            return;
+        }
+        // score_scale is 2 · √(board points).
+        let cap = 0.75 * self.puct.score_scale / 2.0;
+        let center = (expected * (1.0 - 0.2)).clamp(expected - cap, expected + cap);
+        self.score_center.store(center.to_bits(), Relaxed);
     }
 
     /// After this search expanded the root: the rest of the budget goes to its children.
@@ -456,6 +483,7 @@ impl<G: Playable> Search<G> {
         self.puct.score_scale = score_scale(&state);
         self.state = state;
         self.root_noised.store(false, Relaxed);
+        self.score_center.store(0.0f32.to_bits(), Relaxed);
         self.root_prior.get_mut().clear();
         self.plan = OnceLock::new();
     }
@@ -900,6 +928,13 @@ impl<G: Playable> Search<G> {
             // then scan all its children.
             let full =
                 node == t.root() && (self.root_noised.load(Relaxed) || self.puct.forced > 0.0);
+            if self.puct.dynamic_weight > 0.0 {
+                let p = Puct {
+                    score_center: f32::from_bits(self.score_center.load(Relaxed)),
+                    ..self.puct
+                };
+                return Some(t.select_child(node, chooser, &p, full));
+            }
             return Some(t.select_child(node, chooser, &self.puct, full));
         };
         if node != t.root() {
@@ -989,7 +1024,11 @@ impl<G: Playable> Search<G> {
                             };
                             t.backup(path, side_value(v, state.to_act()));
                             if let Some(score) = score {
-                                t.backup_score(path, side_value(score, state.to_act()));
+                                let score = side_value(score, state.to_act());
+                                t.backup_score(path, score);
+                                if node == t.root() && !full {
+                                    self.center_scores(score);
+                                }
                             }
                             c.cache_hits += 1;
                             c.playouts += 1;
@@ -1085,7 +1124,11 @@ impl<G: Playable> Search<G> {
         };
         self.tree.backup(path, side_value(value, to_act));
         if let Some(score) = score {
-            self.tree.backup_score(path, side_value(score, to_act));
+            let score = side_value(score, to_act);
+            self.tree.backup_score(path, score);
+            if node == self.tree.root() && !full {
+                self.center_scores(score);
+            }
         }
         full
     }

@@ -159,6 +159,12 @@ pub(crate) struct Puct {
     pub forced: f32,
     /// Weight of the score utility ([`crate::SearchConfig::score_utility`]); 0 off.
     pub score_weight: f32,
+    /// Weight of the dynamic score utility
+    /// ([`crate::SearchConfig::dynamic_score_utility`]); 0 off.
+    pub dynamic_weight: f32,
+    /// The dynamic utility's centre, from `Player::First`'s view (the search sets it from the
+    /// root's mean score).
+    pub score_center: f32,
     /// The score that is worth half the utility's range: 2·√(board area), as KataGo's.
     pub score_scale: f32,
 }
@@ -169,6 +175,24 @@ impl Puct {
     #[inline]
     pub(crate) fn score_utility(&self, s: f32) -> f32 {
         std::f32::consts::FRAC_2_PI * (s / self.score_scale).atan()
+    }
+
+    /// Whether a child's value gains a score term.
+    #[inline]
+    pub(crate) fn uses_scores(&self) -> bool {
+        self.score_weight > 0.0 || self.dynamic_weight > 0.0
+    }
+
+    /// What a mean score `s` (the chooser's view) adds to a child's value: the static term
+    /// and the dynamic one, whose centre `center` is from the chooser's view.
+    #[inline]
+    pub(crate) fn score_bonus(&self, s: f32, center: f32) -> f32 {
+        let dynamic = if self.dynamic_weight > 0.0 {
+            self.dynamic_weight * self.score_utility(s - center)
+        } else {
+            0.0
+        };
+        self.score_weight * self.score_utility(s) + dynamic
     }
 }
 
@@ -639,9 +663,15 @@ impl<A: Copy> Tree<A> {
                 -q
             }
         };
-        // With the score utility, every child's value gains w · f(its mean score), and the
-        // value an unvisited child is assumed to have gains the parent's.
-        let scores = self.scores.as_deref().filter(|_| p.score_weight > 0.0);
+        // With the score utility, every child's value gains w · f(its mean score) (and the
+        // dynamic w_d · f(its mean score less the centre)), and the value an unvisited child
+        // is assumed to have gains the parent's.
+        let scores = self.scores.as_deref().filter(|_| p.uses_scores());
+        let center = if chooser == Player::First {
+            p.score_center
+        } else {
+            -p.score_center
+        };
         let parent_q = match scores {
             Some(sc) if visits > 0 => {
                 let m = self.mean_score(sc, i);
@@ -650,7 +680,7 @@ impl<A: Copy> Tree<A> {
                 } else {
                     -m
                 };
-                parent_q + p.score_weight * p.score_utility(m)
+                parent_q + p.score_bonus(m, center)
             }
             _ => parent_q,
         };
@@ -705,7 +735,7 @@ impl<A: Copy> Tree<A> {
                 };
                 match scores {
                     // Children are entered by the chooser: their scores are from its view.
-                    Some(sc) => q + p.score_weight * p.score_utility(self.mean_score(sc, c)),
+                    Some(sc) => q + p.score_bonus(self.mean_score(sc, c), center),
                     None => q,
                 }
             };
@@ -988,6 +1018,8 @@ mod tests {
             minimax_weight: 0.0,
             forced: 0.0,
             score_weight: 0.0,
+            dynamic_weight: 0.0,
+            score_center: 0.0,
             score_scale: 18.0,
         };
         // All unvisited: the highest prior wins.
@@ -1077,6 +1109,8 @@ mod tests {
             minimax_weight: 0.0,
             forced: 0.0,
             score_weight: 0.0,
+            dynamic_weight: 0.0,
+            score_center: 0.0,
             score_scale: 18.0,
         };
         assert_eq!(t.select_child(0, Player::First, &mean, true), 1);
@@ -1126,6 +1160,8 @@ mod tests {
             minimax_weight: 0.0,
             forced: 0.0,
             score_weight: 0.0,
+            dynamic_weight: 0.0,
+            score_center: 0.0,
             score_scale: 18.0,
         };
         // Equal values and priors: the first child, as without scores.
@@ -1145,6 +1181,49 @@ mod tests {
         t.clear(Player::Second);
         assert_eq!(t.score(0), None);
         assert!(t.tracks_scores());
+    }
+
+    #[test]
+    fn the_dynamic_score_utility_separates_leads_the_static_one_flattens() {
+        // Root: First to act; child 1 (prior 0.55) leads by 100 points, child 2 (prior 0.45) by
+        // 110, equal values: a game won by far.
+        let mut t = Tree::<u32>::new(16, Player::Second);
+        t.track_scores();
+        let mut cur = Cursor::default();
+        assert!(t.try_claim(0).is_ok());
+        assert!(t.expand(0, Player::First, &[10, 20], &[0.55, 0.45], &mut cur));
+        visit(&t, &[0], 0.0);
+        for (child, score) in [(1, 100.0), (1, 100.0), (2, 110.0), (2, 110.0)] {
+            visit(&t, &[0, child], 0.2);
+            t.backup_score(&[0, child], score);
+        }
+        let plain = Puct {
+            c_puct: 1.0,
+            fpu_reduction: 0.0,
+            virtual_loss: 1.0,
+            minimax_weight: 0.0,
+            forced: 0.0,
+            score_weight: 0.3,
+            dynamic_weight: 0.0,
+            score_center: 0.0,
+            score_scale: 18.0,
+        };
+        // Exploration favours child 1 by 0.1 · √5 / 3 ≈ 0.075; the static term adds only
+        // 0.3 · 2/π · (atan(110/18) − atan(100/18)) ≈ 0.003 for child 2.
+        assert_eq!(t.select_child(0, Player::First, &plain, true), 1);
+        // Centred on the expected 105, the dynamic term adds 0.3 · 2/π · 2 · atan(5/18) ≈ 0.103.
+        let dynamic = Puct {
+            score_weight: 0.0,
+            dynamic_weight: 0.3,
+            score_center: 105.0,
+            ..plain
+        };
+        assert_eq!(t.select_child(0, Player::First, &dynamic, true), 2);
+        // Hand-computed terms: a score at the centre adds nothing; one scale above it adds
+        // w · 2/π · atan(1) = w / 2.
+        assert_eq!(dynamic.score_bonus(105.0, 105.0), 0.0);
+        assert!((dynamic.score_bonus(123.0, 105.0) - 0.15).abs() < 1e-6);
+        assert!((plain.score_bonus(18.0, 105.0) - 0.15).abs() < 1e-6);
     }
 
     #[test]

@@ -140,3 +140,28 @@ fn a_score_utility_out_of_range_is_refused_by_name() {
     }
     assert!(config(false, 0.1).validate().is_ok());
 }
+
+#[test]
+fn a_dynamic_score_utility_turns_scores_on_and_moves_visits() {
+    let heads = FakeEvaluator::new(8).seeded(3).with_aux();
+    let one = RunOptions::single(8);
+    let base = searched(&heads, config(true, 0.0), one);
+    let dynamic = SearchConfig {
+        dynamic_score_utility: 0.5,
+        ..config(false, 0.0)
+    };
+    let weighted = searched(&heads, dynamic, one);
+    assert!(weighted.tree().tracks_scores());
+    assert_ne!(counts(&weighted), counts(&base));
+    for w in [-0.1, 1.5, f32::NAN] {
+        let bad = SearchConfig {
+            dynamic_score_utility: w,
+            ..config(false, 0.0)
+        };
+        assert_eq!(
+            bad.validate().unwrap_err().key,
+            "dynamic_score_utility",
+            "{w}"
+        );
+    }
+}

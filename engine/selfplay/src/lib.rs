@@ -79,6 +79,9 @@ pub struct SelfplayConfig {
     pub forced_playouts: f32,
     /// Weight of the score utility in PUCT ([`SearchConfig::score_utility`]); 0 off.
     pub score_utility: f32,
+    /// Weight of the dynamic score utility in PUCT
+    /// ([`SearchConfig::dynamic_score_utility`]); 0 off.
+    pub dynamic_score_utility: f32,
     /// A player whose root value falls below this resigns (−1 disables resignation).
     pub resign_threshold: f32,
     /// Share of games that ignore resignation, to measure how often it would have been wrong.
@@ -146,6 +149,7 @@ impl Default for SelfplayConfig {
             c_puct: 1.5,
             forced_playouts: 0.0,
             score_utility: 0.0,
+            dynamic_score_utility: 0.0,
             resign_threshold: -0.95,
             resign_playout_fraction: 0.2,
             resign_min_moves: 40,
@@ -279,6 +283,7 @@ impl SelfplayConfig {
             c_puct: self.c_puct,
             forced_playouts: self.forced_playouts,
             score_utility: self.score_utility,
+            dynamic_score_utility: self.dynamic_score_utility,
             max_nodes: self.max_nodes,
             reuse_tree: true,
             ..SearchConfig::default()

@@ -44,7 +44,8 @@ pub struct Args {
     /// `minimax=W` (weight of each move's minimax value beside its mean, 0 by default),
     /// `contempt=C` (a draw in the search costs the agent C, 0 by default), `score_utility=W`
     /// (weight of the score lead beside the value, with a network that has a score head; 0
-    /// by default), `fpu=F` (an
+    /// by default), `dynamic_score_utility=W` (weight of the lead over the one the root
+    /// expects; 0 by default), `fpu=F` (an
     /// unvisited move is valued at its parent's mean less F, from -2 to 2; 0.25, Xiangqi 0),
     /// and in Xiangqi with `time` `guard=S` (alpha-beta checks each move in S of its time and
     /// plays its own move when the tree's scores more than `guard_margin=CP` below its best,
