@@ -2,10 +2,12 @@
 # A Go network of any size, distilled from the shipped 9 x 9 network: self-play of the shipped
 # network at 9 x 9 (its shards carry ownership and score targets), a fresh network of
 # distil.yaml, and a fit whose targets are half the shards' and half the shipped network's
-# outputs. Resumable: each step is skipped when its output is there (a self-play killed midway
-# plays its games again, beside the shards it finished).
-#   run.sh [DIR]   DIR defaults to runs/go-any; GAMES (400) and ENGINE, TRAINER (engine,
-#                  trainer-bridge) from the environment.
+# outputs. Then a second fit from the first on more positions: CHUNKS more self-plays of 200
+# games (selfplay.yaml: every position stored, every game played to its end), all shards
+# together, distil2.yaml. Resumable: each step is skipped when its output is there (a
+# self-play killed midway plays its games again, beside the shards it finished).
+#   run.sh [DIR]   DIR defaults to runs/go-any; GAMES (400), CHUNKS (8) and ENGINE, TRAINER
+#                  (engine, trainer-bridge) from the environment.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$here/../../..
@@ -13,6 +15,7 @@ dir=${1:-runs/go-any}
 engine=${ENGINE:-engine}
 trainer=${TRAINER:-trainer-bridge}
 games=${GAMES:-400}
+chunks=${CHUNKS:-8}
 mkdir -p "$dir"
 if [ ! -f "$dir/selfplay9.done" ]; then
   "$engine" selfplay --game go --games "$games" --seed 7 --out "$dir/selfplay9"
@@ -24,3 +27,17 @@ fi
   "$trainer" fit "$dir/selfplay9" --model "$dir/fresh.safetensors" --out "$dir" --name any \
     --config "$here/distil.yaml" --teacher "$root/models/go/best.safetensors" \
     --log "$dir/distil.jsonl"
+for chunk in $(seq 1 "$chunks"); do
+  out=$dir/selfplay9-$chunk
+  [ -f "$out.done" ] && continue
+  "$engine" selfplay --game go --config "$here/selfplay.yaml" --games 200 \
+    --seed $((100 + chunk)) --out "$out"
+  touch "$out.done"
+done
+# The fit reads one directory: links to every shard.
+mkdir -p "$dir/all"
+ln -f "$dir"/selfplay9*/*.safetensors "$dir/all/"
+[ -f "$dir/any2.safetensors" ] ||
+  "$trainer" fit "$dir/all" --model "$dir/any.safetensors" --out "$dir" --name any2 \
+    --config "$here/distil2.yaml" --teacher "$root/models/go/best.safetensors" \
+    --log "$dir/distil2.jsonl"
