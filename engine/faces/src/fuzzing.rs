@@ -62,14 +62,19 @@ fn gtp_lines(data: &[u8], skip: impl Fn(&str, &[String]) -> bool) -> Vec<String>
 }
 
 /// The `gtp_go` target: each line of `data` fed to a Go GTP session whose agent plays random
-/// playouts. Lines that would read or write files (`loadsgf`, `printsgf FILE`) or start an
-/// analysis (`lz-analyze`, `kata-analyze`) are skipped; feeding stops at `quit`.
+/// playouts. Lines that would read or write files (`loadsgf`, `printsgf FILE`) are skipped;
+/// those that would start an analysis that goes on (`lz-analyze`, `kata-analyze`) have only
+/// their arguments read, which must give a plan or a `syntax error`. Feeding stops at `quit`.
 pub fn gtp_go(data: &[u8]) {
     let agent = players::spec::build_text("playout:seed=1", 1).expect("a playout agent");
     let mut session =
         crate::gtp::go::Session::new(GoRules::default(), agent).expect("a 9 × 9 session");
     let skip = |command: &str, args: &[String]| match command {
-        "loadsgf" | "lz-analyze" | "kata-analyze" => true,
+        "loadsgf" => true,
+        "lz-analyze" | "kata-analyze" => {
+            crate::gtp::go::check_analysis_args(command, args);
+            true
+        }
         "printsgf" => !args.is_empty(),
         _ => false,
     };

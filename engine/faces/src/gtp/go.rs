@@ -1125,6 +1125,15 @@ fn parse_analysis(command: &str, args: &[&str]) -> Result<(Option<Player>, Analy
     Ok((colour, how))
 }
 
+/// For the fuzz target: an analysis command's arguments give a plan or a `syntax error`,
+/// never a panic.
+pub(crate) fn check_analysis_args(command: &str, args: &[String]) {
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    if let Err(e) = parse_analysis(command, &args) {
+        assert!(e.starts_with("syntax error: "), "{command} {args:?}: {e}");
+    }
+}
+
 fn parse_color(text: &str) -> Result<Player, Failure> {
     parse_colour(text).ok_or_else(|| "invalid color or coordinate".into())
 }
