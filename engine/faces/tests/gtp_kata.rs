@@ -121,10 +121,11 @@ fn every_field_and_the_ownership_from_the_top_row() {
         if stdev == 0.0 {
             assert!(close(lead, 2.5), "{c:?}");
         }
-        // Passing leads to the end of the game on an empty board, White ahead by komi: the
-        // game's own margin comes into the pass's mean.
-        if field(c, "move") == "pass" {
-            assert!(lead < 2.5 && stdev > 0.0, "{c:?}");
+        // Passing twice ends the game on an empty board, White ahead by komi: where the
+        // pass's subtree met that end (how many visits it had depends on the analysis's
+        // time), the game's own margin pulls its mean below the network's 2.5.
+        if field(c, "move") == "pass" && stdev > 0.0 {
+            assert!(lead < 2.5, "{c:?}");
         }
         assert_eq!(field(c, "scoreMean"), field(c, "scoreLead"));
         assert!(field(c, "pv").starts_with(field(c, "move")));
