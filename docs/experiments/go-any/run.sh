@@ -6,7 +6,7 @@
 # games (selfplay.yaml: every position stored, every game played to its end), all shards
 # together, distil2.yaml. Resumable: each step is skipped when its output is there (a
 # self-play killed midway plays its games again, beside the shards it finished).
-#   run.sh [DIR]   DIR defaults to runs/go-any; GAMES (400), CHUNKS (8) and ENGINE, TRAINER
+#   run.sh [DIR]   DIR defaults to runs/go-any; GAMES (400), CHUNKS (6) and ENGINE, TRAINER
 #                  (engine, trainer-bridge) from the environment.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -15,7 +15,7 @@ dir=${1:-runs/go-any}
 engine=${ENGINE:-engine}
 trainer=${TRAINER:-trainer-bridge}
 games=${GAMES:-400}
-chunks=${CHUNKS:-8}
+chunks=${CHUNKS:-6}
 mkdir -p "$dir"
 if [ ! -f "$dir/selfplay9.done" ]; then
   "$engine" selfplay --game go --games "$games" --seed 7 --out "$dir/selfplay9"
