@@ -70,7 +70,7 @@ impl Drop for Engine {
 
 #[test]
 fn a_session_through_pipes() {
-    // The tree search with random playouts: the default network plays 9×9 only.
+    // The tree search with random playouts, whose answers do not depend on a network.
     let mut e = Engine::start(&["--size", "9", "--komi", "6.5", "--agent", "mcts"]);
     assert_eq!(e.ask("protocol_version"), "= 2");
     assert_eq!(e.ask("1 name"), "=1 engine");
@@ -320,15 +320,18 @@ fn lz_analyze_streams_until_the_next_command_which_ends_it_with_a_blank_line() {
     assert!(e.child.wait().unwrap().success());
 }
 
-#[test]
-fn the_default_player_opens_every_board_size_and_says_who_plays_it() {
-    // The shipped network plays 9×9; any other size gets the tree search with random
-    // playouts, and stderr says so. Back at 9×9 the network plays again.
-    let out = Command::new(env!("CARGO_BIN_EXE_engine"))
-        .args(["gtp", "--visits", "50"])
+/// `engine gtp` at 13 × 13, 19 × 19 and 9 × 9 in turn, a move at each, with `models` as
+/// `ENGINE_MODELS` when given: every genmove answers a move; returns stderr.
+fn every_board_size(models: Option<&std::path::Path>) -> String {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_engine"));
+    cmd.args(["gtp", "--visits", "50"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
+        .stderr(Stdio::piped());
+    if let Some(m) = models {
+        cmd.env("ENGINE_MODELS", m);
+    }
+    let out = cmd
         .spawn()
         .and_then(|mut child| {
             child.stdin.take().unwrap().write_all(
@@ -345,15 +348,65 @@ fn the_default_player_opens_every_board_size_and_says_who_plays_it() {
     for k in [2, 5, 8] {
         assert!(replies[k].starts_with("= "), "genmove: {}", replies[k]);
     }
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[test]
+fn the_default_network_plays_every_board_size() {
+    let stderr = every_board_size(None);
+    assert!(!stderr.contains(" only"), "{stderr}");
+    // The smallest boards too: a move or a pass, never an error.
+    let out = Command::new(env!("CARGO_BIN_EXE_engine"))
+        .args(["gtp", "--visits", "20"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .and_then(|mut child| {
+            child.stdin.take().unwrap().write_all(
+                b"boardsize 2\nclear_board\ngenmove b\nboardsize 3\nclear_board\ngenmove b\n\
+                  genmove w\nboardsize 5\nclear_board\ngenmove w\nquit\n",
+            )?;
+            child.wait_with_output()
+        })
+        .unwrap();
+    assert!(out.status.success());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(!stdout.contains('?'), "{stdout}");
     let stderr = String::from_utf8_lossy(&out.stderr);
-    if stderr.contains("default network") {
-        for size in ["13x13", "19x19"] {
-            assert!(
-                stderr.contains(&format!("go at {size}: the network plays 9x9 only")),
-                "{stderr}"
-            );
-        }
+    assert!(!stderr.contains(" only"), "{stderr}");
+}
+
+/// A default network made for one board (configs/go.yaml's fully connected heads) plays that
+/// board; any other size gets the tree search with random playouts, and stderr says so.
+#[test]
+fn a_default_network_for_one_board_hands_other_sizes_to_the_tree_search() {
+    let engine = std::path::PathBuf::from(env!("CARGO_BIN_EXE_engine"));
+    let trainer = engine.with_file_name("trainer-bridge");
+    assert!(
+        trainer.is_file(),
+        "{} missing: run `cargo test --workspace`",
+        trainer.display()
+    );
+    let dir = std::env::temp_dir().join(format!("engine-gtp-one-board-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let config = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../configs/go.yaml");
+    let made = Command::new(&trainer)
+        .args(["init", "--game", "go", "--config"])
+        .arg(config)
+        .arg("--out")
+        .arg(dir.join("go/best"))
+        .output()
+        .unwrap();
+    assert!(made.status.success(), "{made:?}");
+    let stderr = every_board_size(Some(&dir));
+    for size in ["13x13", "19x19"] {
+        assert!(
+            stderr.contains(&format!("go at {size}: the network plays 9x9 only")),
+            "{stderr}"
+        );
     }
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// A Go network with a per-point policy and a pooling value head (`trainer-bridge init` of such

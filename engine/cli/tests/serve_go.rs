@@ -81,13 +81,49 @@ fn serve_go(dir: &Path, size: usize, models: Option<&Path>) -> (serde_json::Valu
     (go, err)
 }
 
+/// `trainer-bridge init` of `config`'s network for Go, as `models/go/best.onnx` under `dir`.
+fn made_network(dir: &Path, config: &Path) -> PathBuf {
+    let trainer = PathBuf::from(ENGINE).with_file_name("trainer-bridge");
+    assert!(
+        trainer.is_file(),
+        "{} missing: run `cargo build -p trainer-bridge`",
+        trainer.display()
+    );
+    let models = dir.join("models");
+    std::fs::create_dir_all(models.join("go")).unwrap();
+    let made = Command::new(&trainer)
+        .args(["init", "--game", "go", "--config"])
+        .arg(config)
+        .arg("--out")
+        .arg(models.join("go/best"))
+        .output()
+        .unwrap();
+    assert!(made.status.success(), "{made:?}");
+    assert!(models.join("go/best.onnx").is_file());
+    models
+}
+
 #[test]
-fn the_shipped_go_network_plays_its_own_board_and_another_falls_back_with_one_warning() {
+fn the_shipped_go_network_plays_every_board() {
     let dir = scratch("shipped");
-    let (go, err) = serve_go(&dir, 9, None);
+    for size in [9, 13, 19] {
+        let (go, err) = serve_go(&dir, size, None);
+        assert_eq!(go["default_agent"], "net", "{size}: {go} {err}");
+        assert!(!err.contains(" only, not this"), "{size}: {err}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A network with fully connected heads (configs/go.yaml's `network:`) plays the one board it
+/// was made for; on another, Go falls back with one warning.
+#[test]
+fn a_default_go_network_for_one_board_falls_back_elsewhere_with_one_warning() {
+    let dir = scratch("one-board");
+    let models = made_network(&dir, &Path::new(ROOT).join("configs/go.yaml"));
+    let (go, err) = serve_go(&dir, 9, Some(&models));
     assert_eq!(go["default_agent"], "net", "{go} {err}");
     assert!(!err.contains("plays 9x9 only"), "{err}");
-    let (go, err) = serve_go(&dir, 13, None);
+    let (go, err) = serve_go(&dir, 13, Some(&models));
     assert_eq!(go["default_agent"], "mcts", "{go} {err}");
     let warning = "plays 9x9 only, not this 13x13 board";
     assert_eq!(err.matches(warning).count(), 1, "{err}");
@@ -96,12 +132,6 @@ fn the_shipped_go_network_plays_its_own_board_and_another_falls_back_with_one_wa
 
 #[test]
 fn a_default_go_network_of_any_size_plays_every_board() {
-    let trainer = PathBuf::from(ENGINE).with_file_name("trainer-bridge");
-    assert!(
-        trainer.is_file(),
-        "{} missing: run `cargo build -p trainer-bridge`",
-        trainer.display()
-    );
     let dir = scratch("any-size");
     std::fs::write(
         dir.join("net.yaml"),
@@ -110,17 +140,7 @@ fn a_default_go_network_of_any_size_plays_every_board() {
          value_pool: 1\n  ownership: 1\n  score: 1\n",
     )
     .unwrap();
-    let models = dir.join("models");
-    std::fs::create_dir_all(models.join("go")).unwrap();
-    let made = Command::new(&trainer)
-        .args(["init", "--game", "go", "--config"])
-        .arg(dir.join("net.yaml"))
-        .arg("--out")
-        .arg(models.join("go/best"))
-        .output()
-        .unwrap();
-    assert!(made.status.success(), "{made:?}");
-    assert!(models.join("go/best.onnx").is_file());
+    let models = made_network(&dir, &dir.join("net.yaml"));
     for size in [13, 19] {
         let (go, err) = serve_go(&dir, size, Some(&models));
         assert_eq!(go["default_agent"], "net", "{size}: {go} {err}");

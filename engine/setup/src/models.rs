@@ -27,8 +27,8 @@ pub const MODELS_ENV: &str = "ENGINE_MODELS";
 pub const GAMES: [&str; 3] = ["liuzhou", "xiangqi", "go"];
 
 /// Liuzhou's shipped network, compiled in: it is small (777 KB, 4 blocks × 48 channels) and
-/// makes `engine` play the main game well with nothing beside it. The Go network (1.9 MB, for
-/// one board size) stays a file.
+/// makes `engine` play the main game well with nothing beside it. The Go network (1.8 MB)
+/// stays a file.
 const LIUZHOU_NET: &[u8] = include_bytes!("../../../models/liuzhou/best.onnx");
 /// Its int8 model (`trainer-bridge quantize`), for `inference.precision: int8`.
 const LIUZHOU_INT8: &[u8] = include_bytes!("../../../models/liuzhou/best.int8.onnx");
