@@ -18,7 +18,7 @@ use std::path::PathBuf;
 use anyhow::{bail, Context};
 use eval::Evaluator;
 use games::go::sgf::read_records;
-use games::go::{GoRules, GoState, Point};
+use games::go::{color_letter, GoRules, GoState, Point};
 use games::{Encoding, Game, Player};
 use infer::{OrtEvaluator, OrtOptions, Precision};
 use players::gtp_client::GtpClient;
@@ -160,12 +160,7 @@ fn main() -> anyhow::Result<()> {
                 .actions
                 .iter()
                 .map(|&a| {
-                    let colour = if s.to_act() == Player::First {
-                        "b"
-                    } else {
-                        "w"
-                    };
-                    let line = format!("play {colour} {}", a.to_gtp());
+                    let line = format!("play {} {}", color_letter(s.to_act()), a.to_gtp());
                     s.play_unchecked(a);
                     line
                 })

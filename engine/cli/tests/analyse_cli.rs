@@ -5,6 +5,8 @@ use std::process::Command;
 
 use serde_json::Value;
 
+mod go_networks;
+
 const ENGINE: &str = env!("CARGO_BIN_EXE_engine");
 /// The repository root, where `configs/` lives.
 const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
@@ -234,15 +236,7 @@ fn the_default_go_network_is_passed_over_on_another_board() {
     assert_eq!(code, 0, "{stderr}");
     assert!(!stdout.is_empty());
     assert!(!stderr.contains(" only, not this"), "{stderr}");
-    let trainer = std::path::PathBuf::from(ENGINE).with_file_name("trainer-bridge");
-    let made = Command::new(&trainer)
-        .args(["init", "--game", "go", "--config"])
-        .arg(std::path::Path::new(ROOT).join("configs/go.yaml"))
-        .arg("--out")
-        .arg(dir.join("models/go/best"))
-        .output()
-        .unwrap();
-    assert!(made.status.success(), "{made:?}");
+    go_networks::go_network(&dir.join("models"), false);
     let out = Command::new(ENGINE)
         .args(["analyse", "--config", config, "--visits", "30"])
         .current_dir(ROOT)

@@ -2,7 +2,11 @@
 //! malformed input.
 
 use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+
+mod go_networks;
+use go_networks::go_network;
 
 struct Engine {
     child: Child,
@@ -197,23 +201,35 @@ fn a_bad_config_is_an_error_exit() {
     assert!(err.contains("board size 40"), "{err}");
 }
 
-/// `engine gtp --config PATH` with the lines of `input`: (exit code, stdout, stderr).
-fn gtp_with_config(path: &std::path::Path, input: &str) -> (Option<i32>, String, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_engine"))
-        .args(["gtp", "--config"])
-        .arg(path)
+/// `engine gtp ARGS` fed `input` at once, with `models` as `ENGINE_MODELS` when given:
+/// (exit code, stdout, stderr).
+fn gtp(args: &[&str], models: Option<&Path>, input: &[u8]) -> (Option<i32>, String, String) {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_engine"));
+    cmd.arg("gtp")
+        .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+        .stderr(Stdio::piped());
+    if let Some(m) = models {
+        cmd.env("ENGINE_MODELS", m);
+    }
+    let mut child = cmd.spawn().unwrap();
     // The engine may exit before reading: a failed write is its answer, not ours.
-    let _ = child.stdin.take().unwrap().write_all(input.as_bytes());
+    let _ = child.stdin.take().unwrap().write_all(input);
     let out = child.wait_with_output().unwrap();
     (
         out.status.code(),
         String::from_utf8_lossy(&out.stdout).into_owned(),
         String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// `engine gtp --config PATH` with the lines of `input`: (exit code, stdout, stderr).
+fn gtp_with_config(path: &Path, input: &str) -> (Option<i32>, String, String) {
+    gtp(
+        &["--config", path.to_str().unwrap()],
+        None,
+        input.as_bytes(),
     )
 }
 
@@ -320,35 +336,28 @@ fn lz_analyze_streams_until_the_next_command_which_ends_it_with_a_blank_line() {
     assert!(e.child.wait().unwrap().success());
 }
 
+/// [`gtp`] that must exit successfully: its stdout and stderr.
+fn piped(args: &[&str], models: Option<&Path>, script: &[u8]) -> (String, String) {
+    let (code, stdout, stderr) = gtp(args, models, script);
+    assert_eq!(code, Some(0), "{stderr}");
+    (stdout, stderr)
+}
+
 /// `engine gtp` at 13 × 13, 19 × 19 and 9 × 9 in turn, a move at each, with `models` as
 /// `ENGINE_MODELS` when given: every genmove answers a move; returns stderr.
-fn every_board_size(models: Option<&std::path::Path>) -> String {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_engine"));
-    cmd.args(["gtp", "--visits", "50"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    if let Some(m) = models {
-        cmd.env("ENGINE_MODELS", m);
-    }
-    let out = cmd
-        .spawn()
-        .and_then(|mut child| {
-            child.stdin.take().unwrap().write_all(
-                b"boardsize 13\nclear_board\ngenmove b\nboardsize 19\nclear_board\ngenmove b\n\
-                  boardsize 9\nclear_board\ngenmove b\nquit\n",
-            )?;
-            child.wait_with_output()
-        })
-        .unwrap();
-    assert!(out.status.success());
-    let stdout = String::from_utf8_lossy(&out.stdout);
+fn every_board_size(models: Option<&Path>) -> String {
+    let (stdout, stderr) = piped(
+        &["--visits", "50"],
+        models,
+        b"boardsize 13\nclear_board\ngenmove b\nboardsize 19\nclear_board\ngenmove b\n\
+          boardsize 9\nclear_board\ngenmove b\nquit\n",
+    );
     let replies: Vec<&str> = stdout.split("\n\n").filter(|r| !r.is_empty()).collect();
     assert_eq!(replies.len(), 10, "{stdout}");
     for k in [2, 5, 8] {
         assert!(replies[k].starts_with("= "), "genmove: {}", replies[k]);
     }
-    String::from_utf8_lossy(&out.stderr).into_owned()
+    stderr
 }
 
 #[test]
@@ -356,24 +365,13 @@ fn the_default_network_plays_every_board_size() {
     let stderr = every_board_size(None);
     assert!(!stderr.contains(" only"), "{stderr}");
     // The smallest boards too: a move or a pass, never an error.
-    let out = Command::new(env!("CARGO_BIN_EXE_engine"))
-        .args(["gtp", "--visits", "20"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .and_then(|mut child| {
-            child.stdin.take().unwrap().write_all(
-                b"boardsize 2\nclear_board\ngenmove b\nboardsize 3\nclear_board\ngenmove b\n\
-                  genmove w\nboardsize 5\nclear_board\ngenmove w\nquit\n",
-            )?;
-            child.wait_with_output()
-        })
-        .unwrap();
-    assert!(out.status.success());
-    let stdout = String::from_utf8_lossy(&out.stdout);
+    let (stdout, stderr) = piped(
+        &["--visits", "20"],
+        None,
+        b"boardsize 2\nclear_board\ngenmove b\nboardsize 3\nclear_board\ngenmove b\n\
+          genmove w\nboardsize 5\nclear_board\ngenmove w\nquit\n",
+    );
     assert!(!stdout.contains('?'), "{stdout}");
-    let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!stderr.contains(" only"), "{stderr}");
 }
 
@@ -381,24 +379,9 @@ fn the_default_network_plays_every_board_size() {
 /// board; any other size gets the tree search with random playouts, and stderr says so.
 #[test]
 fn a_default_network_for_one_board_hands_other_sizes_to_the_tree_search() {
-    let engine = std::path::PathBuf::from(env!("CARGO_BIN_EXE_engine"));
-    let trainer = engine.with_file_name("trainer-bridge");
-    assert!(
-        trainer.is_file(),
-        "{} missing: run `cargo test --workspace`",
-        trainer.display()
-    );
     let dir = std::env::temp_dir().join(format!("engine-gtp-one-board-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    let config = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../configs/go.yaml");
-    let made = Command::new(&trainer)
-        .args(["init", "--game", "go", "--config"])
-        .arg(config)
-        .arg("--out")
-        .arg(dir.join("go/best"))
-        .output()
-        .unwrap();
-    assert!(made.status.success(), "{made:?}");
+    go_network(&dir, false);
     let stderr = every_board_size(Some(&dir));
     for size in ["13x13", "19x19"] {
         assert!(
@@ -414,34 +397,12 @@ fn a_default_network_for_one_board_hands_other_sizes_to_the_tree_search() {
 /// `kata-analyze` gives an ownership value for every point of the board in play.
 #[test]
 fn a_network_of_any_size_plays_every_board_itself() {
-    let engine = std::path::PathBuf::from(env!("CARGO_BIN_EXE_engine"));
-    let trainer = engine.with_file_name("trainer-bridge");
-    assert!(
-        trainer.is_file(),
-        "{} missing: run `cargo test --workspace`",
-        trainer.display()
-    );
     let dir = std::env::temp_dir().join(format!("engine-gtp-any-size-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(
-        dir.join("net.yaml"),
-        "network:\n  blocks: 2\n  channels: 16\n  policy_channels: 4\n  value_channels: 4\n  \
-         value_hidden: 16\n  pool_every: 2\n  pool_channels: 4\n  policy_pool: 1\n  \
-         value_pool: 1\n  ownership: 1\n  score: 1\n",
-    )
-    .unwrap();
-    let made = Command::new(&trainer)
-        .args(["init", "--game", "go", "--config"])
-        .arg(dir.join("net.yaml"))
-        .arg("--out")
-        .arg(dir.join("net"))
-        .output()
-        .unwrap();
-    assert!(made.status.success(), "{made:?}");
-    let mut child = Command::new(&engine)
+    let net = go_network(&dir, true);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_engine"))
         .args(["gtp", "--visits", "20", "--model"])
-        .arg(dir.join("net.onnx"))
+        .arg(net)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

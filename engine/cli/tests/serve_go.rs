@@ -8,6 +8,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
+mod go_networks;
+use go_networks::go_network;
+
 const ENGINE: &str = env!("CARGO_BIN_EXE_engine");
 const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
 
@@ -81,28 +84,6 @@ fn serve_go(dir: &Path, size: usize, models: Option<&Path>) -> (serde_json::Valu
     (go, err)
 }
 
-/// `trainer-bridge init` of `config`'s network for Go, as `models/go/best.onnx` under `dir`.
-fn made_network(dir: &Path, config: &Path) -> PathBuf {
-    let trainer = PathBuf::from(ENGINE).with_file_name("trainer-bridge");
-    assert!(
-        trainer.is_file(),
-        "{} missing: run `cargo build -p trainer-bridge`",
-        trainer.display()
-    );
-    let models = dir.join("models");
-    std::fs::create_dir_all(models.join("go")).unwrap();
-    let made = Command::new(&trainer)
-        .args(["init", "--game", "go", "--config"])
-        .arg(config)
-        .arg("--out")
-        .arg(models.join("go/best"))
-        .output()
-        .unwrap();
-    assert!(made.status.success(), "{made:?}");
-    assert!(models.join("go/best.onnx").is_file());
-    models
-}
-
 #[test]
 fn the_shipped_go_network_plays_every_board() {
     let dir = scratch("shipped");
@@ -119,7 +100,8 @@ fn the_shipped_go_network_plays_every_board() {
 #[test]
 fn a_default_go_network_for_one_board_falls_back_elsewhere_with_one_warning() {
     let dir = scratch("one-board");
-    let models = made_network(&dir, &Path::new(ROOT).join("configs/go.yaml"));
+    let models = dir.join("models");
+    go_network(&models, false);
     let (go, err) = serve_go(&dir, 9, Some(&models));
     assert_eq!(go["default_agent"], "net", "{go} {err}");
     assert!(!err.contains("plays 9x9 only"), "{err}");
@@ -133,14 +115,8 @@ fn a_default_go_network_for_one_board_falls_back_elsewhere_with_one_warning() {
 #[test]
 fn a_default_go_network_of_any_size_plays_every_board() {
     let dir = scratch("any-size");
-    std::fs::write(
-        dir.join("net.yaml"),
-        "network:\n  blocks: 2\n  channels: 16\n  policy_channels: 4\n  value_channels: 4\n  \
-         value_hidden: 16\n  pool_every: 2\n  pool_channels: 4\n  policy_pool: 1\n  \
-         value_pool: 1\n  ownership: 1\n  score: 1\n",
-    )
-    .unwrap();
-    let models = made_network(&dir, &dir.join("net.yaml"));
+    let models = dir.join("models");
+    go_network(&models, true);
     for size in [13, 19] {
         let (go, err) = serve_go(&dir, size, Some(&models));
         assert_eq!(go["default_agent"], "net", "{size}: {go} {err}");

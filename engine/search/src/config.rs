@@ -206,20 +206,17 @@ impl SearchConfig {
             k,
             "0 to 100",
         )?;
-        let w = self.score_utility;
-        InvalidSetting::check(
-            w.is_finite() && (0.0..=1.0).contains(&w),
-            "score_utility",
-            w,
-            "0 (off) to 1",
-        )?;
-        let w = self.dynamic_score_utility;
-        InvalidSetting::check(
-            w.is_finite() && (0.0..=1.0).contains(&w),
-            "dynamic_score_utility",
-            w,
-            "0 (off) to 1",
-        )?;
+        for (key, w) in [
+            ("score_utility", self.score_utility),
+            ("dynamic_score_utility", self.dynamic_score_utility),
+        ] {
+            InvalidSetting::check(
+                w.is_finite() && (0.0..=1.0).contains(&w),
+                key,
+                w,
+                "0 (off) to 1",
+            )?;
+        }
         let cp = self.capture_prior;
         InvalidSetting::check((0.0..=1.0).contains(&cp), "capture_prior", cp, "0 to 1")?;
         // The tree indexes nodes with u32.

@@ -383,10 +383,11 @@ impl<G: Playable> Search<G> {
     pub fn begin_search(&mut self, visits: Option<u64>) {
         self.budget = visits;
         self.plan = OnceLock::new();
-        let root = self.tree.root();
-        if let Some(stats) = self.tree.score(root) {
-            let mover = self.state.to_act().opponent();
-            self.center_scores(side_value(stats.mean, mover));
+        if self.puct.dynamic_weight > 0.0 {
+            if let Some(stats) = self.tree.score(self.tree.root()) {
+                let mover = self.state.to_act().opponent();
+                self.center_scores(side_value(stats.mean, mover));
+            }
         }
         if self.tree.is_expanded(self.tree.root()) {
             self.plan_root(visits.unwrap_or(OPEN_BUDGET));

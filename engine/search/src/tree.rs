@@ -1011,17 +1011,7 @@ mod tests {
         assert!(t.expand(root, Player::First, &[7, 8, 9], &[0.2, 0.5, 0.3], &mut cur));
         assert_eq!(t.children(root), 1..4);
         assert_eq!(t.action(2), 8);
-        let p = Puct {
-            c_puct: 1.0,
-            fpu_reduction: 0.0,
-            virtual_loss: 1.0,
-            minimax_weight: 0.0,
-            forced: 0.0,
-            score_weight: 0.0,
-            dynamic_weight: 0.0,
-            score_center: 0.0,
-            score_scale: 18.0,
-        };
+        let p = plain_puct();
         // All unvisited: the highest prior wins.
         assert_eq!(t.select_child(root, Player::First, &p, true), 2);
         t.add_in_flight(root);
@@ -1059,6 +1049,21 @@ mod tests {
         assert!(t.try_claim(0).is_ok());
         assert!(t.expand(0, Player::Second, &[1, 2], &[0.5; 2], &mut cur));
         assert_eq!(t.children(0), 1..3, "a cleared tree starts a new run");
+    }
+
+    /// PUCT with c = 1, a 9 × 9 board's score scale and every other term off.
+    fn plain_puct() -> Puct {
+        Puct {
+            c_puct: 1.0,
+            fpu_reduction: 0.0,
+            virtual_loss: 1.0,
+            minimax_weight: 0.0,
+            forced: 0.0,
+            score_weight: 0.0,
+            dynamic_weight: 0.0,
+            score_center: 0.0,
+            score_scale: 18.0,
+        }
     }
 
     /// One playout along `path` (root first) that backs up `value_first`.
@@ -1104,14 +1109,7 @@ mod tests {
         assert!(t.stats(1).q() > t.stats(2).q());
         let mean = Puct {
             c_puct: 0.0,
-            fpu_reduction: 0.0,
-            virtual_loss: 1.0,
-            minimax_weight: 0.0,
-            forced: 0.0,
-            score_weight: 0.0,
-            dynamic_weight: 0.0,
-            score_center: 0.0,
-            score_scale: 18.0,
+            ..plain_puct()
         };
         assert_eq!(t.select_child(0, Player::First, &mean, true), 1);
         // With the minimax in the value, the refutation steers First to child 2.
@@ -1153,17 +1151,7 @@ mod tests {
         let root = t.score(0).unwrap();
         assert_eq!((root.count, root.mean), (5, -22.0 / 5.0));
         assert_eq!(t.stats(1).q(), t.stats(2).q());
-        let plain = Puct {
-            c_puct: 1.0,
-            fpu_reduction: 0.0,
-            virtual_loss: 1.0,
-            minimax_weight: 0.0,
-            forced: 0.0,
-            score_weight: 0.0,
-            dynamic_weight: 0.0,
-            score_center: 0.0,
-            score_scale: 18.0,
-        };
+        let plain = plain_puct();
         // Equal values and priors: the first child, as without scores.
         assert_eq!(t.select_child(0, Player::First, &plain, true), 1);
         let weighted = Puct {
@@ -1198,15 +1186,8 @@ mod tests {
             t.backup_score(&[0, child], score);
         }
         let plain = Puct {
-            c_puct: 1.0,
-            fpu_reduction: 0.0,
-            virtual_loss: 1.0,
-            minimax_weight: 0.0,
-            forced: 0.0,
             score_weight: 0.3,
-            dynamic_weight: 0.0,
-            score_center: 0.0,
-            score_scale: 18.0,
+            ..plain_puct()
         };
         // Exploration favours child 1 by 0.1 · √5 / 3 ≈ 0.075; the static term adds only
         // 0.3 · 2/π · (atan(110/18) − atan(100/18)) ≈ 0.003 for child 2.
