@@ -12,8 +12,10 @@ fn an_unchanged_best_keeps_its_scores_and_a_new_one_is_measured() {
     // Every candidate promoted: each iteration measures.
     let promoted = train_and_check_scores("always", 0.0);
     assert!(promoted.iter().all(|&p| p), "{promoted:?}");
-    // Tiny networks rarely win both gate games: mostly carried over.
-    train_and_check_scores("rarely", 1.0);
+    // Tiny networks rarely win both gate games: mostly carried over. The first candidate
+    // replaces the untrained model 0000 without a gate, whatever the threshold.
+    let promoted = train_and_check_scores("rarely", 1.0);
+    assert!(promoted[0], "{promoted:?}");
 }
 
 /// Runs four iterations with `gate_threshold`, checks that an iteration's scores were carried
@@ -54,6 +56,10 @@ fn train_and_check_scores(name: &str, gate_threshold: f64) -> Vec<bool> {
         .map(|v| v == "true")
         .collect();
     assert_eq!(promoted.len(), 4, "{state}");
+    assert!(
+        log.contains("iteration 0: candidate 0001 promoted without a gate"),
+        "{log}"
+    );
     let scores = |what: &str| -> Vec<f64> {
         state
             .lines()
@@ -141,6 +147,8 @@ fn a_run_starts_from_a_network_fitted_on_bootstrap_shards() {
     assert!(out.status.success(), "{log}");
     assert!(log.contains("model 0000: 3 steps on"), "{log}");
     assert!(log.contains("bootstrap positions from"), "{log}");
+    // A fitted model 0000 defends at the gate like any best.
+    assert!(log.contains("iteration 0: candidate 0001 scored"), "{log}");
     let models = run_dir.join("models");
     assert!(models.join("0000.onnx").is_file() && !models.join("fresh.onnx").exists());
     let kept = std::fs::read_dir(run_dir.join("shards"))

@@ -124,8 +124,23 @@ impl<'r, 'a, G: OwnPlayers + Trainable> Iteration<'r, 'a, G> {
 
     /// The candidate against the best. Agents are built from the same specs `engine match`
     /// takes, so the loop's figures can be reproduced with it.
+    ///
+    /// A fresh network is no yardstick: its self-play can be all draws (Liuzhou's move limit),
+    /// the candidates that learn from it draw as well, and no gate is ever passed. So the first
+    /// candidate replaces an untrained model 0000 without a gate.
     fn gate(&self) -> anyhow::Result<Gate> {
         let (i, candidate, train) = (self.i, self.candidate(), self.run.train);
+        let best_before = self.state.best;
+        if best_before == 0 && train.init_from.is_none() && train.bootstrap_fit_steps == 0 {
+            tracing::info!(
+                "iteration {i}: candidate {candidate:04} promoted without a gate: model 0000 is untrained"
+            );
+            return Ok(Gate {
+                score: f64::NAN,
+                best_before,
+                promoted: true,
+            });
+        }
         // The gate gathers whole evaluator batches: it only compares two models under the same
         // search, and a few leaves per call would make it several times slower.
         let gate_spec = |onnx: &Path| {
@@ -144,7 +159,6 @@ impl<'r, 'a, G: OwnPlayers + Trainable> Iteration<'r, 'a, G> {
             train.gate_games,
             &format!("iteration {i}: gate"),
         )?;
-        let best_before = self.state.best;
         let promoted = score >= train.gate_threshold;
         tracing::info!(
             "iteration {i}: candidate {candidate:04} scored {:.1}% against {best_before:04}: {} ({} games in {:.0} s)",

@@ -45,10 +45,10 @@ pub fn write(run_dir: &Path, state: &TrainState, train: &TrainConfig) -> anyhow:
             best = r.candidate;
         }
         md.push_str(&format!(
-            "| {} | {:04} | {:.0}% | {} | {:04} | {} | {} | {} | {:.1} | {:.1} |\n",
+            "| {} | {:04} | {} | {} | {:04} | {} | {} | {} | {:.1} | {:.1} |\n",
             r.iteration,
             r.candidate,
-            100.0 * r.gate_score,
+            percent(r.gate_score),
             if r.promoted { "yes" } else { "no" },
             best,
             percent(r.vs_random),

@@ -14,7 +14,8 @@ pub struct IterationRecord {
     pub candidate: u32,
     /// The best model before the gate.
     pub best_before: u32,
-    /// Candidate's score against the best (win 1, draw ½).
+    /// Candidate's score against the best (win 1, draw ½); NaN where no gate was played (the
+    /// first candidate over an untrained model 0000).
     pub gate_score: f64,
     pub promoted: bool,
     /// The best model's score after the gate against the fixed opponents.
