@@ -3,15 +3,19 @@
 KataGo's bundle ("kata"): the network with global pooling, pooled heads, ownership, score, wdl,
 reply and soft policy heads, and the procedure: policy-surprise weighting, short-term value
 targets and, where self-play searches with PUCT, forced playouts. Each for every seed, with the ladder off (runs are rated afterwards by the same
-matches) and the same time limit on the same clock (wall or cpu, `train.clock`).
+matches) and the same time limit on the same clock (wall or cpu, `train.clock`). A third
+recipe, "int8", is base with its self-play in int8 (the best model's int8 file, written by each
+fit), for the comparison of that piece alone.
 
-  make_configs.py GAME_CONFIG OUT_DIR MINUTES CLOCK SEED [SEED ...]"""
+  make_configs.py GAME_CONFIG OUT_DIR MINUTES CLOCK SEED [SEED ...]
+  RECIPES (environment): the recipes to write, "base kata" by default."""
 import os
 import re
 import sys
 
 RECIPES = {
     "base": {},
+    "int8": {},
     "kata": {
         "pool_every": 2,
         "pool_channels": 16,
@@ -28,6 +32,10 @@ RECIPES = {
 # Procedure keys of each recipe, set where the config has them uncommented (once each).
 PROCEDURE = {
     "base": {},
+    "int8": {
+        "train.selfplay_precision": "auto",
+        "fit.int8": "true",
+    },
     "kata": {
         # KataGo's share of the weight spread by surprise.
         "fit.surprise_weight": "0.5",
@@ -69,7 +77,8 @@ def main():
     source, out, minutes, clock, seeds = sys.argv[1:5] + [sys.argv[5:]]
     base = open(source, encoding="utf-8").read()
     os.makedirs(out, exist_ok=True)
-    for recipe, network in RECIPES.items():
+    for recipe in os.environ.get("RECIPES", "base kata").split():
+        network = RECIPES[recipe]
         for seed in seeds:
             text = base
             common = {

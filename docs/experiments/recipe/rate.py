@@ -7,14 +7,16 @@
 
 A run's checkpoint at minute m is its best model after the last iteration that ended by then.
 Each recipe's checkpoints play the other recipe's final best of the same seed; every final best
-plays the engine's alpha-beta at 100 ms a move."""
+plays the engine's alpha-beta at 100 ms a move. RECIPES (environment) names the two recipes
+compared, "base kata" by default."""
 import os
 import re
 import sys
 
 import yaml
 
-RECIPES = ["base", "kata"]
+RECIPES = os.environ.get("RECIPES", "base kata").split()
+assert len(RECIPES) == 2, "RECIPES names two recipes"
 NET = "net:model={},time=0.1,batch=16"
 ALPHABETA = "alphabeta:movetime=100"
 
@@ -71,7 +73,7 @@ def plot(dir, minutes, rows):
     width, height, left, bottom, top, right = 560, 340, 50, 40, 20, 120
     x = lambda m: left + (width - left - right) * m / minutes
     y = lambda s: top + (height - top - bottom) * (1 - s)
-    colours = {"base": "#1f77b4", "kata": "#d62728"}
+    colours = {"base": "#1f77b4", "kata": "#d62728", "int8": "#2ca02c"}
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
            'font-family="sans-serif" font-size="11">',
            f'<rect width="{width}" height="{height}" fill="white"/>']

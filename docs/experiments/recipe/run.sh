@@ -10,6 +10,8 @@
 # resumes), finished runs and matches are kept.
 #   run.sh [DIR]   DIR defaults to runs/recipe; GAME (liuzhou), MINUTES (120: CPU minutes, an
 #                  hour of 2 busy cores), CLOCK (cpu), SEEDS ("1 2"),
+#                  RECIPES ("base kata": two of make_configs.py's recipes; a directory
+#                  of another pair can link the runs it shares with this one),
 #                  GAMES per match (40), ENGINE (engine) and CONFIG (the game's config in
 #                  configs/; a copy pins a run that lasts across sessions to the config its
 #                  binary knows) from the environment.
@@ -22,10 +24,12 @@ clock=${CLOCK:-cpu}
 seeds=${SEEDS:-1 2}
 games=${GAMES:-40}
 engine=${ENGINE:-engine}
+export RECIPES=${RECIPES:-base kata}
 # shellcheck disable=SC2086
 python3 "$here/make_configs.py" "${CONFIG:-$here/../../../configs/$game.yaml}" "$dir" "$minutes" "$clock" $seeds
 for seed in $seeds; do
-  for recipe in base kata; do
+  # shellcheck disable=SC2086
+  for recipe in $RECIPES; do
     run=$recipe-s$seed
     [ -f "$dir/$run/done" ] && continue
     mkdir -p "$dir/$run"

@@ -237,3 +237,52 @@ fn go_self_play_mixes_boards_for_a_network_of_any_size() {
     assert!(run_dir.join("models/0001.onnx").is_file());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// With `selfplay_precision: auto` and `fit.int8`, self-play plays the best model's int8 file
+/// once it has one (model 0000, fresh, has none), and the gate still plays fp32.
+#[test]
+fn self_play_plays_the_best_models_int8_file_where_fit_wrote_one() {
+    let engine = PathBuf::from(env!("CARGO_BIN_EXE_engine"));
+    let dir = std::env::temp_dir().join(format!("engine-train-int8-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let run_dir = dir.join("run");
+    let config = common::tiny_train_config(
+        &dir,
+        3,
+        "iterations: 2, games_per_iteration: 4, gate_games: 2, gate_visits: 4, \
+         gate_threshold: 0.0, eval_games: 0, selfplay_precision: auto",
+    );
+    let text = std::fs::read_to_string(&config).unwrap();
+    std::fs::write(&config, text.replace("fit: {", "fit: {int8: true, ")).unwrap();
+    let out = Command::new(&engine)
+        .args(["train", "--config"])
+        .arg(&config)
+        .env("RUST_LOG", "info")
+        .output()
+        .unwrap();
+    let log = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{log}");
+    let models = run_dir.join("models");
+    assert!(models.join("0001.int8.onnx").is_file(), "{log}");
+    assert!(!models.join("0000.int8.onnx").exists(), "{log}");
+    // Which arithmetic each network was loaded in, in the order they were loaded.
+    let loads: Vec<&str> = log
+        .lines()
+        .filter(|l| l.contains("liuzhou generation"))
+        .map(|l| {
+            if l.contains(", int8,") {
+                "int8"
+            } else {
+                "fp32"
+            }
+        })
+        .collect();
+    // Iteration 0's self-play (model 0000) and gate in fp32; iteration 1's self-play
+    // (model 0001, promoted) in int8; its gate in fp32 again.
+    let first_int8 = loads.iter().position(|&p| p == "int8");
+    assert!(first_int8.is_some_and(|k| k > 0), "{loads:?}\n{log}");
+    assert!(log.contains("0001.int8.onnx (liuzhou generation"), "{log}");
+    assert_eq!(loads.last(), Some(&"fp32"), "{loads:?}\n{log}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

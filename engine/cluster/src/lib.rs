@@ -34,7 +34,8 @@ pub struct Request<'a, G> {
     pub config_path: &'a Path,
     /// The `selfplay` section as this batch plays it (a Ray task reads its `full_visits`).
     pub config: &'a SelfplayConfig,
-    /// The command line's inference settings (this process only).
+    /// The command line's inference settings: all of them in this process; on Ray, the
+    /// precision (the workers get the int8 file itself where it comes to int8).
     pub overrides: Overrides,
     pub games: usize,
     /// The shard directory.

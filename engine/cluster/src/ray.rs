@@ -9,6 +9,7 @@ use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use games::Game;
+use infer::Precision;
 use selfplay::RayConfig;
 use serde::{Deserialize, Serialize};
 
@@ -166,11 +167,16 @@ impl OnRay {
                 .driver
                 .insert(RayDriver::start(ray, &std::env::current_exe()?)?),
         };
-        let doc = with_full_visits(request.doc, request.config.full_visits);
+        let (model, doc) = task_inputs(
+            request.doc,
+            request.config.full_visits,
+            Path::new(request.model),
+            request.overrides.precision,
+        );
         let config = task_config(&doc, ray);
         let batch = Batch {
             game: G::NAME,
-            model: Path::new(request.model),
+            model: &model,
             model_name: request.model_name,
             config: &config,
             out_dir: out,
@@ -223,15 +229,42 @@ fn play(driver: &mut RayDriver, batch: &Batch<'_>, label: &str) -> anyhow::Resul
     Ok(played)
 }
 
-/// The config `doc` with `selfplay.full_visits` set to `visits` (an iteration's, by
-/// `train.visit_schedule`), as the cluster's tasks read it.
-fn with_full_visits(doc: &serde_yaml::Value, visits: u32) -> serde_yaml::Value {
-    let mut doc = doc.clone();
-    if !doc["selfplay"].is_mapping() {
-        doc["selfplay"] = serde_yaml::Value::Mapping(Default::default());
+/// Sets `section.key` of a config document to `value`, making the section where it lacks one.
+fn set_key(doc: &mut serde_yaml::Value, section: &str, key: &str, value: serde_yaml::Value) {
+    if !doc[section].is_mapping() {
+        doc[section] = serde_yaml::Value::Mapping(Default::default());
     }
-    doc["selfplay"]["full_visits"] = u64::from(visits).into();
-    doc
+    doc[section][key] = value;
+}
+
+/// What a batch's workers get: the model file and the config they read, with the batch's
+/// `full_visits` (an iteration's, by `train.visit_schedule`) and the request's precision. A
+/// worker gets one model file, so where the precision comes to int8 here (int8, or auto with
+/// the int8 file beside the model) that file is the int8 model itself, loaded as given.
+fn task_inputs(
+    doc: &serde_yaml::Value,
+    full_visits: u32,
+    model: &Path,
+    precision: Option<Precision>,
+) -> (PathBuf, serde_yaml::Value) {
+    let mut doc = doc.clone();
+    set_key(
+        &mut doc,
+        "selfplay",
+        "full_visits",
+        u64::from(full_visits).into(),
+    );
+    let int8 = infer::precision::int8_path(model);
+    let (model, precision) = match precision {
+        Some(Precision::Int8 | Precision::Auto) if int8.is_file() => (int8, Some(Precision::Fp32)),
+        // Auto without the file plays fp32 here, and so it does there.
+        Some(Precision::Auto) => (model.to_owned(), Some(Precision::Fp32)),
+        p => (model.to_owned(), p),
+    };
+    if let Some(p) = precision {
+        set_key(&mut doc, "inference", "precision", p.as_str().into());
+    }
+    (model, doc)
 }
 
 /// The driver process, connected to a cluster.
@@ -402,27 +435,16 @@ pub fn parse_event(line: &str) -> Result<Event, ClusterError> {
 /// The config a task's `engine selfplay` reads: the run's, with the whole task in one shard,
 /// the network on the task's CPUs, and local self-play (a task plays where it runs).
 pub fn task_config(doc: &serde_yaml::Value, ray: &RayConfig) -> String {
-    use serde_yaml::Value;
     let mut doc = doc.clone();
-    let set = |doc: &mut Value, section: &str, key: &str, value: Value| {
-        if !doc[section].is_mapping() {
-            doc[section] = Value::Mapping(Default::default());
-        }
-        doc[section][key] = value;
-    };
-    set(&mut doc, "selfplay", "backend", "local".into());
-    set(
+    set_key(&mut doc, "selfplay", "backend", "local".into());
+    set_key(
         &mut doc,
         "selfplay",
         "positions_per_shard",
         (1u64 << 40).into(),
     );
-    set(
-        &mut doc,
-        "inference",
-        "intra_threads",
-        u64::from(ray.cpus_per_task).into(),
-    );
+    let threads = u64::from(ray.cpus_per_task);
+    set_key(&mut doc, "inference", "intra_threads", threads.into());
     serde_yaml::to_string(&doc).unwrap_or_default()
 }
 
@@ -628,11 +650,44 @@ mod tests {
     fn the_tasks_config_carries_the_iterations_full_visits() {
         let doc: serde_yaml::Value =
             serde_yaml::from_str("selfplay: {full_visits: 200, cheap_visits: 50}\n").unwrap();
-        let out = with_full_visits(&doc, 64);
+        let m = Path::new("m.onnx");
+        let (_, out) = task_inputs(&doc, 64, m, None);
         assert_eq!(out["selfplay"]["full_visits"], 64);
         assert_eq!(out["selfplay"]["cheap_visits"], 50);
         let empty: serde_yaml::Value = serde_yaml::from_str("game: {}\n").unwrap();
-        assert_eq!(with_full_visits(&empty, 8)["selfplay"]["full_visits"], 8);
+        assert_eq!(
+            task_inputs(&empty, 8, m, None).1["selfplay"]["full_visits"],
+            8
+        );
+    }
+
+    #[test]
+    fn the_workers_get_the_int8_file_where_the_precision_comes_to_int8() {
+        let dir = std::env::temp_dir().join(format!("ray-int8-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (with, without) = (dir.join("a.onnx"), dir.join("b.onnx"));
+        std::fs::write(dir.join("a.int8.onnx"), b"int8").unwrap();
+        let doc: serde_yaml::Value =
+            serde_yaml::from_str("inference: {precision: auto}\n").unwrap();
+        let shipped = |model: &Path, p| {
+            let (file, doc) = task_inputs(&doc, 8, model, p);
+            let name = file.file_name().unwrap().to_string_lossy().into_owned();
+            (
+                name,
+                doc["inference"]["precision"].as_str().unwrap().to_string(),
+            )
+        };
+        let pair = |a: &str, b: &str| (a.to_string(), b.to_string());
+        use Precision::*;
+        assert_eq!(shipped(&with, Some(Auto)), pair("a.int8.onnx", "fp32"));
+        assert_eq!(shipped(&with, Some(Int8)), pair("a.int8.onnx", "fp32"));
+        assert_eq!(shipped(&with, Some(Fp32)), pair("a.onnx", "fp32"));
+        assert_eq!(shipped(&without, Some(Auto)), pair("b.onnx", "fp32"));
+        // Int8 without the file: the worker's load says what is missing.
+        assert_eq!(shipped(&without, Some(Int8)), pair("b.onnx", "int8"));
+        // No precision asked: the config's.
+        assert_eq!(shipped(&with, None), pair("a.onnx", "auto"));
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use eval::InvalidSetting;
+use infer::Precision;
 use players::spec::AgentSpec;
 use serde::{Deserialize, Serialize};
 
@@ -60,6 +61,10 @@ pub struct TrainConfig {
     /// pair ([`TrainConfig::full_visits_at`]). Cheap searches at first, while the network knows
     /// little, and deeper ones as it improves. Empty: `selfplay.full_visits` always.
     pub visit_schedule: Vec<(u32, u32)>,
+    /// The arithmetic of the loop's self-play: fp32, or auto (the best model's int8 file where
+    /// `fit.int8` wrote one, fp32 where it has none: model 0000 unless `init_from` brings one
+    /// or the bootstrap fit writes one). Gate and evaluation play fp32 whatever this says.
+    pub selfplay_precision: Precision,
     /// Boards the self-play plays besides the configured one, for a game of several (Go), as
     /// [size, share] pairs: each iteration plays `share` of its games on a board of `size` (a
     /// network of any size learns them all; gate and ladder play the configured board). Empty:
@@ -91,6 +96,7 @@ impl Default for TrainConfig {
             bootstrap_fit_steps: 0,
             bootstrap_samples: 0,
             visit_schedule: Vec::new(),
+            selfplay_precision: Precision::Fp32,
             other_boards: Vec::new(),
         }
     }
@@ -104,6 +110,7 @@ impl TrainConfig {
         self.check_other_boards()?;
         self.check_matches()?;
         self.check_init()?;
+        self.check_selfplay_precision()?;
         self.check_ladder()?;
         self.check_visit_schedule()?;
         self.check_bootstrap_shards()
@@ -202,6 +209,17 @@ impl TrainConfig {
             "bootstrap_fit_steps",
             self.bootstrap_fit_steps,
             "0 when init_from gives model 0000",
+        )
+    }
+
+    /// Self-play in int8 only where a model has its file: a model without one would stop the
+    /// run, and fp16 is for GPUs, which the loop's CPU arithmetic choice does not concern.
+    fn check_selfplay_precision(&self) -> Result<(), InvalidSetting> {
+        InvalidSetting::check(
+            matches!(self.selfplay_precision, Precision::Fp32 | Precision::Auto),
+            "selfplay_precision",
+            self.selfplay_precision.as_str(),
+            "fp32 or auto (int8 where fit.int8 wrote the best model's int8 file)",
         )
     }
 

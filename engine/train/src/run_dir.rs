@@ -164,10 +164,20 @@ fn first_model(
     Ok(())
 }
 
-/// Model 0000 as a copy of `from` (a checkpoint with its ONNX model beside it).
+/// Model 0000 as a copy of `from` (a checkpoint with its ONNX model beside it, and the int8
+/// model where there is one, for `selfplay_precision: auto`).
 fn copy_init_from(from: &Path, dir: &RunDir) -> anyhow::Result<()> {
     let (ckpt, onnx) = dir.model(0);
     let from_onnx = from.with_extension("onnx");
+    let from_int8 = infer::precision::int8_path(&from_onnx);
+    if from_int8.exists() {
+        let int8 = infer::precision::int8_path(&onnx);
+        let tmp = int8.with_extension("tmp");
+        std::fs::copy(&from_int8, &tmp)
+            .with_context(|| format!("train.init_from: copying {}", from_int8.display()))?;
+        std::fs::rename(&tmp, &int8)?;
+    }
+    // The checkpoint last: model 0000 counts as there once both of its files are.
     for (src, dst) in [(&from_onnx, &onnx), (&from.to_path_buf(), &ckpt)] {
         let tmp = dst.with_extension("tmp");
         std::fs::copy(src, &tmp)

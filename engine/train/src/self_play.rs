@@ -10,6 +10,7 @@ use selfplay::Trainable;
 
 use crate::iteration::Run;
 use crate::matches::FP32;
+use setup::models;
 
 /// Plays what iteration `i` still lacks of its games with `best_onnx`, on the configured board
 /// (shards tagged `i{i:04}`) and on each of `train.other_boards` (tagged `i{i:04}b{size}`);
@@ -45,7 +46,10 @@ pub(crate) fn step<G: OwnPlayers + Trainable>(
             doc: setup.doc,
             config_path: setup.config_path,
             config: &config,
-            overrides: FP32,
+            overrides: models::Overrides {
+                precision: Some(train.selfplay_precision),
+                ..FP32
+            },
             games,
             out: &run.dir.shards,
             tag: &tag,
