@@ -284,5 +284,33 @@ fn self_play_plays_the_best_models_int8_file_where_fit_wrote_one() {
     assert!(first_int8.is_some_and(|k| k > 0), "{loads:?}\n{log}");
     assert!(log.contains("0001.int8.onnx (liuzhou generation"), "{log}");
     assert_eq!(loads.last(), Some(&"fp32"), "{loads:?}\n{log}");
+
+    // A run from that model brings its int8 file: its first self-play is in int8.
+    let from = models.join("0001.safetensors");
+    let second = dir.join("second");
+    std::fs::create_dir_all(&second).unwrap();
+    let config = common::tiny_train_config(
+        &second,
+        3,
+        &format!(
+            "iterations: 1, games_per_iteration: 4, gate_games: 2, gate_visits: 4, \
+             eval_games: 0, selfplay_precision: auto, init_from: {}",
+            from.display()
+        ),
+    );
+    let text = std::fs::read_to_string(&config).unwrap();
+    std::fs::write(&config, text.replace("fit: {", "fit: {int8: true, ")).unwrap();
+    let out = Command::new(&engine)
+        .args(["train", "--config"])
+        .arg(&config)
+        .env("RUST_LOG", "info")
+        .output()
+        .unwrap();
+    let log = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{log}");
+    let first = log
+        .lines()
+        .find(|l| l.contains("iteration 0: self-play with onnx"));
+    assert!(first.is_some_and(|l| l.contains("0000.int8.onnx")), "{log}");
     let _ = std::fs::remove_dir_all(&dir);
 }
