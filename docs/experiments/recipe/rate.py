@@ -7,8 +7,9 @@
 
 A run's checkpoint at minute m is its best model after the last iteration that ended by then.
 Each recipe's checkpoints play the other recipe's final best of the same seed; every final best
-plays the engine's alpha-beta at 100 ms a move. RECIPES (environment) names the two recipes
-compared, "base kata" by default."""
+plays an outside player: in Liuzhou the engine's alpha-beta at 100 ms a move, the networks at
+100 ms; in Go GNU Go at level 10, the finals at 1 s a move and the checkpoints at 0.5 s. From the
+environment: GAME (liuzhou or go) and RECIPES, the two recipes compared ("base kata")."""
 import os
 import re
 import sys
@@ -17,8 +18,16 @@ import yaml
 
 RECIPES = os.environ.get("RECIPES", "base kata").split()
 assert len(RECIPES) == 2, "RECIPES names two recipes"
-NET = "net:model={},time=0.1,batch=16"
-ALPHABETA = "alphabeta:movetime=100"
+GNUGO = "gtp:cmd=gnugo --mode gtp --chinese-rules --positional-superko --capture-all-dead"
+# Per game: a checkpoint's spec against the other recipe's final, a final's against the outside
+# player, that player, its matches' name suffix and its name in the table.
+SETUPS = {
+    "liuzhou": ("net:model={},time=0.1,batch=16", "net:model={},time=0.1,batch=16",
+                "alphabeta:movetime=100", "alphabeta", "alpha-beta, 100 ms"),
+    "go": ("net:model={},time=0.5,batch=8", "net:model={},time=1,batch=8",
+           GNUGO + " --level 10", "gnugo", "GNU Go level 10"),
+}
+NET, FINAL_NET, OUTSIDE, OUTSIDE_NAME, OUTSIDE_LABEL = SETUPS[os.environ.get("GAME", "liuzhou")]
 
 
 def best_at(dir, run, seconds):
@@ -47,8 +56,8 @@ def matches(dir, minutes, seeds):
                 n = best_at(dir, f"{r}-s{seed}", m * 60)
                 yield (f"{r}-s{seed}-m{m}", NET.format(onnx(dir, f"{r}-s{seed}", n)),
                        NET.format(anchor))
-            yield (f"{r}-s{seed}-alphabeta", NET.format(onnx(dir, f"{r}-s{seed}", final[r])),
-                   ALPHABETA)
+            yield (f"{r}-s{seed}-{OUTSIDE_NAME}",
+                   FINAL_NET.format(onnx(dir, f"{r}-s{seed}", final[r])), OUTSIDE)
 
 
 def result(dir, name):
@@ -121,7 +130,7 @@ def main():
         r = result(dir, name)
         if r is None:
             continue
-        opponent = "alpha-beta, 100 ms" if white == ALPHABETA else "the other recipe's final"
+        opponent = OUTSIDE_LABEL if white == OUTSIDE else "the other recipe's final"
         print(f"| {name} | {opponent} | {r[0]}-{r[1]}-{r[2]} | {r[3]:.3f} [{r[4]:.3f}, {r[5]:.3f}] |")
     plot(dir, minutes, rows)
 
