@@ -212,8 +212,8 @@ impl TrainConfig {
         )
     }
 
-    /// Self-play in int8 only where a model has its file: a model without one would stop the
-    /// run, and fp16 is for GPUs, which the loop's CPU arithmetic choice does not concern.
+    /// Self-play in fp32, or in int8 where the best model has its file (auto): `int8` would
+    /// stop a run whose model 0000 has none, and fp16 is a GPU's arithmetic.
     fn check_selfplay_precision(&self) -> Result<(), InvalidSetting> {
         InvalidSetting::check(
             matches!(self.selfplay_precision, Precision::Fp32 | Precision::Auto),
