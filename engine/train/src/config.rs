@@ -351,6 +351,13 @@ mod tests {
             ),
             (
                 TrainConfig {
+                    selfplay_precision: Precision::Int8,
+                    ..d()
+                },
+                "selfplay_precision",
+            ),
+            (
+                TrainConfig {
                     time_limit_minutes: f64::INFINITY,
                     ..d()
                 },
