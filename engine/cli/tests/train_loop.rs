@@ -253,6 +253,18 @@ fn self_play_plays_the_best_models_int8_file_where_fit_wrote_one() {
         "iterations: 2, games_per_iteration: 4, gate_games: 2, gate_visits: 4, \
          gate_threshold: 0.0, eval_games: 0, selfplay_precision: auto",
     );
+    // Without fit.int8 there would be no int8 file to play: refused before anything is written.
+    let out = Command::new(&engine)
+        .args(["train", "--config"])
+        .arg(&config)
+        .output()
+        .unwrap();
+    let log = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && log.contains("set fit.int8: true"),
+        "{log}"
+    );
+    assert!(!run_dir.exists());
     let text = std::fs::read_to_string(&config).unwrap();
     std::fs::write(&config, text.replace("fit: {", "fit: {int8: true, ")).unwrap();
     let out = Command::new(&engine)

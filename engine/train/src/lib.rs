@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::bail;
-use infer::OrtOptions;
+use infer::{OrtOptions, Precision};
 use players::spec::OwnPlayers;
 use progress::Progress;
 use selfplay::Backend;
@@ -164,6 +164,15 @@ fn check_selfplay_games(train: &TrainConfig, setup: &Setup<'_>) -> anyhow::Resul
             sp.ray.games_per_task,
             sp.ray.games_per_iteration(),
             train.games_per_iteration
+        );
+    }
+    // Auto plays the int8 files the fits write; without them it would play fp32 unasked.
+    let int8_fits = setup.doc["fit"]["int8"].as_bool() == Some(true);
+    if train.selfplay_precision == Precision::Auto && !int8_fits {
+        bail!(
+            "config {}: train.selfplay_precision auto plays the int8 files that fit.int8 writes: \
+             set fit.int8: true (or selfplay_precision: fp32)",
+            setup.config_path.display()
         );
     }
     Ok(())
