@@ -41,14 +41,8 @@ fn train_and_check_scores(name: &str, gate_threshold: f64) -> Vec<bool> {
              match_parallel: 2"
         ),
     );
-    let out = Command::new(&engine)
-        .args(["train", "--config"])
-        .arg(&config)
-        .env("RUST_LOG", "info")
-        .output()
-        .unwrap();
-    let log = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{log}");
+    let (ok, log) = train(&config);
+    assert!(ok, "{log}");
     let state = std::fs::read_to_string(run_dir.join("state.yaml")).unwrap();
     let promoted: Vec<bool> = state
         .lines()
@@ -137,14 +131,8 @@ fn a_run_starts_from_a_network_fitted_on_bootstrap_shards() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let out = Command::new(&engine)
-        .args(["train", "--config"])
-        .arg(&config)
-        .env("RUST_LOG", "info")
-        .output()
-        .unwrap();
-    let log = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{log}");
+    let (ok, log) = train(&config);
+    assert!(ok, "{log}");
     assert!(log.contains("model 0000: 3 steps on"), "{log}");
     assert!(log.contains("bootstrap positions from"), "{log}");
     // A fitted model 0000 defends at the gate like any best.
@@ -242,7 +230,6 @@ fn go_self_play_mixes_boards_for_a_network_of_any_size() {
 /// once it has one (model 0000, fresh, has none), and the gate still plays fp32.
 #[test]
 fn self_play_plays_the_best_models_int8_file_where_fit_wrote_one() {
-    let engine = PathBuf::from(env!("CARGO_BIN_EXE_engine"));
     let dir = std::env::temp_dir().join(format!("engine-train-int8-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
@@ -254,27 +241,12 @@ fn self_play_plays_the_best_models_int8_file_where_fit_wrote_one() {
          gate_threshold: 0.0, eval_games: 0, selfplay_precision: auto",
     );
     // Without fit.int8 there would be no int8 file to play: refused before anything is written.
-    let out = Command::new(&engine)
-        .args(["train", "--config"])
-        .arg(&config)
-        .output()
-        .unwrap();
-    let log = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        !out.status.success() && log.contains("set fit.int8: true"),
-        "{log}"
-    );
+    let (ok, log) = train(&config);
+    assert!(!ok && log.contains("set fit.int8: true"), "{log}");
     assert!(!run_dir.exists());
-    let text = std::fs::read_to_string(&config).unwrap();
-    std::fs::write(&config, text.replace("fit: {", "fit: {int8: true, ")).unwrap();
-    let out = Command::new(&engine)
-        .args(["train", "--config"])
-        .arg(&config)
-        .env("RUST_LOG", "info")
-        .output()
-        .unwrap();
-    let log = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{log}");
+    with_int8_fits(&config);
+    let (ok, log) = train(&config);
+    assert!(ok, "{log}");
     let models = run_dir.join("models");
     assert!(models.join("0001.int8.onnx").is_file(), "{log}");
     assert!(!models.join("0000.int8.onnx").exists(), "{log}");
@@ -310,19 +282,30 @@ fn self_play_plays_the_best_models_int8_file_where_fit_wrote_one() {
             from.display()
         ),
     );
-    let text = std::fs::read_to_string(&config).unwrap();
-    std::fs::write(&config, text.replace("fit: {", "fit: {int8: true, ")).unwrap();
-    let out = Command::new(&engine)
-        .args(["train", "--config"])
-        .arg(&config)
-        .env("RUST_LOG", "info")
-        .output()
-        .unwrap();
-    let log = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{log}");
+    with_int8_fits(&config);
+    let (ok, log) = train(&config);
+    assert!(ok, "{log}");
     let first = log
         .lines()
         .find(|l| l.contains("iteration 0: self-play with onnx"));
     assert!(first.is_some_and(|l| l.contains("0000.int8.onnx")), "{log}");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `engine train --config CONFIG` with the info log: whether it succeeded, and its log.
+fn train(config: &Path) -> (bool, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_engine"))
+        .args(["train", "--config"])
+        .arg(config)
+        .env("RUST_LOG", "info")
+        .output()
+        .unwrap();
+    let log = String::from_utf8_lossy(&out.stderr).into_owned();
+    (out.status.success(), log)
+}
+
+/// Makes a `common::tiny_train_config` file's fits write each candidate's int8 file.
+fn with_int8_fits(config: &Path) {
+    let text = std::fs::read_to_string(config).unwrap();
+    std::fs::write(config, text.replace("fit: {", "fit: {int8: true, ")).unwrap();
 }
