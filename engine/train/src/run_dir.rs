@@ -170,15 +170,12 @@ fn copy_init_from(from: &Path, dir: &RunDir) -> anyhow::Result<()> {
     let (ckpt, onnx) = dir.model(0);
     let from_onnx = from.with_extension("onnx");
     let from_int8 = infer::precision::int8_path(&from_onnx);
+    let mut copies = vec![(from_onnx, onnx.clone()), (from.to_path_buf(), ckpt)];
     if from_int8.exists() {
-        let int8 = infer::precision::int8_path(&onnx);
-        let tmp = int8.with_extension("tmp");
-        std::fs::copy(&from_int8, &tmp)
-            .with_context(|| format!("train.init_from: copying {}", from_int8.display()))?;
-        std::fs::rename(&tmp, &int8)?;
+        copies.insert(0, (from_int8, infer::precision::int8_path(&onnx)));
     }
     // The checkpoint last: model 0000 counts as there once both of its files are.
-    for (src, dst) in [(&from_onnx, &onnx), (&from.to_path_buf(), &ckpt)] {
+    for (src, dst) in &copies {
         let tmp = dst.with_extension("tmp");
         std::fs::copy(src, &tmp)
             .with_context(|| format!("train.init_from: copying {}", src.display()))?;
