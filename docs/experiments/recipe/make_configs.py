@@ -5,7 +5,7 @@ reply and soft policy heads, and the procedure: policy-surprise weighting, short
 targets and, where self-play searches with PUCT, forced playouts. Each for every seed, with the ladder off (runs are rated afterwards by the same
 matches) and the same time limit on the same clock (wall or cpu, `train.clock`). A third
 recipe, "int8", is base with its self-play in int8 (the best model's int8 file, written by each
-fit), for the comparison of that piece alone.
+fit), for the comparison of that piece alone; "kataint8" is kata with int8 self-play as well.
 
   make_configs.py GAME_CONFIG OUT_DIR MINUTES CLOCK SEED [SEED ...]
   RECIPES (environment): the recipes to write, "base kata" by default."""
@@ -28,6 +28,7 @@ RECIPES = {
         "soft_policy": 1,
     },
 }
+RECIPES["kataint8"] = RECIPES["kata"]
 
 # Procedure keys of each recipe, set where the config has them uncommented (once each).
 PROCEDURE = {
@@ -46,6 +47,7 @@ PROCEDURE = {
         "selfplay.forced_playouts": "2",
     },
 }
+PROCEDURE["kataint8"] = {**PROCEDURE["kata"], **PROCEDURE["int8"]}
 
 
 def set_key(text, key, value):
