@@ -1205,6 +1205,117 @@ mod tests {
         assert!(l.aux[0].1 >= std::f64::consts::LN_2 - 1e-6, "{:?}", l.aux);
     }
 
+    /// Each auxiliary loss equals its formula computed by hand from the network's outputs and
+    /// the targets: ownership the mean squared error over the board, score the Huber loss of
+    /// the scaled error, wdl, reply and soft policy cross-entropies; the logged value is the
+    /// mean over the samples with the target, the total adds weight · sum / N.
+    #[test]
+    fn each_auxiliary_loss_is_its_formula_on_a_hand_made_batch() {
+        let shape = games::shape_of("go", Some(5)).unwrap();
+        let board: Vec<f32> = (0..25).map(|i| f32::from(i % 4 == 1)).collect();
+        let network = NetConfig {
+            blocks: 1,
+            channels: 8,
+            pool_every: 1,
+            pool_channels: 2,
+            ownership: true,
+            score: true,
+            wdl: true,
+            reply: true,
+            soft_policy: true,
+            ..NetConfig::default()
+        };
+        let (_, net) = Net::seeded(&network, shape, &Device::Cpu, 7).unwrap();
+        let weights = LossWeights {
+            value: 1.0,
+            ownership: 1.5,
+            score: 2.0,
+            score_scale: 0.5,
+            wdl: 0.25,
+            reply: 0.5,
+            soft_policy: 3.0,
+            soft_policy_temperature: 2.0,
+        };
+        let shard = go_shard(vec![
+            sample(&board, shape.planes, true),
+            sample(&board, shape.planes, false),
+        ]);
+        let mut batch = Batch::new(&shard.meta, 2);
+        batch.fill_with(std::slice::from_ref(&shard), &[(0, 0), (0, 1)]);
+        let l = losses_t(&net, &batch, &weights, false, None).unwrap();
+        let (x, _, _) = batch.tensors().unwrap();
+        let out = net.forward_t(&x, false).unwrap();
+        let f64s = |t: &Option<Tensor>| {
+            t.as_ref()
+                .unwrap()
+                .to_dtype(candle_core::DType::F64)
+                .unwrap()
+        };
+        let rows = |t: &Option<Tensor>| -> Vec<Vec<f64>> { f64s(t).to_vec2().unwrap() };
+        let log_softmax = |logits: &[f64]| -> Vec<f64> {
+            let top = logits.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+            let log_sum = logits.iter().map(|z| (z - top).exp()).sum::<f64>().ln() + top;
+            logits.iter().map(|z| z - log_sum).collect()
+        };
+        let cross_entropy = |target: &[(usize, f64)], logits: &[f64]| -> f64 {
+            let log_p = log_softmax(logits);
+            -target.iter().map(|&(k, t)| t * log_p[k]).sum::<f64>()
+        };
+        // The sample's policy and reply: 0.5, 0.25, 0.125, 0.125 on points 0, 7, 13 and pass.
+        let target = [(0, 0.5), (7, 0.25), (13, 0.125), (25, 0.125)];
+        // Sample 0 has ownership, score and reply targets, sample 1 none.
+        let ownership = rows(&out.ownership)[0]
+            .iter()
+            .zip(&board)
+            .map(|(o, b)| (o - f64::from(*b)).powi(2))
+            .sum::<f64>()
+            / 25.0;
+        let a = ((f64s(&out.score).to_vec1::<f64>().unwrap()[0] - 3.0) / 0.5).abs();
+        let score = if a <= 1.0 { a * a / 2.0 } else { a - 0.5 };
+        // Both values are 0.5: the wdl target is (0.5, 0.5, 0).
+        let wdl: Vec<f64> = rows(&out.wdl)
+            .iter()
+            .map(|z| cross_entropy(&[(0, 0.5), (1, 0.5)], z))
+            .collect();
+        let reply = cross_entropy(&target, &rows(&out.reply)[0]);
+        // Each target to the power 1/2, over the sum.
+        let roots: Vec<(usize, f64)> = target.iter().map(|&(k, t)| (k, f64::sqrt(t))).collect();
+        let sum: f64 = roots.iter().map(|r| r.1).sum();
+        let soft_target: Vec<(usize, f64)> = roots.iter().map(|&(k, r)| (k, r / sum)).collect();
+        let soft: Vec<f64> = rows(&out.soft_policy)
+            .iter()
+            .map(|z| cross_entropy(&soft_target, z))
+            .collect();
+        let expected = [
+            ("ownership", ownership),
+            ("score", score),
+            ("wdl", (wdl[0] + wdl[1]) / 2.0),
+            ("reply", reply),
+            ("soft_policy", (soft[0] + soft[1]) / 2.0),
+        ];
+        assert_eq!(l.aux.len(), expected.len());
+        for ((name, got), (want_name, want)) in l.aux.iter().zip(expected) {
+            assert_eq!(*name, want_name);
+            assert!(
+                (got - want).abs() < 1e-4 * want.max(1.0),
+                "{name}: {got} {want}"
+            );
+        }
+        // Sums over the batch: one sample's target for ownership, score and reply, two for the
+        // others; each weighed and divided by the batch's 2.
+        let scalar = |t: &Tensor| f64::from(t.to_scalar::<f32>().unwrap());
+        let total = scalar(&l.policy)
+            + scalar(&l.value)
+            + (1.5 * ownership + 2.0 * score + 0.5 * reply) / 2.0
+            + 0.25 * (wdl[0] + wdl[1]) / 2.0
+            + 3.0 * (soft[0] + soft[1]) / 2.0;
+        assert!(
+            (scalar(&l.total) - total).abs() < 1e-4 * total,
+            "{}",
+            scalar(&l.total)
+        );
+    }
+
     /// The soft target is the target to the power 1/T, renormalised; moves at 0 stay at 0.
     #[test]
     fn the_soft_policy_target_is_the_target_to_the_power_one_over_t() {
