@@ -1134,12 +1134,8 @@ mod tests {
         }
     }
 
-    /// Each auxiliary term counts the samples with its target only; a batch without any has no
-    /// such term; the total is the weighted sum of the terms.
-    #[test]
-    fn auxiliary_terms_weigh_only_the_samples_with_targets() {
-        let shape = games::shape_of("go", Some(5)).unwrap();
-        let board: Vec<f32> = (0..25).map(|i| f32::from(i % 3 == 0)).collect();
+    /// A one-block network with pooling and every auxiliary head, drawn from `seed`.
+    fn net_with_every_head(shape: games::TensorShape, seed: u64) -> Net {
         let network = NetConfig {
             blocks: 1,
             channels: 8,
@@ -1154,7 +1150,16 @@ mod tests {
             soft_policy: true,
             ..NetConfig::default()
         };
-        let (_, net) = Net::seeded(&network, shape, &Device::Cpu, 1).unwrap();
+        Net::seeded(&network, shape, &Device::Cpu, seed).unwrap().1
+    }
+
+    /// Each auxiliary term counts the samples with its target only; a batch without any has no
+    /// such term; the total is the weighted sum of the terms.
+    #[test]
+    fn auxiliary_terms_weigh_only_the_samples_with_targets() {
+        let shape = games::shape_of("go", Some(5)).unwrap();
+        let board: Vec<f32> = (0..25).map(|i| f32::from(i % 3 == 0)).collect();
+        let net = net_with_every_head(shape, 1);
         let weights = LossWeights {
             value: 1.0,
             ownership: 1.0,
@@ -1213,19 +1218,7 @@ mod tests {
     fn each_auxiliary_loss_is_its_formula_on_a_hand_made_batch() {
         let shape = games::shape_of("go", Some(5)).unwrap();
         let board: Vec<f32> = (0..25).map(|i| f32::from(i % 4 == 1)).collect();
-        let network = NetConfig {
-            blocks: 1,
-            channels: 8,
-            pool_every: 1,
-            pool_channels: 2,
-            ownership: true,
-            score: true,
-            wdl: true,
-            reply: true,
-            soft_policy: true,
-            ..NetConfig::default()
-        };
-        let (_, net) = Net::seeded(&network, shape, &Device::Cpu, 7).unwrap();
+        let net = net_with_every_head(shape, 7);
         let weights = LossWeights {
             value: 1.0,
             ownership: 1.5,
