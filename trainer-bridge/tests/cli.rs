@@ -559,15 +559,19 @@ fn shrink_takes_blocks_out_and_a_teacher_needs_a_share() {
     use trainer_bridge::Checkpoint;
     let dir = tmpdir("shrink");
     let model = init(&dir);
-    let blocks = Checkpoint::read(&model, &Device::Cpu)
+    let network = Checkpoint::read(&model, &Device::Cpu)
         .unwrap()
         .meta
         .unwrap()
-        .network
-        .blocks;
+        .network;
+    let blocks = network.blocks;
+    // Liuzhou's config pools in every second block (1, 3).
+    assert_eq!((blocks, network.pool_every), (4, 2));
     let out = dir.join("short");
+    // The last block: the blocks before it keep their places, pooling or not.
+    let last = (blocks - 1).to_string();
     let stdout = succeeded(&args(
-        &["shrink", "--drop-blocks", "0", "--model"],
+        &["shrink", "--drop-blocks", &last, "--model"],
         [model.clone(), "--out".into(), out.clone()],
     ));
     assert!(
@@ -583,6 +587,13 @@ fn shrink_takes_blocks_out_and_a_teacher_needs_a_share() {
         [model.clone(), "--out".into(), dir.join("none")],
     ));
     assert!(e.contains("block 9"), "{e}");
+    assert!(!dir.join("none.onnx").exists());
+    // The first block: a pooling block would move into a plain block's place.
+    let e = refused(&args(
+        &["shrink", "--drop-blocks", "0", "--model"],
+        [model.clone(), "--out".into(), dir.join("none")],
+    ));
+    assert!(e.contains("global-pooling"), "{e}");
     assert!(!dir.join("none.onnx").exists());
 
     // The built-in config gives a teacher no share (anchor_weight 0).

@@ -313,15 +313,15 @@ fn fit_writes_the_int8_model_when_the_config_asks() {
     selfplay(&shards, None, 8, 7);
     let config = dir.join("config.yaml");
     let base = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/liuzhou.yaml"),
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../models/liuzhou/recipe/fit.yaml"),
     )
     .unwrap();
-    // The shipped config's fit section, with int8 on and a short run.
+    // The shipped network's own config (int8 on), for a short run.
+    assert!(base.contains("  int8: true"), "{base}");
     std::fs::write(
         &config,
-        base.replace("  int8: false", "  int8: true")
-            .replace("  steps: 120", "  steps: 2")
-            .replace("  batch_size: 128", "  batch_size: 16"),
+        base.replace("  steps: 1000", "  steps: 2")
+            .replace("  batch_size: 256", "  batch_size: 16"),
     )
     .unwrap();
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_trainer-bridge"))

@@ -65,13 +65,21 @@ def set_key(text, key, value):
 
 
 def add_network_keys(text, keys):
-    """Adds `keys` at the end of the `network` section (they are only comments there)."""
+    """Sets `keys` in the `network` section: where a key is set there already, in place, else at
+    the section's end (a config that leaves the part off has it only as a comment)."""
     lines = text.split("\n")
     start = lines.index("network:")
     end = next(i for i in range(start + 1, len(lines)) if lines[i] and not lines[i][0].isspace())
     while not lines[end - 1].strip():
         end -= 1
-    lines[end:end] = [f"  {k}: {v}" for k, v in keys.items()]
+    added = []
+    for k, v in keys.items():
+        found = [i for i in range(start, end) if re.match(rf"  {k}: ", lines[i])]
+        if found:
+            lines[found[0]] = f"  {k}: {v}"
+        else:
+            added.append(f"  {k}: {v}")
+    lines[end:end] = added
     return "\n".join(lines)
 
 
