@@ -2,7 +2,7 @@
 # A game's shipped network carried into KataGo's network and trained on with the recipe that
 # learned most per CPU-hour in the recipe comparison ("kataint8", docs/experiments/liuzhou.md):
 # GAMES self-play games of the shipped network (int8), a fresh network of GAME-distil.yaml fitted
-# on them with half of every target the shipped network's outputs, then the loop of
+# on them with nine tenths of every target the shipped network's outputs, then the loop of
 # GAME-loop.yaml from it for 600 CPU minutes. Resumable: each step is skipped when its output is
 # there, and the loop continues where it stopped. Rate the loop's best afterwards, e.g.
 #   engine match --game liuzhou --black net:model=DIR/loop/best.onnx,time=0.1,batch=16 \
