@@ -50,14 +50,22 @@ PROCEDURE = {
 PROCEDURE["kataint8"] = {**PROCEDURE["kata"], **PROCEDURE["int8"]}
 
 
+def key_lines(lines, section, name):
+    """The end of top-level `section` (before its trailing blank lines) and the indices of its
+    uncommented `name:` lines."""
+    start = lines.index(f"{section}:")
+    end = next((i for i in range(start + 1, len(lines)) if lines[i] and not lines[i][0].isspace()),
+               len(lines))
+    while not lines[end - 1].strip():
+        end -= 1
+    return end, [i for i in range(start, end) if re.match(rf"  {name}: ", lines[i])]
+
+
 def set_key(text, key, value):
     """Sets `section.key` (an uncommented line of that top-level section) to `value`."""
     section, name = key.split(".")
     lines = text.split("\n")
-    start = lines.index(f"{section}:")
-    end = next((i for i in range(start + 1, len(lines)) if lines[i] and not lines[i][0].isspace()),
-               len(lines))
-    found = [i for i in range(start, end) if re.match(rf"  {name}: ", lines[i])]
+    _, found = key_lines(lines, section, name)
     if len(found) != 1:
         sys.exit(f"{key}: found {len(found)} times in the config, expected once")
     lines[found[0]] = f"  {name}: {value}"
@@ -68,18 +76,12 @@ def add_network_keys(text, keys):
     """Sets `keys` in the `network` section: where a key is set there already, in place, else at
     the section's end (a config that leaves the part off has it only as a comment)."""
     lines = text.split("\n")
-    start = lines.index("network:")
-    end = next(i for i in range(start + 1, len(lines)) if lines[i] and not lines[i][0].isspace())
-    while not lines[end - 1].strip():
-        end -= 1
-    added = []
     for k, v in keys.items():
-        found = [i for i in range(start, end) if re.match(rf"  {k}: ", lines[i])]
+        end, found = key_lines(lines, "network", k)
         if found:
             lines[found[0]] = f"  {k}: {v}"
         else:
-            added.append(f"  {k}: {v}")
-    lines[end:end] = added
+            lines.insert(end, f"  {k}: {v}")
     return "\n".join(lines)
 
 
